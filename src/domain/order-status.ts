@@ -1,0 +1,43 @@
+/**
+ * The order state machine (CONTRACT "Orders"): fulfillment_pending → processing →
+ * delivered | failed, and fulfillment_pending → failed. delivered and failed are final.
+ */
+export const ORDER_STATUSES = ['fulfillment_pending', 'processing', 'delivered', 'failed'] as const;
+export type OrderStatus = (typeof ORDER_STATUSES)[number];
+
+export const FAILURE_REASONS = [
+  'recipient_invalid',
+  'upstream_error',
+  'upstream_unavailable',
+  'price_moved',
+  'operator_failed',
+] as const;
+export type FailureReason = (typeof FAILURE_REASONS)[number];
+
+const TRANSITIONS: Record<OrderStatus, readonly OrderStatus[]> = {
+  fulfillment_pending: ['processing', 'failed'],
+  processing: ['delivered', 'failed'],
+  delivered: [],
+  failed: [],
+};
+
+export function canTransition(from: OrderStatus, to: OrderStatus): boolean {
+  return TRANSITIONS[from].includes(to);
+}
+
+export function isFinal(status: OrderStatus): boolean {
+  return TRANSITIONS[status].length === 0;
+}
+
+/** Statuses whose amount is still reserved on the balance. */
+export const OPEN_STATUSES: readonly OrderStatus[] = ORDER_STATUSES.filter((s) => !isFinal(s));
+
+export const EVENT_TYPES = [
+  'order.created',
+  'order.processing',
+  'order.attempt_failed',
+  'order.payment_sent',
+  'order.delivered',
+  'order.failed',
+] as const;
+export type EventType = (typeof EVENT_TYPES)[number];
