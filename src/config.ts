@@ -33,10 +33,12 @@ function decimal(env: Env, name: string, fallback: string): Decimal {
   return value;
 }
 
-function integer(env: Env, name: string, fallback: number, min = 0): number {
+function integer(env: Env, name: string, fallback: number, min = 0, max = Number.MAX_SAFE_INTEGER): number {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
-  if (!/^\d+$/.test(raw) || Number(raw) < min) throw new ConfigError(`${name} must be an integer ≥ ${min}, got "${raw}"`);
+  if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
+    throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got "${raw}"`);
+  }
   return Number(raw);
 }
 
@@ -58,7 +60,7 @@ export function loadConfig(env: Env = process.env): Config {
   const tonUsdRate = decimal(env, 'TON_USD_RATE', '3.0');
   if (tonUsdRate.units === 0n) throw new ConfigError('TON_USD_RATE must be greater than 0');
   return {
-    port: integer(env, 'PORT', 3000),
+    port: integer(env, 'PORT', 3000, 0, 65_535),
     host: env.HOST || '127.0.0.1',
     dataDir: path.resolve(env.DATA_DIR || path.join(PACKAGE_ROOT, 'data')),
     publicUrl: publicUrl(env.PUBLIC_URL),

@@ -1,0 +1,91 @@
+import type { Kysely } from 'kysely';
+import { displayPrefix, generateApiKey, hashApiKey, type Mode, parseApiKey } from '../domain/api-key.js';
+import { newId } from '../domain/random.js';
+import type { Db } from '../db/engine.js';
+import type { Database } from '../db/schema.js';
+import { openBalances } from '../ledger/ledger.js';
+
+export class AccountError extends Error {}
+
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+
+export function normalizeEmail(email: string): string {
+  return email.trim().toLowerCase();
+}
+
+export interface NewAccount {
+  accountId: string;
+  liveKey: string;
+  testKey: string;
+}
+
+/** Creates an account with zero balances in both modes and one key per mode (shown once). */
+export async function createAccount(db: Db, email: string, now = Date.now()): Promise<NewAccount> {
+  const normalized = normalizeEmail(email);
+  if (!EMAIL.test(normalized) || normalized.length > 254) throw new AccountError(`not an e-mail address: "${email}"`);
+  const accountId = newId('acct');
+  try {
+    return await db.kysely.transaction().execute(async (tx) => {
+      await tx.insertInto('accounts').values({ id: accountId, email: normalized, status: 'active', created_at: now }).execute();
+      await openBalances(tx, accountId);
+      const liveKey = await insertKey(tx, accountId, 'live', now);
+      const testKey = await insertKey(tx, accountId, 'test', now);
+      return { accountId, liveKey, testKey };
+    });
+  } catch (error) {
+    if (db.engine.isUniqueViolation(error)) throw new AccountError(`an account with e-mail ${normalized} already exists`);
+    throw error;
+  }
+}
+
+async function insertKey(tx: Kysely<Database>, accountId: string, mode: Mode, now: number): Promise<string> {
+  const key = generateApiKey(mode);
+  await tx
+    .insertInto('api_keys')
+    .values({ id: newId('key'), account_id: accountId, mode, key_hash: hashApiKey(key), display_prefix: displayPrefix(key), created_at: now })
+    .execute();
+  return key;
+}
+
+/**
+ * Revokes the account's active key of this mode and issues a new one, in one transaction.
+ * Keys are looked up in the database on every request (no cache), so the old key stops
+ * working for the very next request on every node and process.
+ */
+export async function reissueKey(db: Db, accountId: string, mode: Mode, now = Date.now()): Promise<string> {
+  return db.kysely.transaction().execute(async (tx) => {
+    const account = await tx.selectFrom('accounts').select('id').where('id', '=', accountId).executeTakeFirst();
+    if (!account) throw new AccountError(`no account ${accountId}`);
+    await tx
+      .updateTable('api_keys')
+      .set({ revoked_at: now })
+      .where('account_id', '=', accountId)
+      .where('mode', '=', mode)
+      .where('revoked_at', 'is', null)
+      .execute();
+    return insertKey(tx, accountId, mode, now);
+  });
+}
+
+export async function accountExists(db: Db, accountId: string): Promise<boolean> {
+  return !!(await db.kysely.selectFrom('accounts').select('id').where('id', '=', accountId).executeTakeFirst());
+}
+
+export type Authentication =
+  | { ok: true; accountId: string; mode: Mode }
+  | { ok: false; code: 'invalid_api_key' | 'api_key_revoked' | 'account_disabled' };
+
+/** Resolves a bearer key. The layout and checksum are checked before any database lookup. */
+export async function authenticate(db: Db, key: string): Promise<Authentication> {
+  if (!parseApiKey(key)) return { ok: false, code: 'invalid_api_key' };
+  const row = await db.kysely
+    .selectFrom('api_keys as k')
+    .innerJoin('accounts as a', 'a.id', 'k.account_id')
+    .select(['k.account_id', 'k.mode', 'k.revoked_at', 'a.status'])
+    .where('k.key_hash', '=', hashApiKey(key))
+    .executeTakeFirst();
+  if (!row) return { ok: false, code: 'invalid_api_key' };
+  if (row.revoked_at !== null) return { ok: false, code: 'api_key_revoked' };
+  if (row.status !== 'active') return { ok: false, code: 'account_disabled' };
+  return { ok: true, accountId: row.account_id, mode: row.mode };
+}

@@ -1,0 +1,45 @@
+import { loadConfig } from '../../config.js';
+import { createLogger } from '../../logger.js';
+import type { Command } from '../command.js';
+
+export const serve: Command = {
+  path: ['serve'],
+  summary: 'Run the API and the workers in one process',
+  usage: 'starport serve\n\nEnvironment: PORT (3000; 0 = any free port), HOST (127.0.0.1), DATA_DIR (./data), PUBLIC_URL,\n' +
+    'LOG_LEVEL, TON_USD_RATE, PRICE_*_USD, PRICE_MARKUP_PERCENT, QUOTE_TTL_SECONDS, TEST_FULFILMENT_DELAY_MS.',
+  options: {},
+  async run() {
+    const config = loadConfig();
+    const logger = createLogger(config.logLevel);
+    // Imported here so that the short operator commands do not load the HTTP stack.
+    const { startService } = await import('../../service.js');
+    const service = await startService(config, logger);
+    process.stdout.write(`listening on ${service.url}\n`);
+    await new Promise<void>((resolve) => {
+      const shutdown = (signal: string) => {
+        logger.info({ signal }, 'shutting down: finishing in-flight requests');
+        service.stop().then(resolve, (error) => {
+          logger.error({ err: error }, 'shutdown failed');
+          resolve();
+        });
+      };
+      process.once('SIGINT', shutdown);
+      process.once('SIGTERM', shutdown);
+    });
+    logger.flush();
+    return 0;
+  },
+};
+
+export const migrate: Command = {
+  path: ['migrate'],
+  summary: 'Create or upgrade the database schema',
+  usage: 'starport migrate [--json]',
+  options: {},
+  async run(_values, io) {
+    const { withDatabase } = await import('../database.js');
+    await withDatabase(async () => undefined);
+    io.result({ ok: true }, 'database is up to date');
+    return 0;
+  },
+};

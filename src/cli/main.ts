@@ -1,0 +1,54 @@
+import { ConfigError } from '../config.js';
+import { type Command, type CommandIo, parse, UsageError } from './command.js';
+import { accountCreate, keyReissue } from './commands/accounts.js';
+import { balanceCredit, ledgerVerify } from './commands/ledger.js';
+import { migrate, serve } from './commands/serve.js';
+
+const COMMANDS: Command[] = [serve, migrate, accountCreate, keyReissue, balanceCredit, ledgerVerify];
+
+function overview(): string {
+  const width = Math.max(...COMMANDS.map((c) => c.path.join(' ').length));
+  return [
+    'usage: starport <command> [options]',
+    '',
+    'commands:',
+    ...COMMANDS.map((c) => `  ${c.path.join(' ').padEnd(width)}  ${c.summary}`),
+    '',
+    'Every command accepts --help; operator commands accept --json (one JSON document on stdout).',
+  ].join('\n');
+}
+
+function findCommand(argv: string[]): { command: Command; rest: string[] } | undefined {
+  for (const command of COMMANDS) {
+    if (command.path.every((word, i) => argv[i] === word)) return { command, rest: argv.slice(command.path.length) };
+  }
+  return undefined;
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const found = findCommand(argv);
+  if (!found) {
+    const help = argv.length === 0 || argv[0] === '--help' || argv[0] === '-h' || argv[0] === 'help';
+    (help ? process.stdout : process.stderr).write(`${help ? '' : `unknown command: ${argv.join(' ')}\n\n`}${overview()}\n`);
+    return help ? 0 : 1;
+  }
+  const { command, rest } = found;
+  const json = rest.includes('--json');
+  const io: CommandIo = {
+    json,
+    result: (document, text) => process.stdout.write(`${json ? JSON.stringify(document) : text}\n`),
+  };
+  try {
+    const values = parse(command, rest);
+    if (values.help) {
+      process.stdout.write(`${command.summary}\n\nusage: ${command.usage}\n`);
+      return 0;
+    }
+    return await command.run(values, io);
+  } catch (error) {
+    if (!(error instanceof UsageError || error instanceof ConfigError)) throw error;
+    process.stderr.write(`error: ${error.message}\n${error instanceof UsageError ? `usage: ${command.usage.split('\n')[0]}\n` : ''}`);
+    if (json) process.stdout.write(`${JSON.stringify({ ok: false, error: { message: error.message } })}\n`);
+    return 1;
+  }
+}

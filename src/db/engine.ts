@@ -1,0 +1,27 @@
+import type { Kysely, SelectQueryBuilder } from 'kysely';
+import type { Database } from './schema.js';
+
+/**
+ * What differs between the database engines, each difference isolated here: the rest of the
+ * code writes portable Kysely queries against `Database`.
+ */
+export interface Engine {
+  name: 'sqlite' | 'postgres';
+  /** SQL statements that make a table append-only (the journal, order events). */
+  immutableTableSql(table: string): string[];
+  /** True when `error` is a unique-constraint violation (the idempotency re-read path). */
+  isUniqueViolation(error: unknown): boolean;
+  /** True when a database answer says the engine is briefly busy and the work can be retried. */
+  isBusy(error: unknown): boolean;
+  /**
+   * Makes the queue's claim subquery skip rows other workers are claiming (PostgreSQL's
+   * FOR UPDATE SKIP LOCKED). SQLite has one writer at a time, so it needs nothing.
+   */
+  lockForClaim<QB extends SelectQueryBuilder<any, any, any>>(query: QB): QB;
+}
+
+export interface Db {
+  kysely: Kysely<Database>;
+  engine: Engine;
+  close(): Promise<void>;
+}

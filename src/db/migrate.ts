@@ -1,0 +1,18 @@
+import { type Kysely, type Migration, type MigrationProvider, Migrator } from 'kysely';
+import type { Engine } from './engine.js';
+import * as core from './migrations/0001-core.js';
+
+/** Migrations live in code (no files to locate at run time) and are applied in name order. */
+function provider(engine: Engine): MigrationProvider {
+  const withEngine = (m: { up(db: Kysely<any>, engine: Engine): Promise<void> }): Migration => ({
+    up: (db) => m.up(db, engine),
+  });
+  return { getMigrations: async () => ({ '0001-core': withEngine(core) }) };
+}
+
+export async function migrateToLatest(db: Kysely<any>, engine: Engine): Promise<string[]> {
+  const migrator = new Migrator({ db, provider: provider(engine) });
+  const { error, results = [] } = await migrator.migrateToLatest();
+  if (error) throw error;
+  return results.filter((r) => r.status === 'Success').map((r) => r.migrationName);
+}

@@ -1,0 +1,91 @@
+import type { ColumnType, Generated, Insertable, Selectable } from 'kysely';
+
+/**
+ * Table types. Integers come back as bigint on both engines (better-sqlite3 safe-integer mode;
+ * pg's int8 parser), so every integer column is typed bigint here and converted to domain
+ * types in the row mappers of each feature. Timestamps are epoch milliseconds.
+ */
+type Int = ColumnType<bigint, bigint | number, bigint | number>;
+type NullableInt = ColumnType<bigint | null, bigint | number | null, bigint | number | null>;
+
+export interface AccountsTable {
+  id: string;
+  email: string;
+  status: 'active' | 'disabled';
+  created_at: Int;
+}
+
+export interface ApiKeysTable {
+  id: string;
+  account_id: string;
+  mode: 'live' | 'test';
+  key_hash: string;
+  display_prefix: string;
+  created_at: Int;
+  revoked_at: NullableInt;
+}
+
+export interface BalancesTable {
+  account_id: string;
+  mode: 'live' | 'test';
+  available: Int;
+  reserved: Int;
+}
+
+export interface JournalTable {
+  id: string;
+  account_id: string;
+  mode: 'live' | 'test';
+  kind: 'deposit' | 'adjustment' | 'reserve' | 'debit' | 'release';
+  order_id: string | null;
+  available_delta: Int;
+  reserved_delta: Int;
+  reason: string | null;
+  created_at: Int;
+}
+
+export interface OrdersTable {
+  id: string;
+  account_id: string;
+  mode: 'live' | 'test';
+  idempotency_key: string;
+  fingerprint: string;
+  product: 'stars' | 'premium';
+  recipient: string;
+  quantity: Int;
+  amount: Int;
+  external_id: string | null;
+  status: 'fulfillment_pending' | 'processing' | 'delivered' | 'failed';
+  failure_reason: string | null;
+  created_at: Int;
+  updated_at: Int;
+  /** When a worker should next act on the order; null once final. */
+  next_run_at: NullableInt;
+  lease_owner: string | null;
+  lease_until: NullableInt;
+  attempts: Generated<bigint>;
+}
+
+export interface OrderEventsTable {
+  id: string;
+  order_id: string;
+  /** Per-order sequence: breaks timestamp ties in the events array. */
+  seq: Int;
+  type: string;
+  status: string;
+  data: string;
+  created_at: Int;
+}
+
+export interface Database {
+  accounts: AccountsTable;
+  api_keys: ApiKeysTable;
+  balances: BalancesTable;
+  journal: JournalTable;
+  orders: OrdersTable;
+  order_events: OrderEventsTable;
+}
+
+export type OrderRow = Selectable<OrdersTable>;
+export type NewOrderRow = Insertable<OrdersTable>;
+export type OrderEventRow = Selectable<OrderEventsTable>;

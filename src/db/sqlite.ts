@@ -1,0 +1,71 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
+import {
+  CompiledQuery,
+  type DatabaseConnection,
+  type Dialect,
+  type Kysely,
+  SqliteAdapter,
+  SqliteDriver,
+  SqliteIntrospector,
+  SqliteQueryCompiler,
+} from 'kysely';
+
+/**
+ * Kysely's SQLite driver opens transactions with a plain BEGIN, which takes the write lock
+ * only at the first write: a CLI process writing beside `serve` then fails with SQLITE_BUSY
+ * instead of waiting. BEGIN IMMEDIATE takes the lock up front and waits `busy_timeout`.
+ */
+class ImmediateTransactionSqliteDriver extends SqliteDriver {
+  override async beginTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+  }
+}
+
+export const SQLITE_FILE_NAME = 'starport.sqlite';
+const BUSY_TIMEOUT_MS = 10_000;
+const STATEMENT_CACHE_SIZE = 500;
+
+export function openSqlite(dataDir: string): BetterSqlite3.Database {
+  fs.mkdirSync(dataDir, { recursive: true });
+  const db = new BetterSqlite3(path.join(dataDir, SQLITE_FILE_NAME));
+  db.pragma('journal_mode = WAL');
+  // FULL: an acknowledged order survives power loss, not only a process crash.
+  db.pragma('synchronous = FULL');
+  db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
+  db.pragma('foreign_keys = ON');
+  db.defaultSafeIntegers(true);
+  return db;
+}
+
+/**
+ * Kysely prepares every query anew; better-sqlite3 statements are reusable, so a small cache
+ * of prepared statements keyed by SQL text saves the parse on hot paths.
+ */
+function withStatementCache(db: BetterSqlite3.Database) {
+  const cache = new Map<string, BetterSqlite3.Statement>();
+  return {
+    prepare(sql: string) {
+      let statement = cache.get(sql);
+      if (!statement) {
+        statement = db.prepare(sql);
+        if (cache.size >= STATEMENT_CACHE_SIZE) cache.delete(cache.keys().next().value as string);
+        cache.set(sql, statement);
+      }
+      return statement;
+    },
+    close() {
+      db.close();
+    },
+  };
+}
+
+export function sqliteDialect(db: BetterSqlite3.Database): Dialect {
+  return {
+    createAdapter: () => new SqliteAdapter(),
+    createDriver: () => new ImmediateTransactionSqliteDriver({ database: withStatementCache(db) as never }),
+    createIntrospector: (kysely: Kysely<any>) => new SqliteIntrospector(kysely),
+    createQueryCompiler: () => new SqliteQueryCompiler(),
+  };
+}

@@ -1,0 +1,16 @@
+import type { Mode } from '../../domain/api-key.js';
+import type { Db } from '../../db/engine.js';
+import type { CreateOrderDeps } from '../../orders/create-order.js';
+import type { PriceSource, RecipientDirectory } from '../../providers/ports.js';
+
+/** What the /api/v1 routes need from the rest of the service (built at the composition root). */
+export interface ApiContext {
+  db: Db;
+  prices: PriceSource;
+  /** Recipient lookups per mode; a missing mode answers 503 live_unavailable. */
+  directories: Partial<Record<Mode, RecipientDirectory>>;
+  orders: CreateOrderDeps;
+  quoteTtlSeconds: number;
+  /** PUBLIC_URL, or the address the server bound. */
+  publicUrl: () => string;
+}

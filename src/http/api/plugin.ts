@@ -1,0 +1,71 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { ApiError } from '../../domain/api-error.js';
+import { authenticateRequest, type Caller } from './auth.js';
+import type { ApiContext } from './context.js';
+import { balanceRoutes } from './routes/balance.js';
+import { orderRoutes } from './routes/orders.js';
+import { quoteRoutes } from './routes/quote.js';
+import { recipientRoutes } from './routes/recipients.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    caller: Caller;
+    idempotencyKey: string;
+  }
+}
+
+export const BODY_LIMIT_BYTES = 16 * 1024;
+
+/**
+ * JSON bodies are parsed here rather than by Fastify's default parser so that every failure
+ * maps to one contract code: an empty body, invalid JSON, and anything but a JSON object are
+ * all invalid_json.
+ */
+function parseJsonObject(_request: FastifyRequest, body: string): Record<string, unknown> {
+  let value: unknown;
+  try {
+    value = JSON.parse(body);
+  } catch {
+    throw new ApiError('invalid_json', body.trim() === '' ? 'The request body is empty; send a JSON object.' : 'The request body is not valid JSON.');
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new ApiError('invalid_json', 'The request body must be a JSON object.');
+  }
+  return value as Record<string, unknown>;
+}
+
+function isJsonContentType(header: string | undefined): boolean {
+  return (header ?? '').split(';')[0]?.trim().toLowerCase() === 'application/json';
+}
+
+/** /api/v1: authentication first, then body handling, then the routes (CONTRACT order of checks). */
+export async function apiPlugin(app: FastifyInstance, ctx: ApiContext): Promise<void> {
+  app.decorateRequest('caller', null as unknown as Caller);
+  app.decorateRequest('idempotencyKey', '');
+
+  app.addHook('onRequest', async (request) => {
+    request.caller = await authenticateRequest(ctx.db, request);
+  });
+
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit: BODY_LIMIT_BYTES }, async (request: FastifyRequest, body: string | Buffer) =>
+    parseJsonObject(request, body as string),
+  );
+  // Any other media type is read (so an oversized body is still a 413, which comes first)
+  // and then refused.
+  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: BODY_LIMIT_BYTES }, async () => {
+    throw unsupportedMediaType();
+  });
+  app.addHook('preValidation', async (request) => {
+    if (request.method === 'POST' && !isJsonContentType(request.headers['content-type'])) throw unsupportedMediaType();
+  });
+
+  orderRoutes(app, ctx);
+  recipientRoutes(app, ctx);
+  quoteRoutes(app, ctx);
+  balanceRoutes(app, ctx);
+}
+
+function unsupportedMediaType(): ApiError {
+  return new ApiError('unsupported_media_type', 'Send the request body as JSON with "Content-Type: application/json".');
+}

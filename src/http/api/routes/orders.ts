@@ -1,0 +1,65 @@
+import type { FastifyInstance } from 'fastify';
+import { ApiError } from '../../../domain/api-error.js';
+import type { Product } from '../../../domain/products.js';
+import { parseUsername } from '../../../domain/username.js';
+import { createOrder } from '../../../orders/create-order.js';
+import { findOrder, listEvents } from '../../../orders/order-store.js';
+import type { ApiContext } from '../context.js';
+import { createOrderBody, orderIdParams } from '../schemas.js';
+import { eventBody, orderBody } from '../serialize.js';
+
+interface CreateOrderRequest {
+  product: Product;
+  recipient: string;
+  quantity: number;
+  external_id?: string | null;
+}
+
+const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
+
+/** Idempotency-Key checks come after the body is parsed and before its fields (order of checks). */
+function idempotencyKey(header: string | string[] | undefined): string {
+  if (header === undefined) {
+    throw new ApiError('idempotency_key_required', 'POST /orders needs an Idempotency-Key header: a unique string per new order, such as a UUID.');
+  }
+  const key = Array.isArray(header) ? header.join(', ') : header;
+  const length = [...key].length;
+  if (length === 0 || length > MAX_IDEMPOTENCY_KEY_LENGTH) {
+    throw new ApiError('idempotency_key_invalid', `Idempotency-Key must be 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} characters.`);
+  }
+  return key;
+}
+
+export function orderRoutes(app: FastifyInstance, ctx: ApiContext): void {
+  app.post<{ Body: CreateOrderRequest }>(
+    '/orders',
+    {
+      schema: { body: createOrderBody },
+      preValidation: async (request) => {
+        request.idempotencyKey = idempotencyKey(request.headers['idempotency-key']);
+      },
+    },
+    async (request, reply) => {
+      const { accountId, mode } = request.caller;
+      const body = request.body;
+      const result = await createOrder(ctx.orders, {
+        accountId,
+        mode,
+        idempotencyKey: request.idempotencyKey,
+        product: body.product,
+        username: parseUsername(body.recipient) as string,
+        quantity: body.quantity,
+        externalId: body.external_id ?? null,
+      });
+      if (result.replayed) reply.header('Idempotent-Replayed', 'true');
+      return reply.code(201).send({ ok: true, ...orderBody(result.order, ctx.publicUrl()) });
+    },
+  );
+
+  app.get<{ Params: { id: string } }>('/orders/:id', { schema: { params: orderIdParams } }, async (request) => {
+    const order = await findOrder(ctx.db.kysely, request.params.id, request.caller);
+    if (!order) throw new ApiError('order_not_found', `No order ${request.params.id} in ${request.caller.mode} mode for this account.`, 'id');
+    const events = await listEvents(ctx.db.kysely, order.id);
+    return { ok: true, ...orderBody(order, ctx.publicUrl()), events: events.map(eventBody) };
+  });
+}

@@ -1,0 +1,28 @@
+import type { FastifyInstance } from 'fastify';
+import { tonAmount } from '../../../domain/money.js';
+import { isValidQuantity, type Product } from '../../../domain/products.js';
+import { formatTimestamp } from '../../../domain/time.js';
+import { freshPrice } from '../../../orders/fresh-price.js';
+import type { ApiContext } from '../context.js';
+import { quoteQuery } from '../schemas.js';
+import { malformedField } from '../validation.js';
+
+export function quoteRoutes(app: FastifyInstance, ctx: ApiContext): void {
+  app.get<{ Querystring: { product: Product; quantity: string } }>(
+    '/quote',
+    { schema: { querystring: quoteQuery } },
+    async (request) => {
+      const { product } = request.query;
+      const quantity = Number(request.query.quantity);
+      if (!isValidQuantity(product, quantity)) throw malformedField('quantity');
+      const amount = await freshPrice(ctx.prices, product, quantity);
+      return {
+        ok: true,
+        product,
+        quantity,
+        amount: tonAmount(amount),
+        expires_at: formatTimestamp(Date.now() + ctx.quoteTtlSeconds * 1000),
+      };
+    },
+  );
+}

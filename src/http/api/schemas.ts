@@ -1,0 +1,72 @@
+import { PREMIUM_MONTHS, PRODUCTS, STARS_MAX, STARS_MIN } from '../../domain/products.js';
+
+/**
+ * Request schemas: they validate requests (strictly: no coercion, unknown fields rejected) and
+ * document them. Quantity rules depend on the product, hence the if/then pairs.
+ */
+export const USERNAME_PATTERN = '^@?[A-Za-z][A-Za-z0-9_]{2,30}[A-Za-z0-9]$';
+
+const product = { type: 'string', enum: [...PRODUCTS], description: 'What to buy.', examples: ['stars'] } as const;
+const recipient = {
+  type: 'string',
+  pattern: USERNAME_PATTERN,
+  description: 'Public username of the recipient, with or without a leading "@".',
+  examples: ['@durov'],
+} as const;
+const quantity = {
+  type: 'integer',
+  description: `stars: ${STARS_MIN}–${STARS_MAX}; premium: ${PREMIUM_MONTHS.join(', ')} (months).`,
+  examples: [100],
+} as const;
+const quantityByProduct = [
+  {
+    if: { properties: { product: { const: 'stars' } }, required: ['product'] },
+    then: { properties: { quantity: { type: 'integer', minimum: STARS_MIN, maximum: STARS_MAX } } },
+  },
+  {
+    if: { properties: { product: { const: 'premium' } }, required: ['product'] },
+    then: { properties: { quantity: { enum: [...PREMIUM_MONTHS] } } },
+  },
+];
+
+export const createOrderBody = {
+  type: 'object',
+  required: ['product', 'recipient', 'quantity'],
+  additionalProperties: false,
+  properties: {
+    product,
+    recipient,
+    quantity,
+    external_id: {
+      type: ['string', 'null'],
+      minLength: 1,
+      maxLength: 128,
+      description: 'Your own order number, echoed in every response.',
+      examples: ['invoice-1042'],
+    },
+  },
+  allOf: quantityByProduct,
+} as const;
+
+export const validateRecipientBody = {
+  type: 'object',
+  required: ['product', 'recipient', 'quantity'],
+  additionalProperties: false,
+  properties: { product, recipient, quantity },
+  allOf: quantityByProduct,
+} as const;
+
+export const quoteQuery = {
+  type: 'object',
+  required: ['product', 'quantity'],
+  properties: {
+    product,
+    quantity: { type: 'string', pattern: '^[0-9]+$', description: quantity.description, examples: ['100'] },
+  },
+} as const;
+
+export const orderIdParams = {
+  type: 'object',
+  required: ['id'],
+  properties: { id: { type: 'string', description: 'Order id, ord_…' } },
+} as const;

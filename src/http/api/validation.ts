@@ -1,0 +1,59 @@
+import type { FastifySchemaValidationError } from 'fastify/types/schema.js';
+import { ApiError, type ErrorCode } from '../../domain/api-error.js';
+
+/**
+ * Turns JSON-schema validation errors (ajv with allErrors) into the one contract error that
+ * answers first (CONTRACT "Order of checks"): any missing required field, then any malformed
+ * field, each in the order product, recipient, quantity, external_id; then unknown fields.
+ */
+const FIELD_ORDER = ['product', 'recipient', 'quantity', 'external_id'] as const;
+type Field = (typeof FIELD_ORDER)[number];
+
+const MALFORMED: Record<Field, { code: ErrorCode; message: string }> = {
+  product: { code: 'invalid_product', message: 'product must be "stars" or "premium".' },
+  recipient: {
+    code: 'recipient_invalid',
+    message: 'recipient must be a username: 4–32 letters, digits or underscores, starting with a letter, optionally with one leading "@".',
+  },
+  quantity: { code: 'invalid_quantity', message: 'quantity must be an integer from 50 to 10000 for stars, or 3, 6 or 12 for premium.' },
+  external_id: { code: 'invalid_external_id', message: 'external_id must be null or a string of 1 to 128 characters.' },
+};
+
+export function malformedField(field: Field): ApiError {
+  return new ApiError(MALFORMED[field].code, MALFORMED[field].message, field);
+}
+
+export function missingField(field: string, where: 'body' | 'query'): ApiError {
+  const what = where === 'body' ? 'body field' : 'query parameter';
+  return new ApiError('invalid_request', `Missing required ${what} "${field}".`, field);
+}
+
+const rank = (field: string) => {
+  const index = FIELD_ORDER.indexOf(field as Field);
+  return index === -1 ? FIELD_ORDER.length : index;
+};
+const byFieldOrder = (a: string, b: string) => rank(a) - rank(b);
+
+export function validationError(errors: FastifySchemaValidationError[], context: string): ApiError {
+  const where = context === 'querystring' ? 'query' : 'body';
+  const missing: string[] = [];
+  const malformed: string[] = [];
+  const unknown: string[] = [];
+  for (const error of errors) {
+    const params = error.params as Record<string, unknown>;
+    if (error.keyword === 'required') missing.push(String(params.missingProperty));
+    else if (error.keyword === 'additionalProperties') unknown.push(String(params.additionalProperty));
+    else if (error.keyword === 'if') continue;
+    else if (error.instancePath === '') return new ApiError('invalid_json', 'The request body must be a JSON object.');
+    else malformed.push(error.instancePath.split('/')[1] ?? '');
+  }
+  const firstMissing = missing.sort(byFieldOrder)[0];
+  if (firstMissing !== undefined) return missingField(firstMissing, where);
+  const firstMalformed = malformed.sort(byFieldOrder)[0];
+  if (firstMalformed !== undefined && firstMalformed in MALFORMED) return malformedField(firstMalformed as Field);
+  const firstUnknown = unknown[0];
+  if (firstUnknown !== undefined) {
+    return new ApiError('invalid_request', `Unknown body field "${firstUnknown}".`, firstUnknown);
+  }
+  return new ApiError('invalid_request', `Invalid ${where}.`, firstMalformed);
+}

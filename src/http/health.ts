@@ -1,0 +1,17 @@
+import { sql } from 'kysely';
+import type { FastifyInstance } from 'fastify';
+import type { Db } from '../db/engine.js';
+
+/** Liveness (the process answers) and readiness (the database answers). */
+export function healthRoutes(app: FastifyInstance, db: Db): void {
+  app.get('/healthz', async () => ({ ok: true }));
+  app.get('/readyz', async (_request, reply) => {
+    try {
+      await sql`select 1`.execute(db.kysely);
+      return { ok: true };
+    } catch (error) {
+      reply.log.warn({ err: error }, 'readiness check failed');
+      return reply.code(503).send({ ok: false, error: { code: 'database_unavailable', message: 'The database is not reachable.' } });
+    }
+  });
+}

@@ -1,0 +1,27 @@
+import type { Mode } from '../domain/api-key.js';
+import type { Db } from '../db/engine.js';
+import { type Balance, move, readBalance } from './ledger.js';
+
+export class AdjustmentError extends Error {}
+
+/**
+ * An operator's credit (positive) or debit (negative) of an account's available balance,
+ * journaled with its reason. It never takes available below zero.
+ */
+export async function adjustBalance(
+  db: Db,
+  input: { accountId: string; mode: Mode; amount: bigint; reason: string },
+  now = Date.now(),
+): Promise<Balance> {
+  if (input.amount === 0n) throw new AdjustmentError('amount must not be zero');
+  if (input.reason.trim() === '') throw new AdjustmentError('a reason is required');
+  const ref = { accountId: input.accountId, mode: input.mode };
+  return db.kysely.transaction().execute(async (tx) => {
+    const before = await readBalance(tx, ref);
+    if (!before) throw new AdjustmentError(`no account ${input.accountId}`);
+    if (!(await move(tx, ref, { kind: 'adjustment', amount: input.amount, reason: input.reason, now }))) {
+      throw new AdjustmentError(`the ${input.mode} available balance (${before.available} nanotons) cannot go below zero`);
+    }
+    return (await readBalance(tx, ref)) as Balance;
+  });
+}

@@ -1,0 +1,127 @@
+import { ApiError } from '../domain/api-error.js';
+import type { Mode } from '../domain/api-key.js';
+import { formatTon } from '../domain/money.js';
+import type { Product } from '../domain/products.js';
+import { newId } from '../domain/random.js';
+import type { Db } from '../db/engine.js';
+import { move, readBalance } from '../ledger/ledger.js';
+import type { PriceSource } from '../providers/ports.js';
+import { freshPrice } from './fresh-price.js';
+import type { IdempotencyGate } from './idempotency-gate.js';
+import { type Order, orderFingerprint } from './order.js';
+import { appendEvent, findOrderByIdempotencyKey } from './order-store.js';
+
+export interface CreateOrderInput {
+  accountId: string;
+  mode: Mode;
+  idempotencyKey: string;
+  product: Product;
+  /** Without "@", case as supplied. */
+  username: string;
+  quantity: number;
+  externalId: string | null;
+}
+
+export interface CreateOrderDeps {
+  db: Db;
+  prices: PriceSource;
+  gate: IdempotencyGate;
+  /** Whether live orders can be fulfilled now; false answers 503 live_unavailable. */
+  liveAvailable: () => boolean;
+  /** Called after a new order committed (wakes the fulfilment worker). */
+  onCreated: (order: Order) => void;
+  now?: () => number;
+}
+
+export type CreateOrderResult = { order: Order; replayed: boolean };
+
+/**
+ * POST /orders after validation (CONTRACT order of checks: idempotency replay / conflict →
+ * live_unavailable → insufficient_balance). Only a request that creates an order binds its
+ * key: every failure before the commit leaves no row behind.
+ */
+export async function createOrder(deps: CreateOrderDeps, input: CreateOrderInput): Promise<CreateOrderResult> {
+  const scope = { accountId: input.accountId, mode: input.mode, idempotencyKey: input.idempotencyKey };
+  const fingerprint = orderFingerprint(input);
+  return deps.gate.run(JSON.stringify(scope), async () => {
+    const existing = await findOrderByIdempotencyKey(deps.db.kysely, scope);
+    if (existing) return replay(existing, fingerprint);
+    if (input.mode === 'live' && !deps.liveAvailable()) {
+      throw new ApiError('live_unavailable', 'Live orders cannot be fulfilled right now; nothing was reserved. Retry later.');
+    }
+    const amount = await freshPrice(deps.prices, input.product, input.quantity);
+    try {
+      const order = await insertOrder(deps, input, fingerprint, amount);
+      deps.onCreated(order);
+      return { order, replayed: false };
+    } catch (error) {
+      if (!deps.db.engine.isUniqueViolation(error)) throw error;
+      // A concurrent request with the same key (another process) committed first.
+      const winner = await findOrderByIdempotencyKey(deps.db.kysely, scope);
+      if (!winner) throw error;
+      return replay(winner, fingerprint);
+    }
+  });
+}
+
+function replay(order: Order, fingerprint: string): CreateOrderResult {
+  if (order.fingerprint !== fingerprint) {
+    throw new ApiError(
+      'idempotency_conflict',
+      'This Idempotency-Key was already used for an order with different parameters; use a new key for a new order.',
+    );
+  }
+  return { order, replayed: true };
+}
+
+async function insertOrder(deps: CreateOrderDeps, input: CreateOrderInput, fingerprint: string, amount: bigint): Promise<Order> {
+  const now = (deps.now ?? Date.now)();
+  const order: Order = {
+    id: newId('ord'),
+    accountId: input.accountId,
+    mode: input.mode,
+    idempotencyKey: input.idempotencyKey,
+    fingerprint,
+    product: input.product,
+    recipient: input.username,
+    quantity: input.quantity,
+    amount,
+    externalId: input.externalId,
+    status: 'fulfillment_pending',
+    failureReason: null,
+    createdAt: now,
+    updatedAt: now,
+    nextRunAt: now,
+  };
+  await deps.db.kysely.transaction().execute(async (tx) => {
+    await tx
+      .insertInto('orders')
+      .values({
+        id: order.id,
+        account_id: order.accountId,
+        mode: order.mode,
+        idempotency_key: order.idempotencyKey,
+        fingerprint,
+        product: order.product,
+        recipient: order.recipient,
+        quantity: order.quantity,
+        amount,
+        external_id: order.externalId,
+        status: order.status,
+        created_at: now,
+        updated_at: now,
+        next_run_at: now,
+      })
+      .execute();
+    const ref = { accountId: input.accountId, mode: input.mode };
+    if (!(await move(tx, ref, { kind: 'reserve', amount, orderId: order.id, now }))) {
+      const available = (await readBalance(tx, ref))?.available ?? 0n;
+      throw new ApiError('insufficient_balance', 'The available balance does not cover this order; nothing was reserved.', 'quantity', {
+        available: formatTon(available),
+        required: formatTon(amount),
+      });
+    }
+    await appendEvent(tx, { orderId: order.id, type: 'order.created', status: order.status, data: { amount: formatTon(amount) }, now });
+  });
+  return order;
+}

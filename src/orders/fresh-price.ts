@@ -1,0 +1,15 @@
+import { ApiError } from '../domain/api-error.js';
+import type { Product } from '../domain/products.js';
+import { type PriceSource, PriceUnavailableError } from '../providers/ports.js';
+
+/** The current price, or 503 price_unavailable when no fresh rate can be had (nothing charged). */
+export async function freshPrice(prices: PriceSource, product: Product, quantity: number): Promise<bigint> {
+  try {
+    return await prices.priceNanotons(product, quantity);
+  } catch (error) {
+    if (error instanceof PriceUnavailableError) {
+      throw new ApiError('price_unavailable', 'No fresh price is available right now; nothing was charged. Retry later.');
+    }
+    throw error;
+  }
+}

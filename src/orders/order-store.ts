@@ -1,0 +1,68 @@
+import { type Kysely, sql } from 'kysely';
+import type { Mode } from '../domain/api-key.js';
+import type { EventType, OrderStatus } from '../domain/order-status.js';
+import { newId } from '../domain/random.js';
+import type { Database } from '../db/schema.js';
+import { eventFromRow, type Order, type OrderEvent, orderFromRow } from './order.js';
+
+/** Reads and the event append shared by order creation, transitions and the API. */
+export async function findOrder(db: Kysely<Database>, id: string, scope: { accountId: string; mode: Mode }): Promise<Order | undefined> {
+  const row = await db
+    .selectFrom('orders')
+    .selectAll()
+    .where('id', '=', id)
+    .where('account_id', '=', scope.accountId)
+    .where('mode', '=', scope.mode)
+    .executeTakeFirst();
+  return row && orderFromRow(row);
+}
+
+export async function findOrderById(db: Kysely<Database>, id: string): Promise<Order | undefined> {
+  const row = await db.selectFrom('orders').selectAll().where('id', '=', id).executeTakeFirst();
+  return row && orderFromRow(row);
+}
+
+export async function findOrderByIdempotencyKey(
+  db: Kysely<Database>,
+  scope: { accountId: string; mode: Mode; idempotencyKey: string },
+): Promise<Order | undefined> {
+  const row = await db
+    .selectFrom('orders')
+    .selectAll()
+    .where('account_id', '=', scope.accountId)
+    .where('mode', '=', scope.mode)
+    .where('idempotency_key', '=', scope.idempotencyKey)
+    .executeTakeFirst();
+  return row && orderFromRow(row);
+}
+
+export async function listEvents(db: Kysely<Database>, orderId: string): Promise<OrderEvent[]> {
+  const rows = await db.selectFrom('order_events').selectAll().where('order_id', '=', orderId).orderBy('seq').execute();
+  return rows.map(eventFromRow);
+}
+
+export async function appendEvent(
+  tx: Kysely<Database>,
+  event: { orderId: string; type: EventType; status: OrderStatus; data: Record<string, unknown>; now: number },
+): Promise<void> {
+  // Transitions of one order are serialised by their conditional status update, so reading
+  // the last position inside the same transaction is safe; the unique (order_id, seq)
+  // constraint still turns any lost race into an error rather than a duplicate position.
+  const last = await tx
+    .selectFrom('order_events')
+    .select(sql<bigint | null>`max(seq)`.as('seq'))
+    .where('order_id', '=', event.orderId)
+    .executeTakeFirst();
+  await tx
+    .insertInto('order_events')
+    .values({
+      id: newId('evt'),
+      order_id: event.orderId,
+      seq: BigInt(last?.seq ?? 0) + 1n,
+      type: event.type,
+      status: event.status,
+      data: JSON.stringify(event.data),
+      created_at: event.now,
+    })
+    .execute();
+}

@@ -1,0 +1,71 @@
+import type { Mode } from '../domain/api-key.js';
+import type { EventType, FailureReason, OrderStatus } from '../domain/order-status.js';
+import type { Product } from '../domain/products.js';
+import type { OrderEventRow, OrderRow } from '../db/schema.js';
+
+/** An order as the core sees it: domain types, no engine-specific representations. */
+export interface Order {
+  id: string;
+  accountId: string;
+  mode: Mode;
+  idempotencyKey: string;
+  fingerprint: string;
+  product: Product;
+  /** The username as supplied, without "@", case kept. */
+  recipient: string;
+  quantity: number;
+  amount: bigint;
+  externalId: string | null;
+  status: OrderStatus;
+  failureReason: FailureReason | null;
+  createdAt: number;
+  updatedAt: number;
+  nextRunAt: number | null;
+}
+
+export interface OrderEvent {
+  id: string;
+  seq: number;
+  type: EventType;
+  status: OrderStatus;
+  data: Record<string, unknown>;
+  createdAt: number;
+}
+
+const optionalNumber = (value: bigint | null) => (value === null ? null : Number(value));
+
+export function orderFromRow(row: OrderRow): Order {
+  return {
+    id: row.id,
+    accountId: row.account_id,
+    mode: row.mode,
+    idempotencyKey: row.idempotency_key,
+    fingerprint: row.fingerprint,
+    product: row.product,
+    recipient: row.recipient,
+    quantity: Number(row.quantity),
+    amount: BigInt(row.amount),
+    externalId: row.external_id,
+    status: row.status,
+    failureReason: row.failure_reason as FailureReason | null,
+    createdAt: Number(row.created_at),
+    updatedAt: Number(row.updated_at),
+    nextRunAt: optionalNumber(row.next_run_at),
+  };
+}
+
+export function eventFromRow(row: OrderEventRow): OrderEvent {
+  return {
+    id: row.id,
+    seq: Number(row.seq),
+    type: row.type as EventType,
+    status: row.status as OrderStatus,
+    data: JSON.parse(row.data) as Record<string, unknown>,
+    createdAt: Number(row.created_at),
+  };
+}
+
+/** What makes two creation requests "the same parameters" (CONTRACT "Orders"). */
+export function orderFingerprint(input: { product: Product; username: string; quantity: number; externalId: string | null }): string {
+  return JSON.stringify([input.product, input.username.toLowerCase(), input.quantity, input.externalId]);
+}

@@ -1,0 +1,79 @@
+import type { Kysely } from 'kysely';
+import type { EventType, FailureReason, OrderStatus } from '../domain/order-status.js';
+import { canTransition } from '../domain/order-status.js';
+import { formatTon } from '../domain/money.js';
+import type { Database } from '../db/schema.js';
+import { move } from '../ledger/ledger.js';
+import type { Order } from './order.js';
+import { appendEvent } from './order-store.js';
+
+export class LedgerInvariantError extends Error {}
+
+export interface Transition {
+  to: OrderStatus;
+  /** Event data beyond what the transition adds itself (amounts, reasons). */
+  data?: Record<string, unknown>;
+  failureReason?: FailureReason;
+  message?: string;
+  /** When the worker should act next; null for final states. */
+  nextRunAt: number | null;
+  now: number;
+}
+
+const EVENT_FOR: Record<OrderStatus, EventType> = {
+  fulfillment_pending: 'order.created',
+  processing: 'order.processing',
+  delivered: 'order.delivered',
+  failed: 'order.failed',
+};
+
+/**
+ * Moves an order to a new status, with its event and ledger movement, in one transaction.
+ * The update is conditional on the status the caller saw: if another worker or the operator
+ * moved the order first, nothing is written and false is returned.
+ */
+export async function transitionOrder(db: Kysely<Database>, order: Order, transition: Transition): Promise<boolean> {
+  if (!canTransition(order.status, transition.to)) {
+    throw new Error(`order ${order.id}: no transition ${order.status} → ${transition.to}`);
+  }
+  return db.transaction().execute(async (tx) => {
+    const updated = await tx
+      .updateTable('orders')
+      .set({
+        status: transition.to,
+        failure_reason: transition.failureReason ?? null,
+        updated_at: transition.now,
+        next_run_at: transition.nextRunAt,
+        lease_owner: null,
+        lease_until: null,
+      })
+      .where('id', '=', order.id)
+      .where('status', '=', order.status)
+      .executeTakeFirst();
+    if (updated.numUpdatedRows !== 1n) return false;
+    const data = { ...transition.data, ...(await settle(tx, order, transition)) };
+    await appendEvent(tx, { orderId: order.id, type: EVENT_FOR[transition.to], status: transition.to, data, now: transition.now });
+    return true;
+  });
+}
+
+/** Final states settle the reservation: delivery debits it, failure releases it. */
+async function settle(tx: Kysely<Database>, order: Order, transition: Transition): Promise<Record<string, unknown>> {
+  const ref = { accountId: order.accountId, mode: order.mode };
+  const amount = formatTon(order.amount);
+  if (transition.to === 'delivered') {
+    await mustMove(tx, ref, order, 'debit', transition.now);
+    return { amount };
+  }
+  if (transition.to === 'failed') {
+    await mustMove(tx, ref, order, 'release', transition.now);
+    return { reason: transition.failureReason, message: transition.message ?? '', amount };
+  }
+  return {};
+}
+
+async function mustMove(tx: Kysely<Database>, ref: { accountId: string; mode: Order['mode'] }, order: Order, kind: 'debit' | 'release', now: number) {
+  if (!(await move(tx, ref, { kind, amount: order.amount, orderId: order.id, now }))) {
+    throw new LedgerInvariantError(`order ${order.id}: reserved balance does not cover its ${kind} of ${order.amount} nanotons`);
+  }
+}

@@ -1,0 +1,31 @@
+import type { Decimal } from '../domain/decimal.js';
+import type { Product } from '../domain/products.js';
+
+/**
+ * The ports through which the core reaches the outside world (DESIGN "Providers"). The core
+ * depends on these interfaces only; adapters are chosen at the composition root.
+ */
+
+/** A price could not be obtained (no fresh rate, upstream down): nothing may be charged. */
+export class PriceUnavailableError extends Error {}
+
+export interface PriceSource {
+  /** What (product, quantity) costs right now, in nanotons. May throw PriceUnavailableError. */
+  priceNanotons(product: Product, quantity: number): Promise<bigint>;
+}
+
+export interface RateFeed {
+  /** USD per TON. May throw PriceUnavailableError. */
+  tonUsdRate(): Promise<Decimal>;
+}
+
+export interface RecipientLookup {
+  username: string;
+  displayName: string;
+  eligible: boolean;
+}
+
+export interface RecipientDirectory {
+  /** undefined when the username does not exist. */
+  lookup(username: string, product: Product, quantity: number): Promise<RecipientLookup | undefined>;
+}

@@ -1,0 +1,26 @@
+import type { Decimal } from '../../domain/decimal.js';
+import { listPriceUsd, type PriceList, priceInNanotons } from '../../domain/pricing.js';
+import type { Product } from '../../domain/products.js';
+import type { PriceSource, RateFeed } from '../ports.js';
+
+/** The default price source: a USD price list with markup, converted at the feed's rate. */
+export class ListPriceSource implements PriceSource {
+  constructor(
+    private readonly prices: PriceList,
+    private readonly rates: RateFeed,
+  ) {}
+
+  async priceNanotons(product: Product, quantity: number): Promise<bigint> {
+    const rate = await this.rates.tonUsdRate();
+    return priceInNanotons(listPriceUsd(this.prices, product, quantity), this.prices.markupPercent, rate);
+  }
+}
+
+/** The default rate feed: TON_USD_RATE from the configuration. */
+export class FixedRateFeed implements RateFeed {
+  constructor(private readonly rate: Decimal) {}
+
+  async tonUsdRate(): Promise<Decimal> {
+    return this.rate;
+  }
+}

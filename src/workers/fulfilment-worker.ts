@@ -1,0 +1,159 @@
+import { sql } from 'kysely';
+import type { Logger } from 'pino';
+import type { Mode } from '../domain/api-key.js';
+import { randomBase62 } from '../domain/random.js';
+import type { Db } from '../db/engine.js';
+import { type Order, orderFromRow } from '../orders/order.js';
+
+/** Performs the next step of one claimed order; must finish with a transition or leave it due. */
+export type OrderStep = (order: Order, now: number) => Promise<void>;
+
+export interface FulfilmentWorkerOptions {
+  db: Db;
+  steps: Partial<Record<Mode, OrderStep>>;
+  logger: Logger;
+  /** How long a claim protects an order from other workers. */
+  leaseMs?: number;
+  /** Longest sleep between looks at the queue when nothing wakes the worker. */
+  pollMs?: number;
+  batchSize?: number;
+  /** Delay before an order whose step threw is tried again. */
+  retryAfterErrorMs?: number;
+}
+
+/**
+ * The orders table is the queue (DESIGN "Orders as the queue"): the worker claims due orders
+ * (`next_run_at <= now`, no live lease) by writing a lease, runs one step for each, and sleeps
+ * until the next due time, a wake-up from a new order, or the poll interval.
+ */
+export class FulfilmentWorker {
+  readonly id = `wrk_${randomBase62(12)}`;
+  private running = false;
+  private loop: Promise<void> | undefined;
+  private sleeper: { timer: NodeJS.Timeout; resolve: () => void } | undefined;
+  private wokenDuringRun = false;
+  private readonly leaseMs: number;
+  private readonly pollMs: number;
+  private readonly batchSize: number;
+  private readonly retryAfterErrorMs: number;
+
+  constructor(private readonly options: FulfilmentWorkerOptions) {
+    this.leaseMs = options.leaseMs ?? 30_000;
+    this.pollMs = options.pollMs ?? 500;
+    this.batchSize = options.batchSize ?? 50;
+    this.retryAfterErrorMs = options.retryAfterErrorMs ?? 1_000;
+  }
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.loop = this.run();
+  }
+
+  /** New work may be due now (called after an order is created). */
+  wake(): void {
+    this.wokenDuringRun = true;
+    this.sleeper?.resolve();
+  }
+
+  /** Stops claiming, lets the current batch finish, and gives back any lease still held. */
+  async stop(): Promise<void> {
+    if (!this.running) return;
+    this.running = false;
+    this.wake();
+    await this.loop;
+    await this.options.db.kysely
+      .updateTable('orders')
+      .set({ lease_owner: null, lease_until: null })
+      .where('lease_owner', '=', this.id)
+      .execute();
+  }
+
+  private async run(): Promise<void> {
+    while (this.running) {
+      this.wokenDuringRun = false;
+      let claimed = 0;
+      try {
+        claimed = await this.runOnce();
+      } catch (error) {
+        this.options.logger.error({ err: error, worker: this.id }, 'fulfilment loop failed');
+      }
+      if (!this.running) break;
+      if (claimed === this.batchSize || this.wokenDuringRun) continue;
+      await this.sleep(await this.msUntilNextDue());
+    }
+  }
+
+  /** Claims and processes one batch; returns how many orders it claimed. */
+  async runOnce(now = Date.now()): Promise<number> {
+    const orders = await this.claim(now);
+    for (const order of orders) await this.process(order);
+    return orders.length;
+  }
+
+  private async claim(now: number): Promise<Order[]> {
+    const { kysely, engine } = this.options.db;
+    const modes = Object.keys(this.options.steps) as Mode[];
+    if (modes.length === 0) return [];
+    const rows = await kysely
+      .updateTable('orders')
+      .set({ lease_owner: this.id, lease_until: now + this.leaseMs })
+      .where('id', 'in', (eb) =>
+        engine.lockForClaim(
+          eb
+            .selectFrom('orders')
+            .select('id')
+            .where('next_run_at', '<=', BigInt(now))
+            .where('mode', 'in', modes)
+            .where((w) => w.or([w('lease_until', 'is', null), w('lease_until', '<', BigInt(now))]))
+            .orderBy('next_run_at')
+            .limit(this.batchSize),
+        ),
+      )
+      .returningAll()
+      .execute();
+    return rows.map(orderFromRow);
+  }
+
+  private async process(order: Order): Promise<void> {
+    const step = this.options.steps[order.mode];
+    try {
+      await step?.(order, Date.now());
+    } catch (error) {
+      this.options.logger.error({ err: error, order_id: order.id, worker: this.id }, 'order step failed; will retry');
+      // Keep the lease a little longer so the order is retried after a pause, not in a hot loop.
+      await this.options.db.kysely
+        .updateTable('orders')
+        .set({ lease_until: Date.now() + this.retryAfterErrorMs })
+        .where('id', '=', order.id)
+        .where('lease_owner', '=', this.id)
+        .execute()
+        .catch(() => undefined);
+    }
+  }
+
+  private async msUntilNextDue(): Promise<number> {
+    const row = await this.options.db.kysely
+      .selectFrom('orders')
+      // An order under someone's lease is not due before the lease ends.
+      .select(sql<bigint | null>`min(case when lease_until > next_run_at then lease_until else next_run_at end)`.as('next'))
+      .where('next_run_at', 'is not', null)
+      .executeTakeFirst()
+      .catch(() => undefined);
+    if (row?.next === null || row?.next === undefined) return this.pollMs;
+    return Math.max(0, Math.min(this.pollMs, Number(row.next) - Date.now()));
+  }
+
+  private sleep(ms: number): Promise<void> {
+    if (ms <= 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.sleeper = undefined;
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      this.sleeper = { timer, resolve: done };
+    });
+  }
+}

@@ -1,0 +1,129 @@
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig, PACKAGE_ROOT } from '../../src/config.js';
+
+describe('loadConfig defaults', () => {
+  const config = loadConfig({});
+
+  it('listens on 127.0.0.1:3000', () => {
+    expect(config.port).toBe(3000);
+    expect(config.host).toBe('127.0.0.1');
+  });
+
+  it('has the contract defaults', () => {
+    expect(config.quoteTtlSeconds).toBe(60);
+    expect(config.testFulfilmentDelayMs).toBe(2000);
+    expect(config.testSlowDelayMs).toBe(30_000);
+    expect(config.publicUrl).toBeUndefined();
+    expect(config.logLevel).toBe('info');
+  });
+
+  it('keeps data in the package folder', () => {
+    expect(config.dataDir).toBe(path.join(PACKAGE_ROOT, 'data'));
+  });
+
+  it('has the default prices and rate as exact decimals', () => {
+    expect(config.tonUsdRate).toEqual({ units: 30n, scale: 1 });
+    expect(config.prices.starUsd).toEqual({ units: 15n, scale: 3 });
+    expect(config.prices.premiumUsd[3]).toEqual({ units: 1199n, scale: 2 });
+    expect(config.prices.premiumUsd[6]).toEqual({ units: 1599n, scale: 2 });
+    expect(config.prices.premiumUsd[12]).toEqual({ units: 2899n, scale: 2 });
+    expect(config.prices.markupPercent).toEqual({ units: 0n, scale: 0 });
+  });
+
+  it('treats empty strings as unset', () => {
+    const c = loadConfig({ PORT: '', HOST: '', PUBLIC_URL: '', QUOTE_TTL_SECONDS: '' });
+    expect(c.port).toBe(3000);
+    expect(c.host).toBe('127.0.0.1');
+    expect(c.publicUrl).toBeUndefined();
+    expect(c.quoteTtlSeconds).toBe(60);
+  });
+});
+
+describe('loadConfig overrides', () => {
+  it('reads every variable', () => {
+    const c = loadConfig({
+      PORT: '8080',
+      HOST: '0.0.0.0',
+      DATA_DIR: '/tmp/starport-data',
+      PUBLIC_URL: 'https://api.example.com',
+      LOG_LEVEL: 'debug',
+      PRICE_STAR_USD: '0.02',
+      PRICE_PREMIUM_3_USD: '12',
+      PRICE_PREMIUM_6_USD: '16.5',
+      PRICE_PREMIUM_12_USD: '30',
+      PRICE_MARKUP_PERCENT: '10',
+      TON_USD_RATE: '5.25',
+      QUOTE_TTL_SECONDS: '120',
+      TEST_FULFILMENT_DELAY_MS: '0',
+      TEST_SLOW_DELAY_MS: '1000',
+    });
+    expect(c.port).toBe(8080);
+    expect(c.host).toBe('0.0.0.0');
+    expect(c.dataDir).toBe('/tmp/starport-data');
+    expect(c.publicUrl).toBe('https://api.example.com');
+    expect(c.logLevel).toBe('debug');
+    expect(c.prices.starUsd).toEqual({ units: 2n, scale: 2 });
+    expect(c.prices.premiumUsd[3]).toEqual({ units: 12n, scale: 0 });
+    expect(c.prices.premiumUsd[6]).toEqual({ units: 165n, scale: 1 });
+    expect(c.prices.premiumUsd[12]).toEqual({ units: 30n, scale: 0 });
+    expect(c.prices.markupPercent).toEqual({ units: 10n, scale: 0 });
+    expect(c.tonUsdRate).toEqual({ units: 525n, scale: 2 });
+    expect(c.quoteTtlSeconds).toBe(120);
+    expect(c.testFulfilmentDelayMs).toBe(0);
+    expect(c.testSlowDelayMs).toBe(1000);
+  });
+
+  it('resolves a relative DATA_DIR to an absolute path', () => {
+    expect(path.isAbsolute(loadConfig({ DATA_DIR: 'rel/data' }).dataDir)).toBe(true);
+  });
+});
+
+describe('PUBLIC_URL', () => {
+  it.each([
+    ['https://api.example.com/', 'https://api.example.com'],
+    ['http://localhost:8080', 'http://localhost:8080'],
+    ['http://localhost:8080/', 'http://localhost:8080'],
+    ['HTTPS://API.Example.COM', 'https://api.example.com'],
+    ['https://api.example.com:443', 'https://api.example.com'],
+  ])('normalises %s to the origin %s', (raw, origin) => {
+    expect(loadConfig({ PUBLIC_URL: raw }).publicUrl).toBe(origin);
+  });
+
+  it.each(['https://api.example.com/v1', 'https://api.example.com/api/v1/', 'not-a-url', 'ftp://example.com', '/relative'])(
+    'rejects %s',
+    (raw) => {
+      expect(() => loadConfig({ PUBLIC_URL: raw })).toThrow(ConfigError);
+    },
+  );
+});
+
+describe('loadConfig rejects bad values', () => {
+  it.each([
+    ['PORT', 'abc'],
+    ['PORT', '-1'],
+    ['PORT', '80.5'],
+    ['PORT', '1e3'],
+    ['TON_USD_RATE', '0'],
+    ['TON_USD_RATE', '0.000'],
+    ['TON_USD_RATE', '-1'],
+    ['TON_USD_RATE', 'abc'],
+    ['TON_USD_RATE', '3,0'],
+    ['TON_USD_RATE', ''],
+    ['PRICE_STAR_USD', '-0.015'],
+    ['PRICE_STAR_USD', '1e-2'],
+    ['PRICE_MARKUP_PERCENT', '-5'],
+    ['PRICE_PREMIUM_3_USD', 'free'],
+    ['QUOTE_TTL_SECONDS', '0'],
+    ['QUOTE_TTL_SECONDS', 'sixty'],
+    ['TEST_FULFILMENT_DELAY_MS', '-1'],
+    ['TEST_SLOW_DELAY_MS', '1.5'],
+  ])('%s=%j → ConfigError', (name, value) => {
+    expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
+  });
+
+  it('names the variable in the message', () => {
+    expect(() => loadConfig({ PORT: 'abc' })).toThrow(/PORT/);
+    expect(() => loadConfig({ TON_USD_RATE: '0' })).toThrow(/TON_USD_RATE/);
+  });
+});
