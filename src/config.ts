@@ -17,6 +17,9 @@ export interface Config {
   testFulfilmentDelayMs: number;
   /** How long @test_slow orders take from processing to delivered. */
   testSlowDelayMs: number;
+  /** Requests per second per API key; 0 turns the limit (and its headers) off. */
+  rateLimitRps: number;
+  rateLimitBurst: number;
 }
 
 export class ConfigError extends Error {}
@@ -78,5 +81,7 @@ export function loadConfig(env: Env = process.env): Config {
     quoteTtlSeconds: integer(env, 'QUOTE_TTL_SECONDS', 60, 1),
     testFulfilmentDelayMs: integer(env, 'TEST_FULFILMENT_DELAY_MS', 2000),
     testSlowDelayMs: integer(env, 'TEST_SLOW_DELAY_MS', 30_000),
+    rateLimitRps: integer(env, 'RATE_LIMIT_RPS', 100),
+    rateLimitBurst: integer(env, 'RATE_LIMIT_BURST', 200, 1),
   };
 }

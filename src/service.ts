@@ -5,6 +5,7 @@ import type { Config } from './config.js';
 import type { Db } from './db/engine.js';
 import { openDatabase } from './db/open.js';
 import { buildApp } from './http/app.js';
+import { RateLimiter } from './http/api/rate-limit.js';
 import { IdempotencyGate } from './orders/idempotency-gate.js';
 import { testFulfilmentStep } from './orders/test-fulfilment.js';
 import { FixedRateFeed, ListPriceSource } from './providers/pricing/list-price-source.js';
@@ -40,6 +41,7 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
       prices,
       directories: { test: testRecipientDirectory },
       quoteTtlSeconds: config.quoteTtlSeconds,
+      rateLimiter: config.rateLimitRps > 0 ? new RateLimiter(config.rateLimitRps, config.rateLimitBurst) : undefined,
       publicUrl: () => config.publicUrl ?? boundUrl,
       orders: { db, prices, gate: new IdempotencyGate(), liveAvailable: () => false, onCreated: () => worker.wake() },
     },

@@ -72,7 +72,7 @@ export async function accountExists(db: Db, accountId: string): Promise<boolean>
 }
 
 export type Authentication =
-  | { ok: true; accountId: string; mode: Mode }
+  | { ok: true; accountId: string; mode: Mode; keyId: string }
   | { ok: false; code: 'invalid_api_key' | 'api_key_revoked' | 'account_disabled' };
 
 /** Resolves a bearer key. The layout and checksum are checked before any database lookup. */
@@ -81,11 +81,11 @@ export async function authenticate(db: Db, key: string): Promise<Authentication>
   const row = await db.kysely
     .selectFrom('api_keys as k')
     .innerJoin('accounts as a', 'a.id', 'k.account_id')
-    .select(['k.account_id', 'k.mode', 'k.revoked_at', 'a.status'])
+    .select(['k.id', 'k.account_id', 'k.mode', 'k.revoked_at', 'a.status'])
     .where('k.key_hash', '=', hashApiKey(key))
     .executeTakeFirst();
   if (!row) return { ok: false, code: 'invalid_api_key' };
   if (row.revoked_at !== null) return { ok: false, code: 'api_key_revoked' };
   if (row.status !== 'active') return { ok: false, code: 'account_disabled' };
-  return { ok: true, accountId: row.account_id, mode: row.mode };
+  return { ok: true, accountId: row.account_id, mode: row.mode, keyId: row.id };
 }

@@ -7,8 +7,8 @@ import type { Db } from '../../db/engine.js';
 export interface Caller {
   accountId: string;
   mode: Mode;
-  /** Identifies the key for per-key limits without holding the secret. */
-  keyHash?: string;
+  /** The key's row id: identifies it for per-key limits without holding the secret. */
+  keyId: string;
 }
 
 const MESSAGES = {
@@ -31,5 +31,5 @@ export async function authenticateRequest(db: Db, request: FastifyRequest): Prom
   }
   const result = await authenticate(db, credential);
   if (!result.ok) throw new ApiError(result.code, MESSAGES[result.code]);
-  return { accountId: result.accountId, mode: result.mode };
+  return { accountId: result.accountId, mode: result.mode, keyId: result.keyId };
 }

@@ -2,6 +2,7 @@ import type { Mode } from '../../domain/api-key.js';
 import type { Db } from '../../db/engine.js';
 import type { CreateOrderDeps } from '../../orders/create-order.js';
 import type { PriceSource, RecipientDirectory } from '../../providers/ports.js';
+import type { RateLimiter } from './rate-limit.js';
 
 /** What the /api/v1 routes need from the rest of the service (built at the composition root). */
 export interface ApiContext {
@@ -11,6 +12,8 @@ export interface ApiContext {
   directories: Partial<Record<Mode, RecipientDirectory>>;
   orders: CreateOrderDeps;
   quoteTtlSeconds: number;
+  /** Per-key limiter; undefined when RATE_LIMIT_RPS=0. */
+  rateLimiter?: RateLimiter;
   /** PUBLIC_URL, or the address the server bound. */
   publicUrl: () => string;
 }

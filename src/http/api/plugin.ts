@@ -43,8 +43,14 @@ export async function apiPlugin(app: FastifyInstance, ctx: ApiContext): Promise<
   app.decorateRequest('caller', null as unknown as Caller);
   app.decorateRequest('idempotencyKey', '');
 
-  app.addHook('onRequest', async (request) => {
+  app.addHook('onRequest', async (request, reply) => {
     request.caller = await authenticateRequest(ctx.db, request);
+    if (!ctx.rateLimiter) return;
+    const decision = ctx.rateLimiter.take(request.caller.keyId);
+    reply.headers(decision.headers);
+    if (!decision.allowed) {
+      throw new ApiError('rate_limited', 'Too many requests for this API key; retry after the number of seconds in Retry-After.');
+    }
   });
 
   app.removeAllContentTypeParsers();
@@ -58,12 +64,20 @@ export async function apiPlugin(app: FastifyInstance, ctx: ApiContext): Promise<
   });
   app.addHook('preValidation', async (request) => {
     if (request.method === 'POST' && !isJsonContentType(request.headers['content-type'])) throw unsupportedMediaType();
+    rejectRepeatedQueryParameters(request.query as Record<string, unknown>);
   });
 
   orderRoutes(app, ctx);
   recipientRoutes(app, ctx);
   quoteRoutes(app, ctx);
   balanceRoutes(app, ctx);
+}
+
+/** `?quantity=50&quantity=60` is ambiguous: refuse it rather than pick one. */
+function rejectRepeatedQueryParameters(query: Record<string, unknown>): void {
+  for (const [name, value] of Object.entries(query ?? {})) {
+    if (Array.isArray(value)) throw new ApiError('invalid_request', `Query parameter "${name}" is given more than once.`, name);
+  }
 }
 
 function unsupportedMediaType(): ApiError {

@@ -1,0 +1,70 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { createAccount } from '../../src/accounts/accounts.js';
+import { loadConfig } from '../../src/config.js';
+import type { Mode } from '../../src/domain/api-key.js';
+import { parseTon } from '../../src/domain/money.js';
+import { adjustBalance } from '../../src/ledger/adjust.js';
+import { createLogger } from '../../src/logger.js';
+import { type RunningService, startService } from '../../src/service.js';
+
+/**
+ * A real service on a fresh database in a temporary DATA_DIR, listening on a free loopback
+ * port, with its worker running. Tests talk to it with `inject` (no socket) or over `url`.
+ */
+export interface Harness {
+  service: RunningService;
+  url: string;
+  dataDir: string;
+  inject: RunningService['app']['inject'];
+  /** A new account; `funds` (TON) credited to its test and live balances. */
+  account(options?: { test?: string; live?: string }): Promise<TestAccount>;
+  credit(accountId: string, mode: Mode, ton: string): Promise<void>;
+  /** Row counts of the tables a bad request must not touch. */
+  counts(): Promise<{ orders: number; journal: number; events: number }>;
+  close(): Promise<void>;
+}
+
+export interface TestAccount {
+  accountId: string;
+  liveKey: string;
+  testKey: string;
+}
+
+let sequence = 0;
+
+export async function startHarness(env: Record<string, string> = {}): Promise<Harness> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'starport-test-'));
+  const config = loadConfig({ PORT: '0', DATA_DIR: dataDir, TEST_FULFILMENT_DELAY_MS: '100', TEST_SLOW_DELAY_MS: '1500', ...env });
+  const logger = createLogger(process.env.TEST_LOG_LEVEL ?? 'silent');
+  const service = await startService(config, logger);
+  const { db } = service;
+  const harness: Harness = {
+    service,
+    url: service.url,
+    dataDir,
+    inject: service.app.inject.bind(service.app),
+    async account(options = {}) {
+      const created = await createAccount(db, `user${++sequence}-${Date.now()}@example.com`);
+      if (options.test) await harness.credit(created.accountId, 'test', options.test);
+      if (options.live) await harness.credit(created.accountId, 'live', options.live);
+      return created;
+    },
+    async credit(accountId, mode, ton) {
+      await adjustBalance(db, { accountId, mode, amount: parseTon(ton), reason: 'test funding' });
+    },
+    async counts() {
+      const count = async (table: 'orders' | 'journal' | 'order_events') => {
+        const row = await db.kysely.selectFrom(table).select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow();
+        return Number(row.n);
+      };
+      return { orders: await count('orders'), journal: await count('journal'), events: await count('order_events') };
+    },
+    async close() {
+      await service.stop();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+  return harness;
+}
