@@ -1,9 +1,29 @@
 import { defineConfig } from 'vitest/config';
 
+/**
+ * Unit tests run once. Every suite that touches a database runs on SQLite, and again on
+ * PostgreSQL when TEST_DATABASE_URL points at a server (CI always sets it).
+ */
+const databaseSuites = ['test/**/*.test.ts'];
+const engines = process.env.TEST_DATABASE_URL ? ['sqlite', 'postgres'] : ['sqlite'];
+if (!process.env.TEST_DATABASE_URL) {
+  console.warn('TEST_DATABASE_URL is not set: database suites run on SQLite only.');
+}
+
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
+    projects: [
+      { test: { name: 'unit', include: ['test/unit/**/*.test.ts'] } },
+      ...engines.map((engine) => ({
+        test: {
+          name: engine,
+          include: databaseSuites,
+          exclude: ['test/unit/**'],
+          env: { TEST_ENGINE: engine },
+        },
+      })),
+    ],
   },
 });

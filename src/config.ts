@@ -8,6 +8,9 @@ export interface Config {
   port: number;
   host: string;
   dataDir: string;
+  /** postgres://… selects PostgreSQL; unset = embedded SQLite under dataDir. */
+  databaseUrl: string | undefined;
+  databasePoolSize: number;
   /** Origin for status_url; undefined = the address the server actually bound. */
   publicUrl: string | undefined;
   logLevel: string;
@@ -59,6 +62,12 @@ function publicUrl(raw: string | undefined): string | undefined {
   return url.origin;
 }
 
+function databaseUrl(raw: string | undefined): string | undefined {
+  if (!raw) return undefined;
+  if (!/^postgres(ql)?:\/\//.test(raw)) throw new ConfigError('DATABASE_URL must start with postgres:// (unset it to use the embedded SQLite)');
+  return raw;
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const tonUsdRate = decimal(env, 'TON_USD_RATE', '3.0');
   if (tonUsdRate.units === 0n) throw new ConfigError('TON_USD_RATE must be greater than 0');
@@ -66,6 +75,8 @@ export function loadConfig(env: Env = process.env): Config {
     port: integer(env, 'PORT', 3000, 0, 65_535),
     host: env.HOST || '127.0.0.1',
     dataDir: path.resolve(env.DATA_DIR || path.join(PACKAGE_ROOT, 'data')),
+    databaseUrl: databaseUrl(env.DATABASE_URL),
+    databasePoolSize: integer(env, 'DATABASE_POOL_SIZE', 10, 1),
     publicUrl: publicUrl(env.PUBLIC_URL),
     logLevel: env.LOG_LEVEL || 'info',
     prices: {

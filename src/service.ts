@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import type { Db } from './db/engine.js';
-import { openDatabase } from './db/open.js';
+import { openConfiguredDatabase } from './db/open.js';
 import { buildApp } from './http/app.js';
 import { RateLimiter } from './http/api/rate-limit.js';
 import { IdempotencyGate } from './orders/idempotency-gate.js';
@@ -26,7 +26,7 @@ export interface RunningService {
  * no fulfiller yet, so live order creation and live recipient checks answer 503.
  */
 export async function startService(config: Config, logger: Logger): Promise<RunningService> {
-  const db = await openDatabase({ dataDir: config.dataDir });
+  const db = await openConfiguredDatabase(config);
   const prices = new ListPriceSource(config.prices, new FixedRateFeed(config.tonUsdRate));
   const worker = new FulfilmentWorker({
     db,

@@ -10,9 +10,18 @@ function provider(engine: Engine): MigrationProvider {
   return { getMigrations: async () => ({ '0001-core': withEngine(core) }) };
 }
 
+export class SchemaTooNewError extends Error {}
+
 export async function migrateToLatest(db: Kysely<any>, engine: Engine): Promise<string[]> {
   const migrator = new Migrator({ db, provider: provider(engine) });
   const { error, results = [] } = await migrator.migrateToLatest();
+  if (error instanceof Error && /previously executed migration .* is missing/.test(error.message)) {
+    // Another node already ran a newer Starport against this database: running old code on a
+    // newer schema could corrupt it, so refuse to start.
+    throw new SchemaTooNewError(
+      `the database schema is newer than this version of Starport knows (${error.message.replace(/^.*migration /, 'migration ')}); upgrade Starport before starting it`,
+    );
+  }
   if (error) throw error;
   return results.filter((r) => r.status === 'Success').map((r) => r.migrationName);
 }

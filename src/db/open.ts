@@ -1,23 +1,40 @@
 import { Kysely } from 'kysely';
-import type { Db } from './engine.js';
+import type { Config } from '../config.js';
+import type { Db, Engine } from './engine.js';
 import { migrateToLatest } from './migrate.js';
+import { postgresDialect, postgresEngine, postgresPool } from './postgres.js';
 import type { Database } from './schema.js';
-import { openSqlite, sqliteDialect } from './sqlite.js';
-import { sqliteEngine } from './sqlite-engine.js';
+import { openSqlite, sqliteDialect, sqliteEngine } from './sqlite.js';
 
 export interface DatabaseOptions {
+  /** SQLite's folder (the embedded default). */
   dataDir: string;
+  /** postgres://… selects PostgreSQL instead. */
+  databaseUrl?: string;
+  poolSize?: number;
+}
+
+function connect(options: DatabaseOptions): { kysely: Kysely<Database>; engine: Engine } {
+  if (options.databaseUrl) {
+    const dialect = postgresDialect(postgresPool(options.databaseUrl, options.poolSize));
+    return { kysely: new Kysely<Database>({ dialect }), engine: postgresEngine };
+  }
+  return { kysely: new Kysely<Database>({ dialect: sqliteDialect(openSqlite(options.dataDir)) }), engine: sqliteEngine };
 }
 
 /** Opens the database and brings its schema up to date: every command starts from here. */
 export async function openDatabase(options: DatabaseOptions): Promise<Db> {
-  const kysely = new Kysely<Database>({ dialect: sqliteDialect(openSqlite(options.dataDir)) });
-  const db: Db = { kysely, engine: sqliteEngine, close: () => kysely.destroy() };
+  const { kysely, engine } = connect(options);
+  const db: Db = { kysely, engine, close: () => kysely.destroy() };
   try {
-    await migrateToLatest(kysely, db.engine);
+    await migrateToLatest(kysely, engine);
   } catch (error) {
     await db.close();
     throw error;
   }
   return db;
+}
+
+export function openConfiguredDatabase(config: Pick<Config, 'dataDir' | 'databaseUrl' | 'databasePoolSize'>): Promise<Db> {
+  return openDatabase({ dataDir: config.dataDir, databaseUrl: config.databaseUrl, poolSize: config.databasePoolSize });
 }

@@ -1,6 +1,3 @@
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { createAccount } from '../../src/accounts/accounts.js';
 import { loadConfig } from '../../src/config.js';
 import type { Mode } from '../../src/domain/api-key.js';
@@ -8,9 +5,10 @@ import { parseTon } from '../../src/domain/money.js';
 import { adjustBalance } from '../../src/ledger/adjust.js';
 import { createLogger } from '../../src/logger.js';
 import { type RunningService, startService } from '../../src/service.js';
+import { freshDatabase } from './database.js';
 
 /**
- * A real service on a fresh database in a temporary DATA_DIR, listening on a free loopback
+ * A real service on a fresh database (see database.ts for the engine), listening on a free loopback
  * port, with its worker running. Tests talk to it with `inject` (no socket) or over `url`.
  */
 export interface Harness {
@@ -35,8 +33,9 @@ export interface TestAccount {
 let sequence = 0;
 
 export async function startHarness(env: Record<string, string> = {}): Promise<Harness> {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'starport-test-'));
-  const config = loadConfig({ PORT: '0', DATA_DIR: dataDir, TEST_FULFILMENT_DELAY_MS: '100', TEST_SLOW_DELAY_MS: '1500', ...env });
+  const database = await freshDatabase();
+  const { dataDir } = database;
+  const config = loadConfig({ PORT: '0', TEST_FULFILMENT_DELAY_MS: '100', TEST_SLOW_DELAY_MS: '1500', ...database.env, ...env });
   const logger = createLogger(process.env.TEST_LOG_LEVEL ?? 'silent');
   const service = await startService(config, logger);
   const { db } = service;
@@ -63,7 +62,7 @@ export async function startHarness(env: Record<string, string> = {}): Promise<Ha
     },
     async close() {
       await service.stop();
-      fs.rmSync(dataDir, { recursive: true, force: true });
+      await database.dispose();
     },
   };
   return harness;

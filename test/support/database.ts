@@ -1,0 +1,50 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+
+/**
+ * Which engine this test run exercises (the vitest project sets TEST_ENGINE), and a fresh,
+ * empty database for it: a temporary DATA_DIR on SQLite, a new database on the PostgreSQL
+ * server of TEST_DATABASE_URL.
+ */
+export const testEngine: 'sqlite' | 'postgres' = process.env.TEST_ENGINE === 'postgres' ? 'postgres' : 'sqlite';
+
+export interface FreshDatabase {
+  /** Environment for loadConfig() and for child processes: DATA_DIR, plus DATABASE_URL on PostgreSQL. */
+  env: Record<string, string>;
+  dataDir: string;
+  dispose(): Promise<void>;
+}
+
+export async function freshDatabase(): Promise<FreshDatabase> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'starport-test-'));
+  const removeDir = () => fs.rmSync(dataDir, { recursive: true, force: true });
+  if (testEngine === 'sqlite') {
+    return { env: { DATA_DIR: dataDir }, dataDir, dispose: async () => removeDir() };
+  }
+  const adminUrl = process.env.TEST_DATABASE_URL;
+  if (!adminUrl) throw new Error('TEST_ENGINE=postgres needs TEST_DATABASE_URL');
+  const name = `starport_test_${process.pid}_${Math.random().toString(36).slice(2, 10)}`;
+  await withAdmin(adminUrl, (client) => client.query(`create database ${name}`));
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  return {
+    env: { DATA_DIR: dataDir, DATABASE_URL: url.toString() },
+    dataDir,
+    async dispose() {
+      removeDir();
+      await withAdmin(adminUrl, (client) => client.query(`drop database if exists ${name} with (force)`));
+    },
+  };
+}
+
+async function withAdmin<T>(url: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return await work(client);
+  } finally {
+    await client.end();
+  }
+}
