@@ -23,6 +23,8 @@ export interface Config {
   /** Requests per second per API key; 0 turns the limit (and its headers) off. */
   rateLimitRps: number;
   rateLimitBurst: number;
+  /** API nodes sharing the per-key limit: each enforces 1/N of it. */
+  rateLimitNodes: number;
 }
 
 export class ConfigError extends Error {}
@@ -94,5 +96,6 @@ export function loadConfig(env: Env = process.env): Config {
     testSlowDelayMs: integer(env, 'TEST_SLOW_DELAY_MS', 30_000),
     rateLimitRps: integer(env, 'RATE_LIMIT_RPS', 100),
     rateLimitBurst: integer(env, 'RATE_LIMIT_BURST', 200, 1),
+    rateLimitNodes: integer(env, 'RATE_LIMIT_NODES', 1, 1),
   };
 }

@@ -2,20 +2,25 @@ import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
-import type { Db } from './db/engine.js';
+import type { Role } from './roles.js';
+import type { Db, Unsubscribe } from './db/engine.js';
 import { openConfiguredDatabase } from './db/open.js';
-import { buildApp } from './http/app.js';
+import type { ApiContext } from './http/api/context.js';
 import { RateLimiter } from './http/api/rate-limit.js';
+import { buildApp } from './http/app.js';
+import { ServiceMetrics } from './http/metrics.js';
 import { IdempotencyGate } from './orders/idempotency-gate.js';
 import { testFulfilmentStep } from './orders/test-fulfilment.js';
 import { FixedRateFeed, ListPriceSource } from './providers/pricing/list-price-source.js';
 import { testRecipientDirectory } from './providers/simulated/test-recipients.js';
 import { FulfilmentWorker } from './workers/fulfilment-worker.js';
 
+
+
 export interface RunningService {
   app: FastifyInstance;
   db: Db;
-  worker: FulfilmentWorker;
+  worker: FulfilmentWorker | undefined;
   /** http://HOST:PORT as bound. */
   url: string;
   stop(): Promise<void>;
@@ -25,46 +30,71 @@ export interface RunningService {
  * The composition root: database, adapters, worker and HTTP server for `serve`. Live mode has
  * no fulfiller yet, so live order creation and live recipient checks answer 503.
  */
-export async function startService(config: Config, logger: Logger): Promise<RunningService> {
+export async function startService(config: Config, logger: Logger, role: Role = 'all'): Promise<RunningService> {
   const db = await openConfiguredDatabase(config);
-  const prices = new ListPriceSource(config.prices, new FixedRateFeed(config.tonUsdRate));
-  const worker = new FulfilmentWorker({
-    db,
-    logger,
-    steps: { test: testFulfilmentStep(db.kysely, { delayMs: config.testFulfilmentDelayMs, slowDelayMs: config.testSlowDelayMs }) },
-  });
+  const metrics = new ServiceMetrics(db);
+  const worker = role === 'api' ? undefined : createWorker(config, db, logger, metrics);
   let boundUrl = '';
-  const app = await buildApp({
-    logger,
-    api: {
-      db,
-      prices,
-      directories: { test: testRecipientDirectory },
-      quoteTtlSeconds: config.quoteTtlSeconds,
-      rateLimiter: config.rateLimitRps > 0 ? new RateLimiter(config.rateLimitRps, config.rateLimitBurst) : undefined,
-      publicUrl: () => config.publicUrl ?? boundUrl,
-      orders: { db, prices, gate: new IdempotencyGate(), liveAvailable: () => false, onCreated: () => worker.wake() },
-    },
-  });
+  const api = role === 'worker' ? undefined : apiContext(config, db, () => config.publicUrl ?? boundUrl, () => worker?.wake());
+  let stopListening: Unsubscribe | undefined;
+  let app: FastifyInstance | undefined;
   try {
+    app = await buildApp({ logger, db, metrics, api });
     await app.listen({ port: config.port, host: config.host });
+    // Orders created by other processes (API nodes) wake this one's worker at once.
+    if (worker) stopListening = await db.onQueued(() => worker.wake());
   } catch (error) {
+    await app?.close();
     await db.close();
     throw error;
   }
   const address = app.server.address() as AddressInfo;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   boundUrl = `http://${host}:${address.port}`;
-  worker.start();
+  worker?.start();
 
   let stopping: Promise<void> | undefined;
+  const server = app;
   const stop = () => {
     stopping ??= (async () => {
-      await app.close();
-      await worker.stop();
+      await server.close();
+      await stopListening?.();
+      await worker?.stop();
       await db.close();
     })();
     return stopping;
   };
-  return { app, db, worker, url: boundUrl, stop };
+  return { app: server, db, worker, url: boundUrl, stop };
+}
+
+function createWorker(config: Config, db: Db, logger: Logger, metrics: ServiceMetrics): FulfilmentWorker {
+  return new FulfilmentWorker({
+    db,
+    logger,
+    steps: { test: testFulfilmentStep(db.kysely, { delayMs: config.testFulfilmentDelayMs, slowDelayMs: config.testSlowDelayMs }) },
+    onFinal: (order, status) => metrics.fulfilmentDuration.observe({ mode: order.mode, status }, (Date.now() - order.createdAt) / 1000),
+  });
+}
+
+function apiContext(config: Config, db: Db, publicUrl: () => string, wakeWorker: () => void): ApiContext {
+  const prices = new ListPriceSource(config.prices, new FixedRateFeed(config.tonUsdRate));
+  return {
+    db,
+    prices,
+    directories: { test: testRecipientDirectory },
+    quoteTtlSeconds: config.quoteTtlSeconds,
+    rateLimiter: rateLimiter(config),
+    publicUrl,
+    orders: { db, prices, gate: new IdempotencyGate(), liveAvailable: () => false, onCreated: wakeWorker },
+  };
+}
+
+/**
+ * Each API node enforces its share of the per-key limit (RATE_LIMIT_NODES nodes behind one
+ * balancer): no shared state and no database write per request.
+ */
+function rateLimiter(config: Config): RateLimiter | undefined {
+  if (config.rateLimitRps === 0) return undefined;
+  const nodes = config.rateLimitNodes;
+  return new RateLimiter(config.rateLimitRps / nodes, Math.max(1, Math.floor(config.rateLimitBurst / nodes)));
 }

@@ -18,10 +18,21 @@ export interface Engine {
    * FOR UPDATE SKIP LOCKED). SQLite has one writer at a time, so it needs nothing.
    */
   lockForClaim<QB extends SelectQueryBuilder<any, any, any>>(query: QB): QB;
+  /**
+   * Inside a transaction that queued work: tells worker processes elsewhere to look at the
+   * queue once it commits (PostgreSQL NOTIFY). In one SQLite process the caller wakes its own
+   * worker directly, so this does nothing there.
+   */
+  signalQueued(tx: Kysely<Database>): Promise<void>;
 }
+
+/** Stops a subscription. */
+export type Unsubscribe = () => Promise<void>;
 
 export interface Db {
   kysely: Kysely<Database>;
   engine: Engine;
+  /** Calls `listener` whenever another process signals queued work (a no-op on SQLite). */
+  onQueued(listener: () => void): Promise<Unsubscribe>;
   close(): Promise<void>;
 }

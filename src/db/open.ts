@@ -1,8 +1,8 @@
 import { Kysely } from 'kysely';
 import type { Config } from '../config.js';
-import type { Db, Engine } from './engine.js';
+import type { Db } from './engine.js';
 import { migrateToLatest } from './migrate.js';
-import { postgresDialect, postgresEngine, postgresPool } from './postgres.js';
+import { listenQueued, postgresDialect, postgresEngine, postgresPool } from './postgres.js';
 import type { Database } from './schema.js';
 import { openSqlite, sqliteDialect, sqliteEngine } from './sqlite.js';
 
@@ -14,20 +14,26 @@ export interface DatabaseOptions {
   poolSize?: number;
 }
 
-function connect(options: DatabaseOptions): { kysely: Kysely<Database>; engine: Engine } {
-  if (options.databaseUrl) {
-    const dialect = postgresDialect(postgresPool(options.databaseUrl, options.poolSize));
-    return { kysely: new Kysely<Database>({ dialect }), engine: postgresEngine };
+function connect(options: DatabaseOptions): Omit<Db, 'close'> {
+  const { databaseUrl } = options;
+  if (databaseUrl) {
+    const dialect = postgresDialect(postgresPool(databaseUrl, options.poolSize));
+    return { kysely: new Kysely<Database>({ dialect }), engine: postgresEngine, onQueued: (listener) => listenQueued(databaseUrl, listener) };
   }
-  return { kysely: new Kysely<Database>({ dialect: sqliteDialect(openSqlite(options.dataDir)) }), engine: sqliteEngine };
+  return {
+    kysely: new Kysely<Database>({ dialect: sqliteDialect(openSqlite(options.dataDir)) }),
+    engine: sqliteEngine,
+    onQueued: async () => async () => undefined,
+  };
 }
 
 /** Opens the database and brings its schema up to date: every command starts from here. */
 export async function openDatabase(options: DatabaseOptions): Promise<Db> {
-  const { kysely, engine } = connect(options);
-  const db: Db = { kysely, engine, close: () => kysely.destroy() };
+  const connection = connect(options);
+  const { kysely } = connection;
+  const db: Db = { ...connection, close: () => kysely.destroy() };
   try {
-    await migrateToLatest(kysely, engine);
+    await migrateToLatest(kysely, connection.engine);
   } catch (error) {
     await db.close();
     throw error;

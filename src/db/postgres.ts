@@ -1,6 +1,6 @@
-import { PostgresDialect } from 'kysely';
+import { PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
-import type { Engine } from './engine.js';
+import type { Engine, Unsubscribe } from './engine.js';
 
 /**
  * PostgreSQL, the scale-out engine. Everything that differs from SQLite is in this file:
@@ -41,4 +41,37 @@ export const postgresEngine: Engine = {
   // serialization_failure, deadlock_detected, lock_not_available: the work can be retried.
   isBusy: (error) => ['40001', '40P01', '55P03'].includes(pgCode(error) ?? ''),
   lockForClaim: (query) => query.forUpdate().skipLocked() as typeof query,
+  signalQueued: async (tx) => {
+    await sql`select pg_notify(${QUEUED_CHANNEL}, '')`.execute(tx);
+  },
 };
+
+const QUEUED_CHANNEL = 'starport_orders_queued';
+const RECONNECT_DELAY_MS = 1_000;
+
+/**
+ * LISTENs on its own connection (a pooled one could be handed to a query mid-LISTEN) and
+ * reconnects after a loss; the worker's polling covers the gap while it is down.
+ */
+export async function listenQueued(connectionString: string, listener: () => void): Promise<Unsubscribe> {
+  let client: pg.Client | undefined;
+  let stopped = false;
+  let retry: NodeJS.Timeout | undefined;
+  const connect = async () => {
+    const next = new pg.Client({ connectionString });
+    next.on('notification', () => listener());
+    next.on('error', () => undefined);
+    next.on('end', () => {
+      if (!stopped) retry = setTimeout(() => void connect().catch(() => undefined), RECONNECT_DELAY_MS);
+    });
+    await next.connect();
+    await next.query(`listen ${QUEUED_CHANNEL}`);
+    client = next;
+  };
+  await connect();
+  return async () => {
+    stopped = true;
+    clearTimeout(retry);
+    await client?.end().catch(() => undefined);
+  };
+}

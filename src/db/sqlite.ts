@@ -84,5 +84,6 @@ export const sqliteEngine: Engine = {
   isUniqueViolation: (error) =>
     ['SQLITE_CONSTRAINT_UNIQUE', 'SQLITE_CONSTRAINT_PRIMARYKEY'].includes(sqliteCode(error) ?? ''),
   lockForClaim: (query) => query,
+  signalQueued: async () => undefined,
   isBusy: (error) => (sqliteCode(error) ?? '').startsWith('SQLITE_BUSY'),
 };

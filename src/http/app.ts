@@ -5,9 +5,14 @@ import type { ApiContext } from './api/context.js';
 import { apiPlugin, BODY_LIMIT_BYTES } from './api/plugin.js';
 import { handleError, handleNotFound } from './errors.js';
 import { healthRoutes } from './health.js';
+import type { ServiceMetrics } from './metrics.js';
+import type { Db } from '../db/engine.js';
 
 export interface AppOptions {
-  api: ApiContext;
+  db: Db;
+  metrics: ServiceMetrics;
+  /** The /api/v1 routes; absent on worker nodes, which serve health and metrics only. */
+  api?: ApiContext;
   logger: Logger;
 }
 
@@ -31,7 +36,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.setErrorHandler(handleError);
   app.setNotFoundHandler(handleNotFound);
 
-  healthRoutes(app, options.api.db);
-  await app.register(async (api) => apiPlugin(api, options.api), { prefix: '/api/v1' });
+  options.metrics.instrument(app);
+  healthRoutes(app, options.db);
+  options.metrics.routes(app);
+  const { api } = options;
+  if (api) await app.register(async (scope) => apiPlugin(scope, api), { prefix: '/api/v1' });
   return app;
 }

@@ -122,6 +122,7 @@ async function insertOrder(deps: CreateOrderDeps, input: CreateOrderInput, finge
       });
     }
     await appendEvent(tx, { orderId: order.id, type: 'order.created', status: order.status, data: { amount: formatTon(amount) }, now });
+    await deps.db.engine.signalQueued(tx);
   });
   return order;
 }

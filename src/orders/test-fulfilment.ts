@@ -1,8 +1,9 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
-import { testOutcome } from '../providers/simulated/test-recipients.js';
+import type { OrderStatus } from '../domain/order-status.js';
+import { type TestOutcome, testOutcome } from '../providers/simulated/test-recipients.js';
 import type { Order } from './order.js';
-import { transitionOrder } from './transitions.js';
+import { type Transition, transitionOrder } from './transitions.js';
 
 export interface TestFulfilmentTiming {
   /** processing → final (TEST_FULFILMENT_DELAY_MS). */
@@ -17,19 +18,24 @@ export interface TestFulfilmentTiming {
  * resumes where the database says.
  */
 export function testFulfilmentStep(db: Kysely<Database>, timing: TestFulfilmentTiming) {
-  return async (order: Order, now: number): Promise<void> => {
-    const outcome = testOutcome(order.recipient);
-    if (order.status === 'fulfillment_pending') {
-      const delay = outcome === 'slow' ? timing.slowDelayMs : timing.delayMs;
-      await transitionOrder(db, order, { to: 'processing', nextRunAt: now + delay, now });
-    } else if (order.status === 'processing') {
-      if (outcome === 'recipient_invalid') {
-        await transitionOrder(db, order, { to: 'failed', failureReason: 'recipient_invalid', message: 'The recipient does not exist or cannot receive this product.', nextRunAt: null, now });
-      } else if (outcome === 'upstream_error') {
-        await transitionOrder(db, order, { to: 'failed', failureReason: 'upstream_error', message: 'The upstream marketplace rejected the purchase (test mode simulation).', nextRunAt: null, now });
-      } else {
-        await transitionOrder(db, order, { to: 'delivered', nextRunAt: null, now });
-      }
-    }
+  return async (order: Order, now: number): Promise<OrderStatus | undefined> => {
+    const transition = nextTransition(order, testOutcome(order.recipient), timing, now);
+    if (!transition) return undefined;
+    return (await transitionOrder(db, order, transition)) ? transition.to : undefined;
   };
+}
+
+function nextTransition(order: Order, outcome: TestOutcome, timing: TestFulfilmentTiming, now: number): Transition | undefined {
+  if (order.status === 'fulfillment_pending') {
+    const delay = outcome === 'slow' ? timing.slowDelayMs : timing.delayMs;
+    return { to: 'processing', nextRunAt: now + delay, now };
+  }
+  if (order.status !== 'processing') return undefined;
+  if (outcome === 'recipient_invalid') {
+    return { to: 'failed', failureReason: 'recipient_invalid', message: 'The recipient does not exist or cannot receive this product.', nextRunAt: null, now };
+  }
+  if (outcome === 'upstream_error') {
+    return { to: 'failed', failureReason: 'upstream_error', message: 'The upstream marketplace rejected the purchase (test mode simulation).', nextRunAt: null, now };
+  }
+  return { to: 'delivered', nextRunAt: null, now };
 }

@@ -3,10 +3,14 @@ import type { Logger } from 'pino';
 import type { Mode } from '../domain/api-key.js';
 import { randomBase62 } from '../domain/random.js';
 import type { Db } from '../db/engine.js';
+import { isFinal, type OrderStatus } from '../domain/order-status.js';
 import { type Order, orderFromRow } from '../orders/order.js';
 
-/** Performs the next step of one claimed order; must finish with a transition or leave it due. */
-export type OrderStep = (order: Order, now: number) => Promise<void>;
+/**
+ * Performs the next step of one claimed order and returns the status it left the order in
+ * (undefined when another actor moved it first).
+ */
+export type OrderStep = (order: Order, now: number) => Promise<OrderStatus | undefined>;
 
 export interface FulfilmentWorkerOptions {
   db: Db;
@@ -19,6 +23,8 @@ export interface FulfilmentWorkerOptions {
   batchSize?: number;
   /** Delay before an order whose step threw is tried again. */
   retryAfterErrorMs?: number;
+  /** Told when a step leaves an order final (metrics). */
+  onFinal?: (order: Order, status: OrderStatus) => void;
 }
 
 /**
@@ -117,8 +123,11 @@ export class FulfilmentWorker {
 
   private async process(order: Order): Promise<void> {
     const step = this.options.steps[order.mode];
+    if (!step) return;
+    const heartbeat = this.heartbeat(order);
     try {
-      await step?.(order, Date.now());
+      const status = await step(order, Date.now());
+      if (status && isFinal(status)) this.options.onFinal?.(order, status);
     } catch (error) {
       this.options.logger.error({ err: error, order_id: order.id, worker: this.id }, 'order step failed; will retry');
       // Keep the lease a little longer so the order is retried after a pause, not in a hot loop.
@@ -129,7 +138,25 @@ export class FulfilmentWorker {
         .where('lease_owner', '=', this.id)
         .execute()
         .catch(() => undefined);
+    } finally {
+      clearInterval(heartbeat);
     }
+  }
+
+  /**
+   * A step may wait on a slow upstream: extend the lease while it runs so that no other
+   * worker takes the order over. A crashed worker stops beating and its lease runs out.
+   */
+  private heartbeat(order: Order): NodeJS.Timeout {
+    return setInterval(() => {
+      void this.options.db.kysely
+        .updateTable('orders')
+        .set({ lease_until: Date.now() + this.leaseMs })
+        .where('id', '=', order.id)
+        .where('lease_owner', '=', this.id)
+        .execute()
+        .catch((error) => this.options.logger.warn({ err: error, order_id: order.id }, 'lease heartbeat failed'));
+    }, Math.max(100, Math.floor(this.leaseMs / 3)));
   }
 
   private async msUntilNextDue(): Promise<number> {

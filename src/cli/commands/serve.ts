@@ -1,19 +1,24 @@
 import { loadConfig } from '../../config.js';
 import { createLogger } from '../../logger.js';
-import type { Command } from '../command.js';
+import { ROLES, type Role } from '../../roles.js';
+import { type Command, UsageError } from '../command.js';
 
 export const serve: Command = {
   path: ['serve'],
-  summary: 'Run the API and the workers in one process',
-  usage: 'starport serve\n\nEnvironment: PORT (3000; 0 = any free port), HOST (127.0.0.1), DATA_DIR (./data), PUBLIC_URL,\n' +
+  summary: 'Run the service: API and workers in one process, or one role of a scaled-out deployment',
+  usage: 'starport serve [--role all|api|worker]\n\n' +
+    'Roles: all (default) = API + workers; api = API only; worker = workers, serving only /healthz, /readyz, /metrics.\n' +
+    'Environment: DATABASE_URL (postgres://…; unset = embedded SQLite), PORT (3000; 0 = any free port), HOST (127.0.0.1), DATA_DIR (./data), PUBLIC_URL,\n' +
     'LOG_LEVEL, TON_USD_RATE, PRICE_*_USD, PRICE_MARKUP_PERCENT, QUOTE_TTL_SECONDS, TEST_FULFILMENT_DELAY_MS.',
-  options: {},
-  async run() {
+  options: { role: { type: 'string' } },
+  async run(values) {
+    const role = values.role ?? 'all';
+    if (!ROLES.includes(role as Role)) throw new UsageError(`--role must be one of ${ROLES.join(', ')}, got "${role}"`);
     const config = loadConfig();
     const logger = createLogger(config.logLevel);
     // Imported here so that the short operator commands do not load the HTTP stack.
     const { startService } = await import('../../service.js');
-    const service = await startService(config, logger);
+    const service = await startService(config, logger, role as Role);
     process.stdout.write(`listening on ${service.url}\n`);
     await new Promise<void>((resolve) => {
       const shutdown = (signal: string) => {

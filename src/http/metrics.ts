@@ -1,0 +1,88 @@
+import type { FastifyInstance } from 'fastify';
+import { sql } from 'kysely';
+import client from 'prom-client';
+import type { Db } from '../db/engine.js';
+import { ORDER_STATUSES } from '../domain/order-status.js';
+
+/**
+ * Prometheus metrics. Each service instance has its own registry (tests run several in one
+ * process). Order gauges are read from the database at scrape time, so every node — API or
+ * worker — reports the same queue, wherever the orders were created.
+ */
+export class ServiceMetrics {
+  readonly registry = new client.Registry();
+  private readonly requestDuration = new client.Histogram({
+    name: 'starport_http_request_duration_seconds',
+    help: 'HTTP request latency by method, route and status',
+    labelNames: ['method', 'route', 'status'] as const,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    registers: [this.registry],
+  });
+  readonly fulfilmentDuration = new client.Histogram({
+    name: 'starport_fulfilment_duration_seconds',
+    help: 'Time from order creation to its final state, by mode and final status',
+    labelNames: ['mode', 'status'] as const,
+    buckets: [0.5, 1, 2, 5, 10, 30, 60, 120, 300, 900],
+    registers: [this.registry],
+  });
+
+  constructor(db: Db) {
+    client.collectDefaultMetrics({ register: this.registry, prefix: 'starport_' });
+    new client.Gauge({
+      name: 'starport_orders',
+      help: 'Orders by mode and status',
+      labelNames: ['mode', 'status'] as const,
+      registers: [this.registry],
+      async collect() {
+        const rows = await db.kysely
+          .selectFrom('orders')
+          .select(['mode', 'status', (eb) => eb.fn.countAll().as('n')])
+          .groupBy(['mode', 'status'])
+          .execute();
+        this.reset();
+        for (const mode of ['live', 'test']) for (const status of ORDER_STATUSES) this.set({ mode, status }, 0);
+        for (const row of rows) this.set({ mode: row.mode, status: row.status }, Number(row.n));
+      },
+    });
+    const queue = async () =>
+      db.kysely
+        .selectFrom('orders')
+        .select([(eb) => eb.fn.countAll().as('depth'), sql<bigint | null>`min(created_at)`.as('oldest')])
+        .where('status', '=', 'fulfillment_pending')
+        .executeTakeFirst();
+    new client.Gauge({
+      name: 'starport_queue_depth',
+      help: 'Orders waiting in fulfillment_pending',
+      registers: [this.registry],
+      async collect() {
+        this.set(Number((await queue())?.depth ?? 0));
+      },
+    });
+    new client.Gauge({
+      name: 'starport_queue_oldest_pending_age_seconds',
+      help: 'Age of the oldest order still in fulfillment_pending (0 when none)',
+      registers: [this.registry],
+      async collect() {
+        const oldest = (await queue())?.oldest;
+        this.set(oldest === null || oldest === undefined ? 0 : (Date.now() - Number(oldest)) / 1000);
+      },
+    });
+  }
+
+  /** Times every request; the route label is the route pattern, never the raw URL (ids). */
+  instrument(app: FastifyInstance): void {
+    app.addHook('onResponse', async (request, reply) => {
+      this.requestDuration.observe(
+        { method: request.method, route: request.routeOptions.url ?? 'unmatched', status: String(reply.statusCode) },
+        reply.elapsedTime / 1000,
+      );
+    });
+  }
+
+  routes(app: FastifyInstance): void {
+    app.get('/metrics', async (_request, reply) => {
+      reply.header('Content-Type', this.registry.contentType);
+      return this.registry.metrics();
+    });
+  }
+}
