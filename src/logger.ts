@@ -1,7 +1,7 @@
 import pino, { type Logger } from 'pino';
 
 /**
- * JSON logs. Secrets never reach them: request logs carry method and url only (Fastify's
+ * JSON logs. Secrets never reach them: request logs carry method, url, host and remote address (Fastify's
  * serializers), and these paths are redacted wherever an object with them is logged.
  */
 export function createLogger(level: string, destination: pino.DestinationStream | number = 1): Logger {

@@ -24,6 +24,13 @@ export interface Engine {
    * worker directly, so this does nothing there.
    */
   signalQueued(tx: Kysely<Database>): Promise<void>;
+  /**
+   * Caps how long statements in this transaction wait for row locks held by other
+   * transactions (PostgreSQL lock_timeout). SQLite waits through busy_timeout instead.
+   */
+  limitLockWait(tx: Kysely<Database>, ms: number): Promise<void>;
+  /** True when `error` is the lock wait of limitLockWait running out. */
+  isLockTimeout(error: unknown): boolean;
 }
 
 /** Stops a subscription. */

@@ -85,5 +85,7 @@ export const sqliteEngine: Engine = {
     ['SQLITE_CONSTRAINT_UNIQUE', 'SQLITE_CONSTRAINT_PRIMARYKEY'].includes(sqliteCode(error) ?? ''),
   lockForClaim: (query) => query,
   signalQueued: async () => undefined,
+  limitLockWait: async () => undefined,
+  isLockTimeout: () => false,
   isBusy: (error) => (sqliteCode(error) ?? '').startsWith('SQLITE_BUSY'),
 };

@@ -5,13 +5,13 @@ import type { Db } from '../db/engine.js';
 /** Liveness (the process answers) and readiness (the database answers). */
 export function healthRoutes(app: FastifyInstance, db: Db): void {
   app.get('/healthz', async () => ({ ok: true }));
-  app.get('/readyz', async (_request, reply) => {
+  app.get('/readyz', async (request, reply) => {
     try {
       await sql`select 1`.execute(db.kysely);
       return { ok: true };
     } catch (error) {
       reply.log.warn({ err: error }, 'readiness check failed');
-      return reply.code(503).send({ ok: false, error: { code: 'database_unavailable', message: 'The database is not reachable.' } });
+      return reply.code(503).send({ ok: false, error: { code: 'internal_error', message: 'The database is not reachable.' }, request_id: request.id });
     }
   });
 }

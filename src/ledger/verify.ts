@@ -25,8 +25,9 @@ const toBigInt = (value: unknown): bigint => (value === null || value === undefi
 const key = (accountId: string, mode: string) => `${accountId}\u0000${mode}`;
 
 export async function verifyLedger(db: Kysely<Database>): Promise<Violation[]> {
-  // One read transaction: the four reads see the same snapshot while the service keeps writing.
-  return db.transaction().execute(async (tx) => {
+  // One read transaction: the reads see the same snapshot while the service keeps writing
+  // (SQLite: BEGIN IMMEDIATE holds writers off; PostgreSQL: REPEATABLE READ).
+  return db.transaction().setIsolationLevel('repeatable read').execute(async (tx) => {
     const violations: Violation[] = [];
     const balances = await tx.selectFrom('balances').selectAll().execute();
     const journal = await tx

@@ -7,7 +7,7 @@ import type { Db } from '../db/engine.js';
 import { move, readBalance } from '../ledger/ledger.js';
 import type { PriceSource } from '../providers/ports.js';
 import { freshPrice } from './fresh-price.js';
-import type { IdempotencyGate } from './idempotency-gate.js';
+import { IDEMPOTENCY_WAIT_MS, type IdempotencyGate, keyInUse } from './idempotency-gate.js';
 import { type Order, orderFingerprint } from './order.js';
 import { appendEvent, findOrderByIdempotencyKey } from './order-store.js';
 
@@ -55,6 +55,7 @@ export async function createOrder(deps: CreateOrderDeps, input: CreateOrderInput
       deps.onCreated(order);
       return { order, replayed: false };
     } catch (error) {
+      if (deps.db.engine.isLockTimeout(error)) throw keyInUse();
       if (!deps.db.engine.isUniqueViolation(error)) throw error;
       // A concurrent request with the same key (another process) committed first.
       const winner = await findOrderByIdempotencyKey(deps.db.kysely, scope);
@@ -94,6 +95,9 @@ async function insertOrder(deps: CreateOrderDeps, input: CreateOrderInput, finge
     nextRunAt: now,
   };
   await deps.db.kysely.transaction().execute(async (tx) => {
+    // Another node's uncommitted insert with this key makes ours wait on the unique index;
+    // the contract bounds that wait.
+    await deps.db.engine.limitLockWait(tx, IDEMPOTENCY_WAIT_MS);
     await tx
       .insertInto('orders')
       .values({

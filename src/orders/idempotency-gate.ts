@@ -5,19 +5,23 @@ import { ApiError } from '../domain/api-error.js';
  * process (CONTRACT "Orders": the later waits up to 10 s, then 409 idempotency_key_in_use).
  * Across processes the unique index on the key does the same job: the loser re-reads.
  */
+export const IDEMPOTENCY_WAIT_MS = 10_000;
+
+export function keyInUse(): ApiError {
+  return new ApiError(
+    'idempotency_key_in_use',
+    'A request with this Idempotency-Key is still being processed; retry shortly with the same key.',
+  );
+}
+
 export class IdempotencyGate {
   private readonly inFlight = new Map<string, Promise<unknown>>();
 
-  constructor(private readonly waitLimitMs = 10_000) {}
+  constructor(private readonly waitLimitMs = IDEMPOTENCY_WAIT_MS) {}
 
   async run<T>(key: string, work: () => Promise<T>): Promise<T> {
     const earlier = this.inFlight.get(key);
-    if (earlier && !(await settlesWithin(earlier, this.waitLimitMs))) {
-      throw new ApiError(
-        'idempotency_key_in_use',
-        'A request with this Idempotency-Key is still being processed; retry shortly with the same key.',
-      );
-    }
+    if (earlier && !(await settlesWithin(earlier, this.waitLimitMs))) throw keyInUse();
     const mine = work();
     this.inFlight.set(key, mine);
     try {

@@ -8,8 +8,10 @@ export const serve: Command = {
   summary: 'Run the service: API and workers in one process, or one role of a scaled-out deployment',
   usage: 'starport serve [--role all|api|worker]\n\n' +
     'Roles: all (default) = API + workers; api = API only; worker = workers, serving only /healthz, /readyz, /metrics.\n' +
-    'Environment: DATABASE_URL (postgres://…; unset = embedded SQLite), PORT (3000; 0 = any free port), HOST (127.0.0.1), DATA_DIR (./data), PUBLIC_URL,\n' +
-    'LOG_LEVEL, TON_USD_RATE, PRICE_*_USD, PRICE_MARKUP_PERCENT, QUOTE_TTL_SECONDS, TEST_FULFILMENT_DELAY_MS.',
+    'Environment: DATABASE_URL (postgres://…; unset = embedded SQLite), DATABASE_POOL_SIZE, PORT (3000; 0 = any free port),\n' +
+    'HOST (127.0.0.1), DATA_DIR (./data), PUBLIC_URL, LOG_LEVEL, TON_USD_RATE, PRICE_STAR_USD, PRICE_PREMIUM_{3,6,12}_USD,\n' +
+    'PRICE_MARKUP_PERCENT, QUOTE_TTL_SECONDS, TEST_FULFILMENT_DELAY_MS, TEST_SLOW_DELAY_MS, RATE_LIMIT_RPS, RATE_LIMIT_BURST,\n' +
+    'RATE_LIMIT_NODES. See README.md.',
   options: { role: { type: 'string' } },
   async run(values) {
     const role = values.role ?? 'all';
