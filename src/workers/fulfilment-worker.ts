@@ -85,8 +85,9 @@ export class FulfilmentWorker {
         this.options.logger.error({ err: error, worker: this.id }, 'fulfilment loop failed');
       }
       if (!this.running) break;
-      if (claimed === this.batchSize || this.wokenDuringRun) continue;
-      await this.sleep(await this.msUntilNextDue());
+      const delay = claimed === this.batchSize ? 0 : await this.msUntilNextDue();
+      // A wake-up that arrived while this round ran would otherwise wait for the next poll.
+      await this.sleep(this.wokenDuringRun ? 0 : delay);
     }
   }
 
@@ -160,19 +161,25 @@ export class FulfilmentWorker {
   }
 
   private async msUntilNextDue(): Promise<number> {
+    const modes = Object.keys(this.options.steps) as Mode[];
+    if (modes.length === 0) return this.pollMs;
     const row = await this.options.db.kysely
       .selectFrom('orders')
       // An order under someone's lease is not due before the lease ends.
       .select(sql<bigint | null>`min(case when lease_until > next_run_at then lease_until else next_run_at end)`.as('next'))
       .where('next_run_at', 'is not', null)
+      .where('mode', 'in', modes)
       .executeTakeFirst()
       .catch(() => undefined);
     if (row?.next === null || row?.next === undefined) return this.pollMs;
     return Math.max(0, Math.min(this.pollMs, Number(row.next) - Date.now()));
   }
 
+  /**
+   * Always a real timer, even for 0 ms: with SQLite every query resolves synchronously, so a
+   * loop that only awaited resolved promises would never let requests or timers run.
+   */
   private sleep(ms: number): Promise<void> {
-    if (ms <= 0) return Promise.resolve();
     return new Promise((resolve) => {
       const done = () => {
         clearTimeout(timer);

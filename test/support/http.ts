@@ -1,9 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import { expect } from 'vitest';
+import { loadConfig } from '../../src/config.js';
 import type { Mode } from '../../src/domain/api-key.js';
-import { readBalance } from '../../src/ledger/ledger.js';
+import type { Product } from '../../src/domain/products.js';
 import { adjustBalance } from '../../src/ledger/adjust.js';
+import { readBalance } from '../../src/ledger/ledger.js';
+import { createOrder, type CreateOrderResult } from '../../src/orders/create-order.js';
+import { IdempotencyGate } from '../../src/orders/idempotency-gate.js';
+import { FixedRateFeed, ListPriceSource } from '../../src/providers/pricing/list-price-source.js';
 import type { Harness, TestAccount } from './harness.js';
 
 /**
@@ -22,7 +27,6 @@ export const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 /** Wire money: decimal, at most 9 fractional digits, trailing zeros trimmed, no exponent. */
 export const MONEY = /^(0|[1-9]\d*)(\.\d{0,8}[1-9])?$/;
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type Body = any;
 
 export interface Res {
@@ -246,6 +250,26 @@ export async function drain(h: Harness, accountId: string, mode: Mode): Promise<
 
 export async function disableAccount(h: Harness, accountId: string): Promise<void> {
   await h.service.db.kysely.updateTable('accounts').set({ status: 'disabled' }).where('id', '=', accountId).execute();
+}
+
+/**
+ * A live order, created with the service's own order-creation code as if live fulfilment were
+ * available, and parked (not due). The running service has no live fulfiller yet (POST /orders with a live key is
+ * 503), so this is the only way to have a live order to replay, conflict with or read.
+ */
+export async function seedLiveOrder(
+  h: Harness,
+  accountId: string,
+  input: { idempotencyKey: string; product: Product; username: string; quantity: number; externalId?: string | null },
+): Promise<CreateOrderResult> {
+  const config = loadConfig({});
+  const prices = new ListPriceSource(config.prices, new FixedRateFeed(config.tonUsdRate));
+  const deps = { db: h.service.db, prices, gate: new IdempotencyGate(), liveAvailable: () => true, onCreated: () => undefined };
+  const result = await createOrder(deps, { accountId, mode: 'live', externalId: null, ...input });
+  // Park it: with no live fulfiller nothing will ever act on it. (Left due, it makes the
+  // worker spin: msUntilNextDue() counts orders of modes the worker has no step for.)
+  await h.service.db.kysely.updateTable('orders').set({ next_run_at: null }).where('id', '=', result.order.id).execute();
+  return result;
 }
 
 export type { Harness, TestAccount };

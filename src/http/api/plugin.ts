@@ -2,6 +2,8 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ApiError } from '../../domain/api-error.js';
 import { authenticateRequest, type Caller } from './auth.js';
 import type { ApiContext } from './context.js';
+import type { ApiReference } from './openapi/document.js';
+import { referenceRoutes } from './openapi/routes.js';
 import { balanceRoutes } from './routes/balance.js';
 import { orderRoutes } from './routes/orders.js';
 import { quoteRoutes } from './routes/quote.js';
@@ -38,12 +40,18 @@ function isJsonContentType(header: string | undefined): boolean {
   return (header ?? '').split(';')[0]?.trim().toLowerCase() === 'application/json';
 }
 
-/** /api/v1: authentication first, then body handling, then the routes (CONTRACT order of checks). */
-export async function apiPlugin(app: FastifyInstance, ctx: ApiContext): Promise<void> {
+/**
+ * /api/v1: authentication first, then body handling, then the routes (CONTRACT order of checks).
+ * `reference` records every route registered here and documents it (openapi/document.ts).
+ */
+export async function apiPlugin(app: FastifyInstance, ctx: ApiContext, reference: ApiReference): Promise<void> {
   app.decorateRequest('caller', null as unknown as Caller);
   app.decorateRequest('idempotencyKey', '');
+  reference.collect(app);
 
   app.addHook('onRequest', async (request, reply) => {
+    // The OpenAPI document and the reference page need no key.
+    if (request.routeOptions.config.public) return;
     request.caller = await authenticateRequest(ctx.db, request);
     if (!ctx.rateLimiter) return;
     const decision = ctx.rateLimiter.take(request.caller.keyId);
@@ -64,19 +72,26 @@ export async function apiPlugin(app: FastifyInstance, ctx: ApiContext): Promise<
   });
   app.addHook('preValidation', async (request) => {
     if (request.method === 'POST' && !isJsonContentType(request.headers['content-type'])) throw unsupportedMediaType();
-    rejectRepeatedQueryParameters(request.query as Record<string, unknown>);
+    rejectRepeatedQueryParameters(request);
   });
 
+  referenceRoutes(app, reference, { openapi: true });
   orderRoutes(app, ctx);
   recipientRoutes(app, ctx);
   quoteRoutes(app, ctx);
   balanceRoutes(app, ctx);
 }
 
-/** `?quantity=50&quantity=60` is ambiguous: refuse it rather than pick one. */
-function rejectRepeatedQueryParameters(query: Record<string, unknown>): void {
-  for (const [name, value] of Object.entries(query ?? {})) {
-    if (Array.isArray(value)) throw new ApiError('invalid_request', `Query parameter "${name}" is given more than once.`, name);
+/**
+ * `?quantity=50&quantity=60` is ambiguous: refuse it rather than pick one. Parameters the route
+ * does not know are ignored, repeated or not (CONTRACT "Wire format").
+ */
+function rejectRepeatedQueryParameters(request: FastifyRequest): void {
+  const known = (request.routeOptions.schema?.querystring as { properties?: object } | undefined)?.properties ?? {};
+  for (const [name, value] of Object.entries((request.query as Record<string, unknown>) ?? {})) {
+    if (Array.isArray(value) && name in known) {
+      throw new ApiError('invalid_request', `Query parameter "${name}" is given more than once.`, name);
+    }
   }
 }
 
