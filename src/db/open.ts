@@ -2,9 +2,7 @@ import { Kysely } from 'kysely';
 import type { Config } from '../config.js';
 import type { Db } from './engine.js';
 import { migrateToLatest } from './migrate.js';
-import { listenQueued, postgresDialect, postgresEngine, postgresPool } from './postgres.js';
 import type { Database } from './schema.js';
-import { openSqlite, sqliteDialect, sqliteEngine } from './sqlite.js';
 
 export interface DatabaseOptions {
   /** SQLite's folder (the embedded default). */
@@ -14,12 +12,15 @@ export interface DatabaseOptions {
   poolSize?: number;
 }
 
-function connect(options: DatabaseOptions): Omit<Db, 'close'> {
+/** Each engine's driver is loaded only when chosen: the CLI starts faster without the other. */
+async function connect(options: DatabaseOptions): Promise<Omit<Db, 'close'>> {
   const { databaseUrl } = options;
   if (databaseUrl) {
+    const { listenQueued, postgresDialect, postgresEngine, postgresPool } = await import('./postgres.js');
     const dialect = postgresDialect(postgresPool(databaseUrl, options.poolSize));
     return { kysely: new Kysely<Database>({ dialect }), engine: postgresEngine, onQueued: (listener) => listenQueued(databaseUrl, listener) };
   }
+  const { openSqlite, sqliteDialect, sqliteEngine } = await import('./sqlite.js');
   return {
     kysely: new Kysely<Database>({ dialect: sqliteDialect(openSqlite(options.dataDir)) }),
     engine: sqliteEngine,
@@ -29,7 +30,7 @@ function connect(options: DatabaseOptions): Omit<Db, 'close'> {
 
 /** Opens the database and brings its schema up to date: every command starts from here. */
 export async function openDatabase(options: DatabaseOptions): Promise<Db> {
-  const connection = connect(options);
+  const connection = await connect(options);
   const { kysely } = connection;
   const db: Db = { ...connection, close: () => kysely.destroy() };
   try {

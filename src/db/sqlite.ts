@@ -62,9 +62,20 @@ function withStatementCache(db: BetterSqlite3.Database) {
   };
 }
 
+/**
+ * Kysely runs SQLite migrations outside a transaction with a no-op lock, so two processes
+ * migrating one fresh file both run the same migration. SQLite DDL is transactional: saying
+ * so makes the Migrator run inside BEGIN IMMEDIATE, which serialises the processes.
+ */
+class TransactionalDdlSqliteAdapter extends SqliteAdapter {
+  override get supportsTransactionalDdl(): boolean {
+    return true;
+  }
+}
+
 export function sqliteDialect(db: BetterSqlite3.Database): Dialect {
   return {
-    createAdapter: () => new SqliteAdapter(),
+    createAdapter: () => new TransactionalDdlSqliteAdapter(),
     createDriver: () => new ImmediateTransactionSqliteDriver({ database: withStatementCache(db) as never }),
     createIntrospector: (kysely: Kysely<any>) => new SqliteIntrospector(kysely),
     createQueryCompiler: () => new SqliteQueryCompiler(),

@@ -38,7 +38,9 @@ export function removeDir(dir: string | undefined): void {
 /** The environment a CLI or serve child gets: ours, minus settings that would leak into it. */
 export function childEnv(extra: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env };
-  for (const name of ['DATA_DIR', 'PORT', 'HOST', 'PUBLIC_URL', 'LOG_LEVEL', 'TEST_FULFILMENT_DELAY_MS', 'NODE_OPTIONS']) delete env[name];
+  for (const name of ['DATA_DIR', 'DATABASE_URL', 'PORT', 'HOST', 'PUBLIC_URL', 'LOG_LEVEL', 'TEST_FULFILMENT_DELAY_MS', 'RATE_LIMIT_RPS', 'RATE_LIMIT_BURST', 'RATE_LIMIT_NODES', 'NODE_OPTIONS']) {
+    delete env[name];
+  }
   for (const [name, value] of Object.entries(extra)) {
     if (value === undefined) delete env[name];
     else env[name] = value;
@@ -67,9 +69,12 @@ export function runCli(args: string[], options: CliOptions = {}): Promise<CliRes
   });
 }
 
-/** A CLI bound to one DATA_DIR. */
-export function cliFor(dataDir: string, env: Record<string, string | undefined> = {}) {
-  return (args: string[], options: CliOptions = {}) => runCli(args, { ...options, env: { DATA_DIR: dataDir, ...env, ...options.env } });
+/**
+ * A CLI bound to one database: `env` is a FreshDatabase's env (DATA_DIR, plus DATABASE_URL
+ * on PostgreSQL), or any environment to run the commands with.
+ */
+export function cliFor(env: Record<string, string | undefined>) {
+  return (args: string[], options: CliOptions = {}) => runCli(args, { ...options, env: { ...env, ...options.env } });
 }
 
 /**

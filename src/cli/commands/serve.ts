@@ -1,5 +1,4 @@
 import { loadConfig } from '../../config.js';
-import { createLogger } from '../../logger.js';
 import { ROLES, type Role } from '../../roles.js';
 import { type Command, UsageError } from '../command.js';
 
@@ -17,9 +16,10 @@ export const serve: Command = {
     const role = values.role ?? 'all';
     if (!ROLES.includes(role as Role)) throw new UsageError(`--role must be one of ${ROLES.join(', ')}, got "${role}"`);
     const config = loadConfig();
-    const logger = createLogger(config.logLevel);
     // Imported here so that the short operator commands do not load the HTTP stack.
+    const { createLogger } = await import('../../logger.js');
     const { startService } = await import('../../service.js');
+    const logger = createLogger(config.logLevel);
     const service = await startService(config, logger, role as Role);
     process.stdout.write(`listening on ${service.url}\n`);
     await new Promise<void>((resolve) => {
