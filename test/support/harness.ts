@@ -6,6 +6,7 @@ import { adjustBalance } from '../../src/ledger/adjust.js';
 import { createLogger } from '../../src/logger.js';
 import { type RunningService, startService } from '../../src/service.js';
 import { freshDatabase } from './database.js';
+import { conformingInject } from './openapi.js';
 
 /**
  * A real service on a fresh database (see database.ts for the engine), listening on a free loopback
@@ -43,7 +44,9 @@ export async function startHarness(env: Record<string, string> = {}): Promise<Ha
     service,
     url: service.url,
     dataDir,
-    inject: service.app.inject.bind(service.app),
+    // Every response a suite receives through inject is checked against the served OpenAPI
+    // document (openapi.ts): the document cannot drift from what the service answers.
+    inject: conformingInject(service.app),
     async account(options = {}) {
       const created = await createAccount(db, `user${++sequence}-${Date.now()}@example.com`);
       if (options.test) await harness.credit(created.accountId, 'test', options.test);

@@ -15,5 +15,5 @@ export interface ApiContext {
   /** Per-key limiter; undefined when RATE_LIMIT_RPS=0. */
   rateLimiter?: RateLimiter;
   /** PUBLIC_URL, or the address the server bound. */
-  publicUrl: () => string;
+  publicUrl: (request?: { protocol: string; host: string }) => string;
 }

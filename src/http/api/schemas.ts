@@ -41,7 +41,9 @@ export const createOrderBody = {
       type: ['string', 'null'],
       minLength: 1,
       maxLength: 128,
-      description: 'Your own order number, echoed in every response.',
+      // U+0000 cannot be stored by PostgreSQL; refusing it keeps both engines identical.
+      pattern: '^[^\\u0000]*$',
+      description: 'Your own order number (1–128 characters, no NUL), echoed in every response.',
       examples: ['invoice-1042'],
     },
   },

@@ -5,6 +5,7 @@ import { parseUsername } from '../../../domain/username.js';
 import { createOrder } from '../../../orders/create-order.js';
 import { findOrder, listEvents } from '../../../orders/order-store.js';
 import type { ApiContext } from '../context.js';
+import { CREATE_ORDER, GET_ORDER } from '../openapi/operations.js';
 import { createOrderBody, orderIdParams } from '../schemas.js';
 import { eventBody, orderBody } from '../serialize.js';
 
@@ -35,6 +36,7 @@ export function orderRoutes(app: FastifyInstance, ctx: ApiContext): void {
     '/orders',
     {
       schema: { body: createOrderBody },
+      config: { openapi: CREATE_ORDER },
       preValidation: async (request) => {
         request.idempotencyKey = idempotencyKey(request.headers['idempotency-key']);
       },
@@ -52,14 +54,14 @@ export function orderRoutes(app: FastifyInstance, ctx: ApiContext): void {
         externalId: body.external_id ?? null,
       });
       if (result.replayed) reply.header('Idempotent-Replayed', 'true');
-      return reply.code(201).send({ ok: true, ...orderBody(result.order, ctx.publicUrl()) });
+      return reply.code(201).send({ ok: true, ...orderBody(result.order, ctx.publicUrl(request)) });
     },
   );
 
-  app.get<{ Params: { id: string } }>('/orders/:id', { schema: { params: orderIdParams } }, async (request) => {
+  app.get<{ Params: { id: string } }>('/orders/:id', { schema: { params: orderIdParams }, config: { openapi: GET_ORDER } }, async (request) => {
     const order = await findOrder(ctx.db.kysely, request.params.id, request.caller);
     if (!order) throw new ApiError('order_not_found', `No order ${request.params.id} in ${request.caller.mode} mode for this account.`, 'id');
     const events = await listEvents(ctx.db.kysely, order.id);
-    return { ok: true, ...orderBody(order, ctx.publicUrl()), events: events.map(eventBody) };
+    return { ok: true, ...orderBody(order, ctx.publicUrl(request)), events: events.map(eventBody) };
   });
 }

@@ -4,13 +4,14 @@ import { isValidQuantity, type Product } from '../../../domain/products.js';
 import { formatTimestamp } from '../../../domain/time.js';
 import { freshPrice } from '../../../orders/fresh-price.js';
 import type { ApiContext } from '../context.js';
+import { GET_QUOTE } from '../openapi/operations.js';
 import { quoteQuery } from '../schemas.js';
 import { malformedField } from '../validation.js';
 
 export function quoteRoutes(app: FastifyInstance, ctx: ApiContext): void {
   app.get<{ Querystring: { product: Product; quantity: string } }>(
     '/quote',
-    { schema: { querystring: quoteQuery } },
+    { schema: { querystring: quoteQuery }, config: { openapi: GET_QUOTE } },
     async (request) => {
       const { product } = request.query;
       const quantity = Number(request.query.quantity);

@@ -3,12 +3,13 @@ import { ApiError } from '../../../domain/api-error.js';
 import type { Product } from '../../../domain/products.js';
 import { parseUsername } from '../../../domain/username.js';
 import type { ApiContext } from '../context.js';
+import { VALIDATE_RECIPIENT } from '../openapi/operations.js';
 import { validateRecipientBody } from '../schemas.js';
 
 export function recipientRoutes(app: FastifyInstance, ctx: ApiContext): void {
   app.post<{ Body: { product: Product; recipient: string; quantity: number } }>(
     '/recipients/validate',
-    { schema: { body: validateRecipientBody } },
+    { schema: { body: validateRecipientBody }, config: { openapi: VALIDATE_RECIPIENT } },
     async (request) => {
       const { product, quantity } = request.body;
       const username = parseUsername(request.body.recipient) as string;

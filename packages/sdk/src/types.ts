@@ -1,0 +1,192 @@
+/**
+ * The objects of the Starport API, as the SDK returns them (the body of a success response
+ * without its `ok`, which is always `true`). They mirror the OpenAPI document the service
+ * serves at /api/v1/openapi.json; a test in the Starport repository compiles these types against
+ * types generated from that document, so the two cannot drift apart.
+ */
+
+export type Product = 'stars' | 'premium';
+export type Mode = 'live' | 'test';
+
+/**
+ * `fulfillment_pending` → `processing` → `delivered` | `failed` (also `fulfillment_pending` →
+ * `failed`). `delivered` and `failed` are final.
+ */
+export type OrderStatus = 'fulfillment_pending' | 'processing' | 'delivered' | 'failed';
+export type FinalOrderStatus = 'delivered' | 'failed';
+export type FailureReason = 'recipient_invalid' | 'upstream_error' | 'upstream_unavailable' | 'price_moved' | 'operator_failed';
+
+/** TON as a decimal string (`"0.25"`): at most 9 fractional digits. Never parse it into a float. */
+export type Money = string;
+/** RFC 3339, UTC, milliseconds: `2026-11-25T21:30:00.123Z`. */
+export type Timestamp = string;
+
+export interface Amount {
+  value: Money;
+  currency: 'TON';
+}
+
+/** An order, as POST /orders answers it. */
+export interface Order {
+  /** `ord_…` */
+  id: string;
+  /** Your own order number as you sent it, or null. */
+  external_id: string | null;
+  product: Product;
+  /** `@` and the username as supplied. */
+  recipient: string;
+  /** Stars, or months of Premium. */
+  quantity: number;
+  /** The price reserved at creation; it never changes. */
+  amount: Amount;
+  status: OrderStatus;
+  /** null unless the order failed. */
+  failure_reason: FailureReason | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+  /** Full URL of GET /orders/{id} for this order. */
+  status_url: string;
+}
+
+/** An order with its history, as GET /orders/{id} answers it. */
+export interface OrderWithEvents extends Order {
+  /** Oldest first. */
+  events: OrderEvent[];
+}
+
+interface EventOf<Type extends string, Status extends OrderStatus, Data> {
+  /** `evt_…` */
+  id: string;
+  type: Type;
+  /** The order status after this event. */
+  status: Status;
+  created_at: Timestamp;
+  data: Data;
+}
+
+export type OrderCreatedEvent = EventOf<'order.created', 'fulfillment_pending', { amount: Money }>;
+export type OrderProcessingEvent = EventOf<'order.processing', 'processing', Record<string, never>>;
+export type OrderAttemptFailedEvent = EventOf<'order.attempt_failed', 'processing', { reason: string; message: string }>;
+export type OrderPaymentSentEvent = EventOf<'order.payment_sent', 'processing', { tx_hash: string }>;
+export type OrderDeliveredEvent = EventOf<'order.delivered', 'delivered', { amount: Money }>;
+export type OrderFailedEvent = EventOf<'order.failed', 'failed', { reason: FailureReason; message: string; amount: Money }>;
+
+/** One step of an order's history; `type` tells which. */
+export type OrderEvent =
+  | OrderCreatedEvent
+  | OrderProcessingEvent
+  | OrderAttemptFailedEvent
+  | OrderPaymentSentEvent
+  | OrderDeliveredEvent
+  | OrderFailedEvent;
+
+export interface Quote {
+  product: Product;
+  quantity: number;
+  /** What would be debited now. */
+  amount: Amount;
+  /** Indicative until then; orders are priced afresh at creation. */
+  expires_at: Timestamp;
+}
+
+export interface RecipientValidation {
+  recipient: {
+    /** Without `@`. */
+    username: string;
+    display_name: string;
+    /** Always true in a success (an ineligible recipient is a RecipientInvalidError). */
+    eligible: boolean;
+  };
+}
+
+export interface Balance {
+  balance: {
+    /** What can be spent now. */
+    value: Money;
+    /** The sum of orders not yet final. */
+    reserved: Money;
+    currency: 'TON';
+  };
+  /** The mode of the key used. */
+  mode: Mode;
+}
+
+export interface CreateOrderParams {
+  product: Product;
+  /** A username, with or without a leading `@`. */
+  recipient: string;
+  /** stars: 50–10000; premium: 3, 6 or 12 (months). */
+  quantity: number;
+  /** Your own order number (1–128 characters), echoed in every response. */
+  external_id?: string | null;
+}
+
+export interface ValidateRecipientParams {
+  product: Product;
+  recipient: string;
+  quantity: number;
+}
+
+export interface QuoteParams {
+  product: Product;
+  quantity: number;
+}
+
+/** Every error code of the API (see the error table of the API reference). */
+export type ErrorCode =
+  | 'insufficient_balance'
+  | 'idempotency_conflict'
+  | 'idempotency_key_in_use'
+  | 'recipient_invalid'
+  | 'idempotency_key_required'
+  | 'idempotency_key_invalid'
+  | 'invalid_json'
+  | 'invalid_request'
+  | 'invalid_product'
+  | 'invalid_quantity'
+  | 'invalid_external_id'
+  | 'missing_api_key'
+  | 'invalid_api_key'
+  | 'api_key_revoked'
+  | 'account_disabled'
+  | 'live_key_required'
+  | 'test_key_required'
+  | 'quote_expired'
+  | 'quote_mismatch'
+  | 'order_not_found'
+  | 'not_found'
+  | 'payload_too_large'
+  | 'unsupported_media_type'
+  | 'rate_limited'
+  | 'live_unavailable'
+  | 'price_unavailable'
+  | 'internal_error';
+
+/** The body of every error response. */
+export interface ErrorBody {
+  ok: false;
+  error: {
+    code: ErrorCode;
+    message: string;
+    param?: string;
+    details?: { [key: string]: unknown };
+  };
+  request_id: string;
+}
+
+/** What the SDK saw of the HTTP exchange behind a result. */
+export interface ResponseInfo {
+  status: number;
+  /** The Request-Id header: quote it to support. */
+  requestId: string | undefined;
+  headers: Headers;
+  /** The Idempotency-Key sent (POST /orders), generated by the SDK when you gave none. */
+  idempotencyKey: string | undefined;
+  /** True when the service answered with `Idempotent-Replayed: true`. */
+  replayed: boolean;
+  /** How many HTTP attempts it took (1 without retries). */
+  attempts: number;
+}
+
+/** A result with the HTTP details attached as a non-enumerable `lastResponse`. */
+export type WithResponse<T> = T & { readonly lastResponse: ResponseInfo };

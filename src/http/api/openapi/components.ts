@@ -1,0 +1,442 @@
+import { ERROR_STATUS, type ErrorCode } from '../../../domain/api-error.js';
+import { MODES } from '../../../domain/api-key.js';
+import { EVENT_TYPES, type EventType, FAILURE_REASONS, ORDER_STATUSES, type OrderStatus } from '../../../domain/order-status.js';
+import { PRODUCTS } from '../../../domain/products.js';
+
+/**
+ * The response side of the OpenAPI document: object schemas, response headers and the error
+ * catalogue. Request schemas are not here: they are the route schemas Fastify validates with
+ * (../schemas.ts), published as they are. Response schemas are exact (`additionalProperties:
+ * false`, every field required that is always sent), so the conformance tests catch a field
+ * that is added, dropped or changes type without the document following.
+ *
+ * These schemas document; they do not serialise. Responses are written with JSON.stringify as
+ * before (no `schema.response` on the routes, so no fast-json-stringify).
+ */
+
+export type JsonSchema = Record<string, unknown>;
+
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+
+// --- Wire formats (CONTRACT "Wire format") -----------------------------------------------------
+
+export const MONEY = {
+  type: 'string',
+  pattern: '^(0|[1-9][0-9]*)(\\.[0-9]{0,8}[1-9])?$',
+  description: 'TON as a decimal string: at most 9 fractional digits, trailing zeros trimmed, no exponent.',
+  examples: ['0.25'],
+} as const;
+
+export const TIMESTAMP = {
+  type: 'string',
+  format: 'date-time',
+  pattern: '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{3}Z$',
+  description: 'RFC 3339, UTC, millisecond precision, `Z` suffix.',
+  examples: ['2026-11-25T21:30:00.123Z'],
+} as const;
+
+const id = (prefix: string, description: string) => ({
+  type: 'string',
+  pattern: `^${prefix}_[0-9A-Za-z]+$`,
+  description,
+});
+
+const closed = (properties: Record<string, unknown>, required: string[] = Object.keys(properties), description?: string) => ({
+  type: 'object',
+  ...(description && { description }),
+  additionalProperties: false,
+  required,
+  properties,
+});
+
+const okTrue = { type: 'boolean', const: true, description: 'Always `true` on success.' } as const;
+
+// --- Objects -------------------------------------------------------------------------------------
+
+const amount = closed(
+  {
+    value: MONEY,
+    currency: { type: 'string', const: 'TON' },
+  },
+  ['value', 'currency'],
+  'An amount of TON.',
+);
+
+const orderFields = {
+  id: id('ord', 'Order id.'),
+  external_id: {
+    type: ['string', 'null'],
+    maxLength: 128,
+    description: 'Your own order number as you sent it, or `null`.',
+  },
+  product: { type: 'string', enum: [...PRODUCTS] },
+  recipient: { type: 'string', pattern: '^@', description: '`@` and the username as supplied (its case kept).' },
+  quantity: { type: 'integer', description: 'Stars, or months of Premium.' },
+  amount: { ...ref('Amount'), description: 'The price reserved at creation; it never changes.' },
+  status: {
+    type: 'string',
+    enum: [...ORDER_STATUSES],
+    description: '`fulfillment_pending` → `processing` → `delivered` | `failed` (also `fulfillment_pending` → `failed`). `delivered` and `failed` are final.',
+  },
+  failure_reason: {
+    type: ['string', 'null'],
+    enum: [...FAILURE_REASONS, null],
+    description: '`null` unless the order failed.',
+  },
+  created_at: TIMESTAMP,
+  updated_at: TIMESTAMP,
+  status_url: { type: 'string', format: 'uri', description: 'Full URL of GET /orders/{id} for this order.' },
+};
+
+/** What each event type moves the order to and carries in `data` (CONTRACT "Events"). */
+const EVENT_SHAPES: Record<EventType, { status: OrderStatus; data: Record<string, unknown>; description: string }> = {
+  'order.created': { status: 'fulfillment_pending', data: { amount: { ...MONEY, description: 'Amount reserved.' } }, description: 'The order was created and its price reserved.' },
+  'order.processing': { status: 'processing', data: {}, description: 'A worker started buying it.' },
+  'order.attempt_failed': {
+    status: 'processing',
+    data: { reason: { type: 'string' }, message: { type: 'string' } },
+    description: 'A transient upstream error; the attempt will be retried.',
+  },
+  'order.payment_sent': { status: 'processing', data: { tx_hash: { type: 'string' } }, description: 'The payment was sent on chain (live only).' },
+  'order.delivered': { status: 'delivered', data: { amount: { ...MONEY, description: 'Amount debited.' } }, description: 'Delivered; the reserve is debited.' },
+  'order.failed': {
+    status: 'failed',
+    data: { reason: { type: 'string', enum: [...FAILURE_REASONS] }, message: { type: 'string' }, amount: { ...MONEY, description: 'Amount released.' } },
+    description: 'Failed; the reserve is released.',
+  },
+};
+
+export const eventSchemaName = (type: EventType) =>
+  `OrderEvent${type
+    .slice('order.'.length)
+    .split('_')
+    .map((word) => word[0]?.toUpperCase() + word.slice(1))
+    .join('')}`;
+
+const eventSchemas = Object.fromEntries(
+  EVENT_TYPES.map((type) => {
+    const shape = EVENT_SHAPES[type];
+    return [
+      eventSchemaName(type),
+      closed(
+        {
+          id: id('evt', 'Event id.'),
+          type: { type: 'string', const: type },
+          status: { type: 'string', const: shape.status, description: 'The order status after this event.' },
+          created_at: TIMESTAMP,
+          data: closed(shape.data),
+        },
+        undefined,
+        `\`${type}\`: ${shape.description}`,
+      ),
+    ];
+  }),
+);
+
+export const errorCodeSchema = { type: 'string', enum: Object.keys(ERROR_STATUS) as ErrorCode[] };
+
+export const COMPONENT_SCHEMAS: Record<string, JsonSchema> = {
+  Amount: amount,
+  Order: closed({ ok: okTrue, ...orderFields }, undefined, 'An order, as POST /orders answers it (no `events`).'),
+  OrderWithEvents: closed(
+    { ok: okTrue, ...orderFields, events: { type: 'array', items: ref('OrderEvent'), description: 'The order history, oldest first.' } },
+    undefined,
+    'An order with its history, as GET /orders/{id} answers it.',
+  ),
+  OrderEvent: {
+    description: 'One step of an order history.',
+    oneOf: EVENT_TYPES.map((type) => ref(eventSchemaName(type))),
+    discriminator: {
+      propertyName: 'type',
+      mapping: Object.fromEntries(EVENT_TYPES.map((type) => [type, `#/components/schemas/${eventSchemaName(type)}`])),
+    },
+  },
+  ...eventSchemas,
+  Quote: closed(
+    {
+      ok: okTrue,
+      product: { type: 'string', enum: [...PRODUCTS] },
+      quantity: { type: 'integer' },
+      amount: { ...ref('Amount'), description: 'What would be debited now.' },
+      expires_at: { ...TIMESTAMP, description: 'The price is indicative until then; orders are priced afresh.' },
+    },
+    undefined,
+    'The current price.',
+  ),
+  RecipientValidation: closed(
+    {
+      ok: okTrue,
+      recipient: closed({
+        username: { type: 'string', description: 'Without `@`.' },
+        display_name: { type: 'string' },
+        eligible: { type: 'boolean', description: 'Always `true` in a 200 (an ineligible recipient is a 400 `recipient_invalid`).' },
+      }),
+    },
+    undefined,
+    'The recipient exists and can receive the product.',
+  ),
+  Balance: closed(
+    {
+      ok: okTrue,
+      balance: closed({
+        value: { ...MONEY, description: 'What can be spent now.' },
+        reserved: { ...MONEY, description: 'The sum of orders not yet final.' },
+        currency: { type: 'string', const: 'TON' },
+      }),
+      mode: { type: 'string', enum: [...MODES], description: 'The mode of the key used.' },
+    },
+    undefined,
+    'The balance of the key’s mode.',
+  ),
+  ErrorCode: { ...errorCodeSchema, description: 'See the error table in the API description.' },
+  Error: closed(
+    {
+      ok: { type: 'boolean', const: false },
+      error: closed(
+        {
+          code: ref('ErrorCode'),
+          message: { type: 'string', minLength: 1, description: 'A human sentence; may change, do not match on it.' },
+          param: { type: 'string', description: 'The input field at fault, when there is one.' },
+          details: {
+            type: 'object',
+            additionalProperties: true,
+            description: 'Where the code says so, e.g. `insufficient_balance`: `{available, required}`.',
+          },
+        },
+        ['code', 'message'],
+      ),
+      request_id: { ...id('req', 'Equals the Request-Id header.') },
+    },
+    undefined,
+    'Every error answers with this body.',
+  ),
+};
+
+// --- Headers -------------------------------------------------------------------------------------
+
+export const COMPONENT_HEADERS = {
+  'Request-Id': {
+    description: 'The id of this request (`req_…`); error bodies repeat it as `request_id`. Quote it to support.',
+    required: true,
+    schema: { type: 'string', pattern: '^req_[0-9A-Za-z]+$' },
+    example: 'req_4Xb0Yw3kq9T2mZlF8sV1aC',
+  },
+  'Idempotent-Replayed': {
+    description: '`true` when this 201 replays the order an earlier request with the same Idempotency-Key created; absent on the first response.',
+    schema: { type: 'string', const: 'true' },
+  },
+  'RateLimit-Policy': {
+    description: 'The per-key quota (draft-ietf-httpapi-ratelimit-headers): `q` requests per window of `w` seconds. Absent when rate limiting is off.',
+    schema: { type: 'string' },
+    example: '"default";q=200;w=2',
+  },
+  RateLimit: {
+    description: 'What is left: `r` requests, full again in `t` seconds. Absent when rate limiting is off.',
+    schema: { type: 'string' },
+    example: '"default";r=150;t=1',
+  },
+  'Retry-After': {
+    description: 'Seconds to wait before retrying.',
+    required: true,
+    schema: { type: 'string', pattern: '^[0-9]+$' },
+    example: '1',
+  },
+} as const;
+
+export type HeaderName = keyof typeof COMPONENT_HEADERS;
+
+export const IDEMPOTENCY_KEY_PARAMETER = {
+  name: 'Idempotency-Key',
+  in: 'header',
+  required: true,
+  description:
+    'A unique string per new order (a UUID is ideal), 1–255 characters, compared exactly. Send the same key again to retry safely: ' +
+    'you get the same order back (201 with `Idempotent-Replayed: true`), never a second one. The same key with other parameters is 409 `idempotency_conflict`. ' +
+    'Only a request that created an order binds its key.',
+  schema: { type: 'string', minLength: 1, maxLength: 255 },
+  example: '9b2f6c1e-3f43-4f1e-8d5a-5b7f0d6c2a10',
+} as const;
+
+// --- Errors --------------------------------------------------------------------------------------
+
+export interface ErrorDoc {
+  when: string;
+  message: string;
+  param?: string;
+  details?: Record<string, unknown>;
+}
+
+/** Every contract error code: when it answers, and an example body (CONTRACT "Errors"). */
+export const ERROR_DOCS = {
+  insufficient_balance: {
+    when: 'POST /orders: the available balance is less than the fresh price. No order, nothing reserved. `details` = `{available, required}`.',
+    message: 'The available balance does not cover this order; nothing was reserved.',
+    param: 'quantity',
+    details: { available: '0.1', required: '0.25' },
+  },
+  idempotency_conflict: {
+    when: 'An Idempotency-Key that created an order, sent again with different parameters.',
+    message: 'This Idempotency-Key was already used for an order with different parameters; use a new key for a new order.',
+  },
+  idempotency_key_in_use: {
+    when: 'The first request with this Idempotency-Key is still running after 10 s of waiting. Retry with the same key.',
+    message: 'A request with this Idempotency-Key is still being processed; retry shortly with the same key.',
+  },
+  recipient_invalid: {
+    when: 'The username is malformed (any non-string too), does not exist or cannot receive the product (validate); a malformed username (POST /orders).',
+    message: 'No account @nosuchuser exists.',
+    param: 'recipient',
+  },
+  idempotency_key_required: { when: 'POST /orders without an `Idempotency-Key` header.', message: 'POST /orders needs an Idempotency-Key header: a unique string per new order, such as a UUID.' },
+  idempotency_key_invalid: { when: 'The key is empty or longer than 255 characters.', message: 'Idempotency-Key must be 1 to 255 characters.' },
+  invalid_json: { when: 'The body is not valid JSON, or not a JSON object.', message: 'The request body is not valid JSON.' },
+  invalid_request: {
+    when: 'A required field or query parameter is missing, a body field is unknown, or a query parameter is repeated; `param` names it.',
+    message: 'Missing required body field "quantity".',
+    param: 'quantity',
+  },
+  invalid_product: { when: '`product` is present but not `"stars"` or `"premium"`.', message: 'product must be "stars" or "premium".', param: 'product' },
+  invalid_quantity: {
+    when: '`quantity` is present but not an integer 50–10000 (stars) or 3, 6, 12 (premium).',
+    message: 'quantity must be an integer from 50 to 10000 for stars, or 3, 6 or 12 for premium.',
+    param: 'quantity',
+  },
+  invalid_external_id: {
+    when: '`external_id` is present, not `null`, and not a string of 1–128 characters.',
+    message: 'external_id must be null or a string of 1 to 128 characters.',
+    param: 'external_id',
+  },
+  missing_api_key: {
+    when: 'No `Authorization` header, another scheme than `Bearer`, or `Bearer` with nothing after it.',
+    message: 'Send your API key as "Authorization: Bearer sk_live_…" or "Bearer sk_test_…".',
+  },
+  invalid_api_key: {
+    when: 'A malformed key (prefix, length, alphabet or checksum) or an unknown key.',
+    message: 'The API key is not valid. Check that it was copied whole, e.g. sk_test_… (46 characters).',
+  },
+  api_key_revoked: { when: 'A key that was reissued or revoked.', message: 'This API key was revoked (it was reissued). Use the current key from the dashboard.' },
+  account_disabled: { when: 'The key’s account was disabled by the operator.', message: 'This account is disabled. Contact support.' },
+  live_key_required: { when: 'A live-only endpoint (deposits) called with a test key.', message: 'This endpoint needs a live key (sk_live_…).' },
+  test_key_required: { when: 'A test-only endpoint (test helpers) called with a live key.', message: 'This endpoint needs a test key (sk_test_…).' },
+  quote_expired: { when: 'POST /orders with a `quote_id` past its `expires_at` (extension).', message: 'The quote expired; ask for a new one.', param: 'quote_id' },
+  quote_mismatch: {
+    when: 'A `quote_id` for another product, quantity or account, or already used (extension).',
+    message: 'The quote does not match this order.',
+    param: 'quote_id',
+  },
+  order_not_found: {
+    when: 'Unknown or malformed id, another account’s order, or an order of the other mode.',
+    message: 'No order ord_7hQ2mZ0bV4nC8xK1pL5sWd in test mode for this account.',
+    param: 'id',
+  },
+  not_found: { when: 'Unknown route.', message: 'No route GET /api/v1/order.' },
+  payload_too_large: { when: 'The body is over 16 KiB.', message: 'The request body is larger than 16 KiB.' },
+  unsupported_media_type: { when: 'A POST body that is not `application/json`.', message: 'Send the request body as JSON with "Content-Type: application/json".' },
+  rate_limited: {
+    when: 'Over the per-key rate; wait the `Retry-After` seconds.',
+    message: 'Too many requests for this API key; retry after the number of seconds in Retry-After.',
+  },
+  live_unavailable: {
+    when: 'A live-mode operation needs an upstream that is not configured or is paused; nothing is reserved. Retry later.',
+    message: 'Live orders cannot be fulfilled right now; nothing was reserved. Retry later.',
+  },
+  price_unavailable: { when: 'No fresh exchange rate or upstream price; nothing is charged. Retry later.', message: 'No fresh price is available right now; nothing was charged. Retry later.' },
+  internal_error: {
+    when: 'A bug on our side; never leaks a stack trace. Retry later; if it persists, contact support with the request_id.',
+    message: 'Something went wrong on our side. Retry later; if it persists, contact support with the request_id.',
+  },
+} satisfies Record<ErrorCode, ErrorDoc>;
+
+export const ERROR_CODES = Object.keys(ERROR_STATUS) as ErrorCode[];
+
+export const STATUS_TEXT: Record<number, string> = {
+  200: 'OK',
+  201: 'Created',
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  402: 'Payment Required',
+  403: 'Forbidden',
+  404: 'Not Found',
+  409: 'Conflict',
+  413: 'Content Too Large',
+  415: 'Unsupported Media Type',
+  429: 'Too Many Requests',
+  500: 'Internal Server Error',
+  503: 'Service Unavailable',
+};
+
+/** An example error body for `code`. */
+export function errorExample(code: ErrorCode) {
+  const doc: ErrorDoc = ERROR_DOCS[code];
+  return {
+    ok: false,
+    error: {
+      code,
+      message: doc.message,
+      ...(doc.param !== undefined && { param: doc.param }),
+      ...(doc.details !== undefined && { details: doc.details }),
+    },
+    request_id: 'req_4Xb0Yw3kq9T2mZlF8sV1aC',
+  };
+}
+
+// --- Examples ------------------------------------------------------------------------------------
+
+const EXAMPLE_ORDER = {
+  id: 'ord_7hQ2mZ0bV4nC8xK1pL5sWd',
+  external_id: 'invoice-1042',
+  product: 'stars',
+  recipient: '@durov',
+  quantity: 50,
+  amount: { value: '0.25', currency: 'TON' },
+  failure_reason: null,
+  created_at: '2026-11-25T21:30:00.123Z',
+} as const;
+
+export const EXAMPLES = {
+  orderCreated: {
+    ok: true,
+    ...EXAMPLE_ORDER,
+    status: 'fulfillment_pending',
+    updated_at: '2026-11-25T21:30:00.123Z',
+    status_url: 'https://api.example.com/api/v1/orders/ord_7hQ2mZ0bV4nC8xK1pL5sWd',
+  },
+  orderDelivered: {
+    ok: true,
+    ...EXAMPLE_ORDER,
+    status: 'delivered',
+    updated_at: '2026-11-25T21:30:03.207Z',
+    status_url: 'https://api.example.com/api/v1/orders/ord_7hQ2mZ0bV4nC8xK1pL5sWd',
+    events: [
+      { id: 'evt_0aJ3kP9sQ2wE5rT8yU1iOp', type: 'order.created', status: 'fulfillment_pending', created_at: '2026-11-25T21:30:00.123Z', data: { amount: '0.25' } },
+      { id: 'evt_1bK4lQ0tR3xF6sU9zV2jPq', type: 'order.processing', status: 'processing', created_at: '2026-11-25T21:30:01.045Z', data: {} },
+      { id: 'evt_2cL5mR1uS4yG7tV0aW3kQr', type: 'order.delivered', status: 'delivered', created_at: '2026-11-25T21:30:03.207Z', data: { amount: '0.25' } },
+    ],
+  },
+  orderFailed: {
+    ok: true,
+    ...EXAMPLE_ORDER,
+    recipient: '@test_failed',
+    status: 'failed',
+    failure_reason: 'upstream_error',
+    updated_at: '2026-11-25T21:30:03.207Z',
+    status_url: 'https://api.example.com/api/v1/orders/ord_7hQ2mZ0bV4nC8xK1pL5sWd',
+    events: [
+      { id: 'evt_0aJ3kP9sQ2wE5rT8yU1iOp', type: 'order.created', status: 'fulfillment_pending', created_at: '2026-11-25T21:30:00.123Z', data: { amount: '0.25' } },
+      { id: 'evt_1bK4lQ0tR3xF6sU9zV2jPq', type: 'order.processing', status: 'processing', created_at: '2026-11-25T21:30:01.045Z', data: {} },
+      {
+        id: 'evt_2cL5mR1uS4yG7tV0aW3kQr',
+        type: 'order.failed',
+        status: 'failed',
+        created_at: '2026-11-25T21:30:03.207Z',
+        data: { reason: 'upstream_error', message: 'The upstream marketplace rejected the purchase (test mode simulation).', amount: '0.25' },
+      },
+    ],
+  },
+  quote: { ok: true, product: 'stars', quantity: 50, amount: { value: '0.25', currency: 'TON' }, expires_at: '2026-11-25T21:31:00.123Z' },
+  recipient: { ok: true, recipient: { username: 'durov', display_name: 'Pavel Durov', eligible: true } },
+  balance: { ok: true, balance: { value: '12.5', reserved: '0.25', currency: 'TON' }, mode: 'test' },
+  createOrderRequest: { product: 'stars', recipient: '@durov', quantity: 50, external_id: 'invoice-1042' },
+  createPremiumRequest: { product: 'premium', recipient: 'durov', quantity: 3 },
+  validateRequest: { product: 'stars', recipient: '@durov', quantity: 50 },
+} as const;
