@@ -1,0 +1,37 @@
+import { AccountError } from '../../accounts/accounts.js';
+import { issuePasswordLink } from '../../accounts/dashboard-users.js';
+import { loadConfig } from '../../config.js';
+import { formatTimestamp } from '../../domain/time.js';
+import { type Command, required, UsageError } from '../command.js';
+import { withDatabase } from '../database.js';
+
+/**
+ * `account invite`: a one-time link to set the dashboard password of an existing account. The
+ * same link resets a forgotten password. No e-mail is sent: the operator hands the link over.
+ */
+export const accountInvite: Command = {
+  path: ['account', 'invite'],
+  summary: 'Print a one-time link that sets (or resets) the dashboard password of an account',
+  usage:
+    'starport account invite --email EMAIL [--json]\n\n' +
+    'The link works once and for 72 hours; a new link replaces any earlier unused one, and using it\n' +
+    'logs the account out everywhere. Links start with PUBLIC_URL (default http://HOST:PORT).',
+  options: { email: { type: 'string' } },
+  async run(values, io) {
+    const email = required(values, 'email');
+    const config = loadConfig();
+    const origin = config.publicUrl ?? `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${config.port}`;
+    const link = await withDatabase((db) => issuePasswordLink(db, email)).catch((error: unknown) => {
+      if (error instanceof AccountError) throw new UsageError(error.message);
+      throw error;
+    });
+    const url = `${origin}/set-password/${link.token}`;
+    const expiresAt = formatTimestamp(link.expiresAt);
+    io.result(
+      { account_id: link.accountId, email: link.email, url, expires_at: expiresAt },
+      `Set-password link for ${link.email} (account ${link.accountId}):\n${url}\n` +
+        `It works once, until ${expiresAt}. Hand it to the account holder; no e-mail is sent.`,
+    );
+    return 0;
+  },
+};

@@ -1,0 +1,142 @@
+// Starport dashboard: small progressive enhancements. Every page works without this file;
+// it adds copy buttons, the live top-up link and QR code, and refreshes orders in progress.
+// Served as a file from our origin (the Content-Security-Policy allows no inline script).
+(function () {
+  'use strict';
+
+  var announcer = document.createElement('div');
+  announcer.className = 'visually-hidden';
+  announcer.setAttribute('aria-live', 'polite');
+  document.body.appendChild(announcer);
+  function announce(message) {
+    announcer.textContent = '';
+    setTimeout(function () { announcer.textContent = message; }, 50);
+  }
+
+  // ---- Copy buttons: <button data-copy="element-id" hidden> ----
+  function copyText(text, source) {
+    if (navigator.clipboard && window.isSecureContext) {
+      return navigator.clipboard.writeText(text).then(function () { return true; }, function () { return fallback(); });
+    }
+    return Promise.resolve(fallback());
+    function fallback() {
+      var area = document.createElement('textarea');
+      area.value = text;
+      area.setAttribute('readonly', '');
+      area.style.position = 'fixed';
+      area.style.opacity = '0';
+      document.body.appendChild(area);
+      area.select();
+      var ok = false;
+      try { ok = document.execCommand('copy'); } catch (e) { ok = false; }
+      document.body.removeChild(area);
+      if (source && source.focus) source.focus();
+      return ok;
+    }
+  }
+
+  function initCopyButtons(root) {
+    root.querySelectorAll('[data-copy]').forEach(function (button) {
+      if (button.dataset.copyReady) return;
+      button.dataset.copyReady = '1';
+      button.hidden = false;
+      button.addEventListener('click', function () {
+        var target = document.getElementById(button.dataset.copy);
+        if (!target) return;
+        var text = target.tagName === 'INPUT' ? target.value : target.textContent;
+        var label = button.querySelector('.copy-label') || button;
+        copyText(text.trim(), button).then(function (ok) {
+          label.textContent = ok ? 'Copied' : 'Copy failed';
+          announce(ok ? 'Copied to the clipboard.' : 'Could not copy. Select the text and copy it.');
+          setTimeout(function () { label.textContent = 'Copy'; }, 2000);
+        });
+      });
+    });
+  }
+  initCopyButtons(document);
+  document.querySelectorAll('[data-no-js]').forEach(function (el) { el.hidden = true; });
+
+  // Select a whole read-only key on focus: one keystroke to copy it by hand.
+  document.querySelectorAll('input[readonly].copy-value').forEach(function (input) {
+    input.addEventListener('focus', function () { input.select(); });
+  });
+
+  // ---- Live top-up: the amount updates the ton:// link and the QR code as you type ----
+  var form = document.querySelector('[data-transfer-form]');
+  if (form) {
+    var input = form.querySelector('#amount');
+    var error = form.querySelector('#amount-error');
+    var link = document.getElementById('transfer-link');
+    var uri = document.getElementById('transfer-uri');
+    var qr = document.getElementById('transfer-qr');
+    var MAX = 1000000n * 1000000000n;
+    var timer;
+
+    var toNanotons = function (text) {
+      var t = text.trim().replace(',', '.');
+      if (t === '') return { ok: true, value: null, text: '' };
+      var m = /^(\d+)(?:\.(\d{1,9}))?$/.exec(t);
+      if (!m) return { ok: false, message: 'Enter an amount in TON, like 25 or 2.5, with at most 9 decimal places.' };
+      var n = BigInt(m[1]) * 1000000000n + BigInt((m[2] || '').padEnd(9, '0'));
+      if (n <= 0n) return { ok: false, message: 'Enter an amount greater than 0.' };
+      if (n > MAX) return { ok: false, message: 'Enter at most 1000000 TON.' };
+      return { ok: true, value: n, text: t };
+    };
+
+    var update = function () {
+      var parsed = toNanotons(input.value);
+      error.hidden = parsed.ok;
+      error.textContent = parsed.ok ? '' : parsed.message;
+      if (parsed.ok) input.removeAttribute('aria-invalid'); else input.setAttribute('aria-invalid', 'true');
+      if (!parsed.ok) return;
+      var params = (parsed.value !== null ? 'amount=' + parsed.value + '&' : '') + 'text=' + encodeURIComponent(form.dataset.memo);
+      var href = 'ton://transfer/' + form.dataset.address + '?' + params;
+      link.setAttribute('href', href);
+      uri.textContent = href;
+      qr.src = '/top-up/qr.svg' + (parsed.value !== null ? '?amount=' + encodeURIComponent(parsed.text) : '');
+      var url = new URL(window.location.href);
+      if (parsed.value !== null) url.searchParams.set('amount', parsed.text); else url.searchParams.delete('amount');
+      window.history.replaceState(null, '', url);
+    };
+    input.addEventListener('input', function () {
+      clearTimeout(timer);
+      timer = setTimeout(update, 150);
+    });
+    form.addEventListener('submit', function (event) {
+      event.preventDefault();
+      update();
+    });
+  }
+
+  // ---- Order page: follow an order in progress until it is final ----
+  var schedule = function (region) {
+    var delay = Number(region.dataset.refresh);
+    if (!delay) return;
+    setTimeout(function () {
+      fetch(window.location.href, { credentials: 'same-origin', headers: { accept: 'text/html' } })
+        .then(function (response) {
+          if (!response.ok || response.redirected) return null;
+          return response.text();
+        })
+        .then(function (text) {
+          if (!text) return schedule(region);
+          var next = new DOMParser().parseFromString(text, 'text/html').getElementById('order-live');
+          if (!next) return schedule(region);
+          if (next.innerHTML !== region.innerHTML) {
+            var adopted = document.importNode(next, true);
+            region.replaceWith(adopted);
+            initCopyButtons(adopted);
+            if (adopted.dataset.status !== region.dataset.status) {
+              var status = document.getElementById('status-announcer');
+              if (status) status.textContent = 'Order status: ' + adopted.dataset.statusLabel;
+            }
+            region = adopted;
+          }
+          schedule(region);
+        })
+        .catch(function () { schedule(region); });
+    }, delay);
+  };
+  var live = document.getElementById('order-live');
+  if (live) schedule(live);
+})();

@@ -1,0 +1,11 @@
+import type { Db } from '../../db/engine.js';
+
+/** What the dashboard needs from the composition root (src/service.ts). */
+export interface WebContext {
+  db: Db;
+  signup: 'open' | 'closed';
+  /** User-friendly non-bounceable deposit address; undefined = live top-ups not configured. */
+  depositAddress: string | undefined;
+  /** PUBLIC_URL when set; otherwise pages use the origin the browser asked for. */
+  publicUrl: string | undefined;
+}

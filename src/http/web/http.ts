@@ -1,0 +1,53 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Html } from './html.js';
+
+/** Small request/response helpers shared by the dashboard's pages. */
+export const SESSION_COOKIE = 'sp_session';
+export const PRE_SESSION_COOKIE = 'sp_pre';
+
+export function isHttps(request: FastifyRequest): boolean {
+  return request.protocol === 'https';
+}
+
+export function cookieOptions(request: FastifyRequest, maxAgeSeconds?: number) {
+  return {
+    path: '/',
+    httpOnly: true,
+    sameSite: 'lax' as const,
+    secure: isHttps(request),
+    ...(maxAgeSeconds !== undefined && { maxAge: maxAgeSeconds }),
+  };
+}
+
+export function sendHtml(reply: FastifyReply, page: Html, status = 200): FastifyReply {
+  return reply.code(status).type('text/html; charset=utf-8').send(page.text);
+}
+
+/** 303: after a POST the browser follows with a GET. */
+export function redirect(reply: FastifyReply, location: string): FastifyReply {
+  return reply.code(303).header('location', location).send();
+}
+
+/**
+ * A form or query field as a string ('' when absent, repeated or not text). NUL characters are
+ * dropped: no browser sends them from a form, and PostgreSQL refuses them in text.
+ */
+export function field(source: unknown, name: string): string {
+  const value = (source as Record<string, unknown> | undefined)?.[name];
+  return typeof value === 'string' ? value.replace(/\u0000/g, '') : '';
+}
+
+/** Only our own paths are valid redirect targets after login (no open redirect). */
+export function safeNext(value: string): string {
+  return /^\/(?![/\\])[\x21-\x7e]*$/.test(value) && !value.startsWith('/login') ? value : '/';
+}
+
+/** The origin the pages show in URLs (curl lines, status_url): PUBLIC_URL, else what the browser used. */
+export function originOf(request: FastifyRequest, publicUrl: string | undefined): string {
+  return publicUrl ?? `${request.protocol}://${request.host}`;
+}
+
+/** A browser tells us when a request comes from another site (Sec-Fetch-Site): such forms are refused outright. */
+export function crossSite(request: FastifyRequest): boolean {
+  return request.headers['sec-fetch-site'] === 'cross-site';
+}

@@ -1,0 +1,129 @@
+import type { Mode } from '../../domain/api-key.js';
+import type { Session } from '../../accounts/sessions.js';
+import { ASSET_URLS } from './assets.js';
+import { modePath } from './format.js';
+import { type Html, html, type Slot } from './html.js';
+
+/** The page shell and the dashboard's chrome: top bar, navigation, test-mode switch and banner. */
+export type Section = 'overview' | 'top-up' | 'keys' | 'orders' | 'guide';
+
+export interface View {
+  session: Session;
+  mode: Mode;
+  /** The CSRF token of this session, for every form. */
+  csrf: string;
+}
+
+const NAV: { section: Section; label: string; path: string }[] = [
+  { section: 'overview', label: 'Overview', path: '/' },
+  { section: 'top-up', label: 'Top up', path: '/top-up' },
+  { section: 'keys', label: 'API keys', path: '/keys' },
+  { section: 'orders', label: 'Orders', path: '/orders' },
+  { section: 'guide', label: 'First order', path: '/guide' },
+];
+
+export function document(options: { title: string; body: Slot; bodyClass?: string }): Html {
+  return html`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="color-scheme" content="light">
+<title>${options.title} · Starport</title>
+<link rel="icon" href="${ASSET_URLS.icon}" type="image/svg+xml">
+<link rel="stylesheet" href="${ASSET_URLS.css}">
+<script src="${ASSET_URLS.js}" defer></script>
+</head>
+<body class="${options.bodyClass ?? ''}">
+${options.body}
+</body>
+</html>
+`;
+}
+
+export function csrfField(token: string): Html {
+  return html`<input type="hidden" name="_csrf" value="${token}">`;
+}
+
+const brand = html`<span class="brand-mark" aria-hidden="true"></span><span class="brand-name">Starport</span>`;
+
+export function dashboardPage(view: View, options: { title: string; section: Section; body: Slot; notice?: Slot }): Html {
+  const { mode } = view;
+  const other: Mode = mode === 'live' ? 'test' : 'live';
+  const sectionPath = NAV.find((n) => n.section === options.section)?.path ?? '/';
+  const nav = NAV.map(
+    (n) =>
+      html`<li><a href="${modePath(mode, n.path)}"${n.section === options.section ? html` aria-current="page"` : ''}>${n.label}</a></li>`,
+  );
+  const testOn = mode === 'test';
+  const body = html`<a class="skip-link" href="#main">Skip to content</a>
+<div class="chrome">
+${testOn ? html`<div class="test-banner" role="note"><strong>Test mode</strong> <span class="banner-text">You are viewing test data. Test orders are simulated and never reach Telegram.</span> <a href="${modePath('live', sectionPath)}">Switch to live data</a></div>` : ''}
+<header class="topbar">
+  <div class="topbar-inner">
+    <a class="brand" href="${modePath(mode, '/')}" aria-label="Starport overview">${brand}</a>
+    <nav class="mainnav" aria-label="Main">
+      <ul>${nav}<li><a href="/docs">Docs</a></li></ul>
+    </nav>
+    <div class="topbar-tools">
+      <a class="mode-switch${testOn ? ' is-on' : ''}" href="${modePath(other, sectionPath)}" title="${testOn ? 'Switch to live data' : 'Switch to test data'}">
+        <span class="switch-track" aria-hidden="true"><span class="switch-thumb"></span></span>
+        <span>Test mode<span class="visually-hidden">${testOn ? ' is on: switch to live data' : ' is off: switch to test data'}</span></span>
+      </a>
+      <form method="post" action="/logout" class="logout-form">
+        ${csrfField(view.csrf)}
+        <span class="account-email" title="${view.session.email}">${view.session.email}</span>
+        <button type="submit" class="button button-quiet button-small">Log out</button>
+      </form>
+    </div>
+  </div>
+</header>
+</div>
+<main id="main" class="container" tabindex="-1">
+${options.notice ?? ''}
+${options.body}
+</main>
+<footer class="footer container"><span>Starport</span> · <a href="/docs">API reference</a> · <a href="${modePath('test', '/guide')}">First order guide</a></footer>`;
+  return document({ title: `${options.title}${testOn ? ' (test)' : ''}`, body, bodyClass: testOn ? 'mode-test' : 'mode-live' });
+}
+
+/** The centred card of the signed-out pages. */
+export function authPage(options: { title: string; heading: string; body: Slot; status?: Slot }): Html {
+  const body = html`<main id="main" class="auth">
+  <a class="brand auth-brand" href="/login" aria-label="Starport">${brand}</a>
+  <div class="card auth-card">
+    <h1>${options.heading}</h1>
+    ${options.status ?? ''}
+    ${options.body}
+  </div>
+</main>`;
+  return document({ title: options.title, body, bodyClass: 'signed-out' });
+}
+
+export function notice(kind: 'success' | 'error' | 'info' | 'warning', message: Slot): Html {
+  const role = kind === 'error' ? 'alert' : 'status';
+  return html`<div class="notice notice-${kind}" role="${role}">${message}</div>`;
+}
+
+export function errorPage(status: number, heading: string, message: Slot, action: { href: string; label: string } = { href: '/', label: 'Go to the overview' }): Html {
+  return document({
+    title: heading,
+    bodyClass: 'signed-out',
+    body: html`<main id="main" class="auth">
+  <a class="brand auth-brand" href="/" aria-label="Starport">${brand}</a>
+  <div class="card auth-card">
+    <p class="eyebrow">Error ${status}</p>
+    <h1>${heading}</h1>
+    <p>${message}</p>
+    <p><a class="button" href="${action.href}">${action.label}</a></p>
+  </div>
+</main>`,
+  });
+}
+
+export function csrfErrorPage(): Html {
+  return errorPage(403, 'This form has expired', 'For your security the form could not be accepted. Reload the page and submit it again.', {
+    href: '/',
+    label: 'Reload the dashboard',
+  });
+}

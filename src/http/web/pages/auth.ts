@@ -1,0 +1,217 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { checkPasswordLink, logIn, signUp, usePasswordLink } from '../../../accounts/dashboard-users.js';
+import { PASSWORD_MIN_LENGTH } from '../../../accounts/passwords.js';
+import { isSecretFormat, newSecret } from '../../../accounts/secrets.js';
+import { createSession, deleteSession, findSession, SESSION_MAX_AGE_MS } from '../../../accounts/sessions.js';
+import { html, type Slot } from '../html.js';
+import { cookieOptions, crossSite, field, PRE_SESSION_COOKIE, redirect, safeNext, sendHtml, SESSION_COOKIE } from '../http.js';
+import { authPage, csrfErrorPage, csrfField, errorPage, notice } from '../layout.js';
+import type { Web } from '../plugin.js';
+
+/** Log in, sign up, log out, and the one-time set-password link (invite and reset). */
+const LOGIN_NOTICES: Record<string, Slot> = {
+  logged_out: notice('success', 'You are logged out.'),
+  expired: notice('info', 'Your session has ended. Log in again to continue.'),
+};
+
+const LOGIN_ERRORS = {
+  invalid: 'Incorrect e-mail or password.',
+  throttled: 'Too many failed attempts. Wait 15 minutes and try again, or ask your operator for a password reset link.',
+  disabled: 'This account is disabled. Contact support.',
+} as const;
+const LOGIN_STATUS = { invalid: 401, throttled: 429, disabled: 403 } as const;
+
+export function authRoutes(app: FastifyInstance, web: Web): void {
+  const { ctx, csrf } = web;
+
+  /** The signed-out forms' CSRF token, setting the pre-session cookie it is bound to when needed. */
+  const preToken = (request: FastifyRequest, reply: FastifyReply): string => {
+    let value = request.cookies[PRE_SESSION_COOKIE];
+    if (!isSecretFormat(value)) {
+      value = newSecret();
+      reply.setCookie(PRE_SESSION_COOKIE, value, cookieOptions(request));
+    }
+    return csrf.forPreSession(value);
+  };
+  const preCsrfValid = (request: FastifyRequest): boolean => {
+    const value = request.cookies[PRE_SESSION_COOKIE];
+    return !crossSite(request) && isSecretFormat(value) && csrf.check(csrf.forPreSession(value), field(request.body, '_csrf'));
+  };
+  const refuse = (request: FastifyRequest, reply: FastifyReply) => {
+    request.log.warn({ route: request.routeOptions.url }, 'dashboard form refused: CSRF token missing or wrong');
+    return sendHtml(reply, csrfErrorPage(), 403);
+  };
+
+  /** A new session (new id: no fixation), replacing whatever session the browser had. */
+  const startSession = async (request: FastifyRequest, reply: FastifyReply, accountId: string) => {
+    const previous = await findSession(ctx.db, request.cookies[SESSION_COOKIE]);
+    if (previous) await deleteSession(ctx.db, previous.idHash);
+    const { id } = await createSession(ctx.db, accountId);
+    reply.setCookie(SESSION_COOKIE, id, cookieOptions(request, SESSION_MAX_AGE_MS / 1000));
+  };
+
+  const loginForm = (token: string, options: { email?: string; next?: string; status?: Slot } = {}) =>
+    authPage({
+      title: 'Log in',
+      heading: 'Log in to Starport',
+      status: options.status,
+      body: html`<form method="post" action="/login" class="stack" novalidate>
+  ${csrfField(token)}
+  <input type="hidden" name="next" value="${options.next ?? '/'}">
+  <div class="field">
+    <label for="email">E-mail</label>
+    <input id="email" name="email" type="email" autocomplete="username" required value="${options.email ?? ''}" autofocus>
+  </div>
+  <div class="field">
+    <label for="password">Password</label>
+    <input id="password" name="password" type="password" autocomplete="current-password" required>
+  </div>
+  <button type="submit" class="button button-primary button-block">Log in</button>
+</form>
+<div class="auth-links">
+  ${ctx.signup === 'open' ? html`<p>New to Starport? <a href="/signup">Create an account</a></p>` : ''}
+  <details>
+    <summary>Forgot your password?</summary>
+    <p>Ask your Starport operator for a password reset link. It works once and sets a new password.</p>
+  </details>
+</div>`,
+    });
+
+  app.get('/login', async (request, reply) => {
+    if (await findSession(ctx.db, request.cookies[SESSION_COOKIE])) return redirect(reply, '/');
+    const query = request.query as Record<string, unknown>;
+    const status = LOGIN_NOTICES[field(query, 'notice')];
+    return sendHtml(reply, loginForm(preToken(request, reply), { next: safeNext(field(query, 'next')), status }));
+  });
+
+  app.post('/login', async (request, reply) => {
+    if (!preCsrfValid(request)) return refuse(request, reply);
+    const body = request.body;
+    const email = field(body, 'email');
+    const next = safeNext(field(body, 'next'));
+    const result = await logIn(ctx.db, { email, password: field(body, 'password'), ip: request.ip });
+    if (!result.ok) {
+      const page = loginForm(preToken(request, reply), { email, next, status: notice('error', LOGIN_ERRORS[result.reason]) });
+      return sendHtml(reply, page, LOGIN_STATUS[result.reason]);
+    }
+    await startSession(request, reply, result.accountId);
+    return redirect(reply, next);
+  });
+
+  app.post('/logout', async (request, reply) => {
+    const session = await findSession(ctx.db, request.cookies[SESSION_COOKIE]);
+    // Without a live session there is nothing to protect: just make sure the cookie is gone.
+    if (session) {
+      if (crossSite(request) || !csrf.check(csrf.forSession(session.idHash), field(request.body, '_csrf'))) return refuse(request, reply);
+      await deleteSession(ctx.db, session.idHash);
+    }
+    reply.clearCookie(SESSION_COOKIE, cookieOptions(request));
+    return redirect(reply, '/login?notice=logged_out');
+  });
+
+  const signupClosed = () =>
+    authPage({
+      title: 'Sign-up is closed',
+      heading: 'Sign-up is closed',
+      body: html`<p>New accounts are created by the Starport team. Ask your contact for an invitation link.</p>
+<p><a href="/login">Log in</a> if you already have an account.</p>`,
+    });
+
+  const signupForm = (token: string, options: { email?: string; status?: Slot } = {}) =>
+    authPage({
+      title: 'Create your account',
+      heading: 'Create your Starport account',
+      status: options.status,
+      body: html`<form method="post" action="/signup" class="stack" novalidate>
+  ${csrfField(token)}
+  <div class="field">
+    <label for="email">E-mail</label>
+    <input id="email" name="email" type="email" autocomplete="username" required value="${options.email ?? ''}" autofocus>
+  </div>
+  <div class="field">
+    <label for="password">Password</label>
+    <input id="password" name="password" type="password" autocomplete="new-password" required minlength="${PASSWORD_MIN_LENGTH}" aria-describedby="password-hint">
+    <p id="password-hint" class="hint">At least ${PASSWORD_MIN_LENGTH} characters. A passphrase of a few words is easy to remember.</p>
+  </div>
+  <button type="submit" class="button button-primary button-block">Create account</button>
+</form>
+<div class="auth-links"><p>Already have an account? <a href="/login">Log in</a></p></div>`,
+    });
+
+  app.get('/signup', async (request, reply) => {
+    if (ctx.signup === 'closed') return sendHtml(reply, signupClosed(), 403);
+    return sendHtml(reply, signupForm(preToken(request, reply)));
+  });
+
+  app.post('/signup', async (request, reply) => {
+    if (!preCsrfValid(request)) return refuse(request, reply);
+    if (ctx.signup === 'closed') return sendHtml(reply, signupClosed(), 403);
+    const email = field(request.body, 'email');
+    const result = await signUp(ctx.db, { email, password: field(request.body, 'password'), ip: request.ip });
+    if (!result.ok) {
+      const status = result.reason === 'throttled' ? 429 : 400;
+      return sendHtml(reply, signupForm(preToken(request, reply), { email, status: notice('error', result.message) }), status);
+    }
+    await startSession(request, reply, result.accountId);
+    return redirect(reply, '/test?notice=welcome');
+  });
+
+  const invalidLink = () =>
+    errorPage(404, 'This link does not work', 'The link is invalid, was already used, or has expired. Ask your Starport operator for a new one.', {
+      href: '/login',
+      label: 'Go to the login page',
+    });
+
+  const setPasswordForm = (token: string, linkToken: string, email: string, status?: Slot) =>
+    authPage({
+      title: 'Set your password',
+      heading: 'Set your password',
+      status,
+      body: html`<p>For <strong>${email}</strong>. This link works once.</p>
+<form method="post" action="/set-password/${linkToken}" class="stack" novalidate>
+  ${csrfField(token)}
+  <input type="email" name="username" value="${email}" autocomplete="username" hidden>
+  <div class="field">
+    <label for="password">New password</label>
+    <input id="password" name="password" type="password" autocomplete="new-password" required minlength="${PASSWORD_MIN_LENGTH}" aria-describedby="password-hint" autofocus>
+    <p id="password-hint" class="hint">At least ${PASSWORD_MIN_LENGTH} characters.</p>
+  </div>
+  <div class="field">
+    <label for="password-again">Repeat the new password</label>
+    <input id="password-again" name="password_again" type="password" autocomplete="new-password" required>
+  </div>
+  <button type="submit" class="button button-primary button-block">Set password and log in</button>
+</form>`,
+    });
+
+  // The token is in the path: no referrer may carry it elsewhere, and the request log (which
+  // records URLs at level info) skips these two routes: at least warn, or quieter if configured so.
+  const quieter = ['warn', 'error', 'fatal', 'silent'].includes(app.log.level);
+  const quiet = { logLevel: (quieter ? app.log.level : 'warn') as 'warn' };
+  app.get('/set-password/:token', quiet, async (request, reply) => {
+    reply.header('referrer-policy', 'no-referrer');
+    const { token } = request.params as { token: string };
+    const link = await checkPasswordLink(ctx.db, token);
+    if (!link) return sendHtml(reply, invalidLink(), 404);
+    return sendHtml(reply, setPasswordForm(preToken(request, reply), token, link.email));
+  });
+
+  app.post('/set-password/:token', quiet, async (request, reply) => {
+    reply.header('referrer-policy', 'no-referrer');
+    if (!preCsrfValid(request)) return refuse(request, reply);
+    const { token } = request.params as { token: string };
+    const link = await checkPasswordLink(ctx.db, token);
+    if (!link) return sendHtml(reply, invalidLink(), 404);
+    const password = field(request.body, 'password');
+    if (password !== field(request.body, 'password_again')) {
+      return sendHtml(reply, setPasswordForm(preToken(request, reply), token, link.email, notice('error', 'The two passwords are different.')), 400);
+    }
+    const result = await usePasswordLink(ctx.db, token, password);
+    if (!result.ok) {
+      if (result.reason === 'invalid_link') return sendHtml(reply, invalidLink(), 404);
+      return sendHtml(reply, setPasswordForm(preToken(request, reply), token, link.email, notice('error', result.message)), 400);
+    }
+    await startSession(request, reply, result.accountId);
+    return redirect(reply, '/?notice=password_set');
+  });
+}

@@ -1,0 +1,68 @@
+import type { FastifyInstance } from 'fastify';
+import { readBalance } from '../../../ledger/ledger.js';
+import { copyBlock } from '../components.js';
+import { modePath, ton } from '../format.js';
+import { html } from '../html.js';
+import { originOf, sendHtml } from '../http.js';
+import { dashboardPage } from '../layout.js';
+import type { Web } from '../plugin.js';
+import { activeKeys } from './keys.js';
+
+/** "Your first order": the test-mode path from funds to a delivered order, with curl lines. */
+export function guideRoutes(app: FastifyInstance, web: Web): void {
+  web.page('/guide', async (request, reply, mode) => {
+    const view = web.view(request, mode);
+    const { accountId } = view.session;
+    const [keys, balance] = await Promise.all([activeKeys(web.ctx.db, accountId), readBalance(web.ctx.db.kysely, { accountId, mode: 'test' })]);
+    const prefix = keys.test?.displayPrefix ?? 'sk_test_';
+    const base = `${originOf(request, web.ctx.publicUrl)}/api/v1`;
+    const available = balance?.available ?? 0n;
+    const body = html`<div class="page-head"><h1>Your first order</h1></div>
+<p class="lead">Five steps with <code>curl</code>, in test mode: nothing is charged and nothing reaches Telegram. The full reference is in the <a href="/docs">API documentation</a>.</p>
+<ol class="guide">
+  <li>
+    <h2>Add test funds</h2>
+    <p>Your test balance is <strong>${ton(available)}</strong>. ${available > 0n ? 'That is enough for a first order of 50 Stars (0.25 TON at the default price).' : html`<a href="${modePath('test', '/top-up')}">Add test funds</a> first.`}</p>
+  </li>
+  <li>
+    <h2>Put your test key in your shell</h2>
+    <p>Your active test key starts with <code>${prefix}</code>. The full key was shown once, when it was created; if you do not have it, <a href="${modePath(mode, '/keys/reissue?mode=test')}">reissue the test key</a>.</p>
+    ${copyBlock('step-key', `export STARPORT_KEY="${prefix}…"   # paste your full test key here`, 'the export line')}
+  </li>
+  <li>
+    <h2>Check your balance</h2>
+    ${copyBlock('step-balance', `curl ${base}/balance \\\n  -H "Authorization: Bearer $STARPORT_KEY"`, 'the balance request')}
+  </li>
+  <li>
+    <h2>Create an order</h2>
+    <p>The <code>Idempotency-Key</code> makes a retry safe: sending the same request again returns the same order.</p>
+    ${copyBlock(
+      'step-order',
+      `curl -X POST ${base}/orders \\\n  -H "Authorization: Bearer $STARPORT_KEY" \\\n  -H "Content-Type: application/json" \\\n  -H "Idempotency-Key: first-order-1" \\\n  -d '{"product": "stars", "recipient": "@durov", "quantity": 50, "external_id": "my-order-1"}'`,
+      'the order request',
+    )}
+  </li>
+  <li>
+    <h2>Follow it to <code>delivered</code></h2>
+    <p>Use the <code>id</code> from the answer. A test order is delivered within a few seconds; you can also watch it on the <a href="${modePath('test', '/orders')}">Orders</a> page.</p>
+    ${copyBlock('step-poll', `curl ${base}/orders/ord_… \\\n  -H "Authorization: Bearer $STARPORT_KEY"`, 'the order status request')}
+  </li>
+</ol>
+<section class="card" aria-labelledby="recipients-heading">
+  <h2 id="recipients-heading">Test recipients</h2>
+  <p>With a test key, these usernames make an order end the way you need to test:</p>
+  <div class="table-wrap" role="region" aria-label="Test recipients" tabindex="0">
+  <table class="table">
+    <thead><tr><th scope="col">Recipient</th><th scope="col">Outcome</th></tr></thead>
+    <tbody>
+      <tr><td><code>@test_invalid</code></td><td>Fails with <code>recipient_invalid</code></td></tr>
+      <tr><td><code>@test_failed</code></td><td>Fails with <code>upstream_error</code>; the amount is released</td></tr>
+      <tr><td><code>@test_slow</code></td><td>Delivered after about 30 seconds</td></tr>
+      <tr><td>any other username</td><td>Delivered after about 2 seconds</td></tr>
+    </tbody>
+  </table>
+  </div>
+</section>`;
+    return sendHtml(reply, dashboardPage(view, { title: 'First order', section: 'guide', body }));
+  });
+}

@@ -1,0 +1,67 @@
+import type { FastifyInstance } from 'fastify';
+import type { Mode } from '../../../domain/api-key.js';
+import { readBalance } from '../../../ledger/ledger.js';
+import { emptyState, ordersTable } from '../components.js';
+import { modeLabel, modePath, ton } from '../format.js';
+import { html, type Slot } from '../html.js';
+import { sendHtml, field } from '../http.js';
+import { dashboardPage, notice } from '../layout.js';
+import { listOrders } from '../order-list.js';
+import type { Web } from '../plugin.js';
+
+const NOTICES: Record<string, Slot> = {
+  welcome: notice(
+    'success',
+    html`<strong>Your account is ready.</strong> You are in test mode: add test funds, reveal your test key and create a first order — nothing is charged.`,
+  ),
+  password_set: notice('success', 'Your password is set. You are logged in.'),
+};
+
+/** Overview: both balances, recent orders of the mode being viewed, and first steps. */
+export function overviewRoutes(app: FastifyInstance, web: Web): void {
+  web.page('/', async (request, reply, mode) => {
+    const view = web.view(request, mode);
+    const { accountId } = view.session;
+    const db = web.ctx.db;
+    const [live, test, recent] = await Promise.all([
+      readBalance(db.kysely, { accountId, mode: 'live' }),
+      readBalance(db.kysely, { accountId, mode: 'test' }),
+      listOrders(db, { accountId, mode, limit: 5 }),
+    ]);
+    const zero = { available: 0n, reserved: 0n };
+    const card = (m: Mode, balance = zero) => html`<article class="card balance-card${m === mode ? ' is-current' : ''}" aria-labelledby="balance-${m}">
+  <div class="card-head">
+    <h2 id="balance-${m}">${modeLabel(m)} balance</h2>
+    ${m === mode ? html`<span class="pill">Viewing</span>` : ''}
+  </div>
+  <dl class="balance">
+    <div><dt>Available</dt><dd class="amount" data-testid="${m}-available">${ton(balance.available)}</dd></div>
+    <div><dt>Reserved</dt><dd class="amount-small" data-testid="${m}-reserved">${ton(balance.reserved)}</dd></div>
+  </dl>
+  <p class="card-actions">
+    <a class="button button-secondary" href="${modePath(m, '/top-up')}">${m === 'live' ? 'Top up' : 'Add test funds'}</a>
+    ${m !== mode ? html`<a href="${modePath(m, '/')}">View ${m} data</a>` : ''}
+  </p>
+</article>`;
+    const recentBlock = recent.orders.length
+      ? ordersTable(recent.orders, mode, `Recent ${mode} orders`)
+      : emptyState(
+          `No ${mode} orders yet`,
+          mode === 'test'
+            ? 'Create your first order with your test key: it goes through every status in a few seconds and costs only test funds.'
+            : 'Orders you create with your live key appear here.',
+          { href: modePath('test', '/guide'), label: 'Read the first order guide' },
+        );
+    const body = html`<div class="page-head"><h1>Overview</h1></div>
+<p class="reserved-note muted">Reserved amounts belong to orders still being fulfilled: they are debited on delivery and released if an order fails.</p>
+<section class="balances" aria-label="Balances">${card('live', live)}${card('test', test)}</section>
+<section class="section" aria-labelledby="recent-heading">
+  <div class="section-head">
+    <h2 id="recent-heading">Recent ${mode} orders</h2>
+    ${recent.orders.length ? html`<a href="${modePath(mode, '/orders')}">View all orders</a>` : ''}
+  </div>
+  ${recentBlock}
+</section>`;
+    return sendHtml(reply, dashboardPage(view, { title: 'Overview', section: 'overview', body, notice: NOTICES[field(request.query, 'notice')] }));
+  });
+}

@@ -1,0 +1,144 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { depositMemo } from '../../../accounts/deposit-memo.js';
+import { formatTon } from '../../../domain/money.js';
+import { adjustBalance } from '../../../ledger/adjust.js';
+import { readBalance } from '../../../ledger/ledger.js';
+import { copyField, emptyState } from '../components.js';
+import { modePath, ton } from '../format.js';
+import { type Html, html, type Slot } from '../html.js';
+import { field, redirect, sendHtml } from '../http.js';
+import { csrfField, dashboardPage, notice, type View } from '../layout.js';
+import type { Web } from '../plugin.js';
+import { parseAmountInput, qrSvg, transferLink } from '../ton-transfer.js';
+
+/** Test funds per click: enough for any test, small enough to keep test balances readable. */
+export const MAX_TEST_FUNDS_TON = 10_000n;
+export const TEST_FUNDS_REASON = 'dashboard test funds';
+
+/** Top up: live (deposit address, memo, link and QR) and test ("Add test funds" through the ledger). */
+export function topUpRoutes(app: FastifyInstance, web: Web): void {
+  const { ctx } = web;
+
+  const livePage = async (view: View, amountText: string): Promise<Html> => {
+    const address = ctx.depositAddress;
+    const intro = html`<div class="page-head"><h1>Top up your live balance</h1></div>
+<p class="lead">Send TON from any wallet to Starport's deposit address with your personal comment. Your live balance is credited once the transfer is final on the TON blockchain.</p>`;
+    const deposits = html`<section class="section" aria-labelledby="deposits-heading">
+  <div class="section-head"><h2 id="deposits-heading">Deposits</h2></div>
+  ${emptyState('No deposits yet', 'Transfers to the deposit address with your comment appear here with their status, usually within a minute of being sent.')}
+</section>`;
+    if (!address) {
+      return dashboardPage(view, {
+        title: 'Top up',
+        section: 'top-up',
+        body: html`${intro}
+${notice('warning', html`<strong>Live top-ups are not configured yet.</strong> The deposit wallet has not been set up on this Starport installation. Meanwhile you can build and test your integration with <a href="${modePath('test', '/top-up')}">test funds</a>.`)}
+${deposits}`,
+      });
+    }
+    const memo = await depositMemo(ctx.db, view.session.accountId);
+    const amount = parseAmountInput(amountText);
+    const nanotons = amount.ok ? amount.nanotons : undefined;
+    const link = transferLink(address, memo, nanotons);
+    const qrUrl = `/top-up/qr.svg${nanotons !== undefined ? `?amount=${formatTon(nanotons)}` : ''}`;
+    const amountError = amount.ok ? undefined : amount.message;
+    const body = html`${intro}
+<div class="grid-2 topup">
+  <section class="card" aria-labelledby="transfer-heading">
+    <h2 id="transfer-heading">Transfer details</h2>
+    <ol class="steps-compact">
+      <li>
+        <p class="label" id="address-label">Deposit address</p>
+        ${copyField('deposit-address', address, 'deposit address', { className: 'wrap' })}
+      </li>
+      <li>
+        <p class="label">Comment (memo)</p>
+        ${copyField('deposit-memo', memo, 'comment')}
+        <p class="hint">Always add this comment to the transfer. Without it we cannot tell that the TON is yours. It is the same for every top-up.</p>
+      </li>
+      <li>
+        <form method="get" action="/top-up" class="amount-form" data-transfer-form data-address="${address}" data-memo="${memo}">
+          <label for="amount">Amount in TON <span class="muted">(optional)</span></label>
+          <div class="input-row">
+            <input id="amount" name="amount" type="text" inputmode="decimal" autocomplete="off" spellcheck="false" value="${amountText}"
+              aria-describedby="amount-hint${amountError ? ' amount-error' : ''}"${amountError ? html` aria-invalid="true"` : ''}>
+            <button type="submit" class="button button-secondary" data-no-js>Update link</button>
+          </div>
+          <p id="amount-hint" class="hint">Fills in the amount in the link and QR code. Leave it empty to choose the amount in your wallet.</p>
+          <p id="amount-error" class="field-error" role="alert"${amountError ? '' : html` hidden`}>${amountError ?? ''}</p>
+        </form>
+      </li>
+    </ol>
+  </section>
+  <section class="card qr-card" aria-labelledby="wallet-heading">
+    <h2 id="wallet-heading">Pay with a wallet app</h2>
+    <img id="transfer-qr" class="qr" src="${qrUrl}" width="232" height="232" alt="QR code of the transfer link: scan it with a TON wallet app to send TON with your comment.">
+    <p><a id="transfer-link" class="button button-primary" href="${link}">Open in wallet app</a></p>
+    ${copyField('transfer-uri', link, 'transfer link', { className: 'wrap small' })}
+  </section>
+</div>
+${deposits}`;
+    return dashboardPage(view, { title: 'Top up', section: 'top-up', body });
+  };
+
+  const testPage = async (view: View, options: { amountText?: string; status?: Slot; error?: string } = {}): Promise<Html> => {
+    const balance = await readBalance(ctx.db.kysely, { accountId: view.session.accountId, mode: 'test' });
+    const error = options.error;
+    const body = html`<div class="page-head"><h1>Add test funds</h1></div>
+<p class="lead">Test funds are free and only work with your test key (<code>sk_test_…</code>). Use them to try orders end to end; they can never buy anything real.</p>
+<div class="grid-2">
+  <section class="card" aria-labelledby="add-heading">
+    <h2 id="add-heading">Add test funds</h2>
+    <form method="post" action="/test/top-up" class="stack" novalidate>
+      ${csrfField(view.csrf)}
+      <div class="field">
+        <label for="amount">Amount in TON</label>
+        <input id="amount" name="amount" type="text" inputmode="decimal" autocomplete="off" value="${options.amountText ?? '100'}"
+          aria-describedby="amount-hint${error ? ' amount-error' : ''}"${error ? html` aria-invalid="true"` : ''} required>
+        <p id="amount-hint" class="hint">Up to ${MAX_TEST_FUNDS_TON.toLocaleString('en-US')} TON at a time.</p>
+        ${error ? html`<p id="amount-error" class="field-error">${error}</p>` : ''}
+      </div>
+      <button type="submit" class="button button-primary">Add test funds</button>
+    </form>
+  </section>
+  <section class="card" aria-labelledby="test-balance-heading">
+    <h2 id="test-balance-heading">Test balance</h2>
+    <dl class="balance">
+      <div><dt>Available</dt><dd class="amount" data-testid="test-available">${ton(balance?.available ?? 0n)}</dd></div>
+      <div><dt>Reserved</dt><dd class="amount-small">${ton(balance?.reserved ?? 0n)}</dd></div>
+    </dl>
+    <p><a href="${modePath('test', '/guide')}">Create a first test order →</a></p>
+  </section>
+</div>`;
+    return dashboardPage(view, { title: 'Add test funds', section: 'top-up', body, notice: options.status });
+  };
+
+  web.page('/top-up', async (request, reply, mode) => {
+    const view = web.view(request, mode);
+    if (mode === 'live') return sendHtml(reply, await livePage(view, field(request.query, 'amount')));
+    const added = field(request.query, 'notice') === 'funds_added';
+    return sendHtml(reply, await testPage(view, { status: added ? notice('success', 'Test funds added.') : undefined }));
+  });
+
+  app.post('/test/top-up', { preHandler: [web.authenticated, web.sessionCsrf] }, async (request: FastifyRequest, reply: FastifyReply) => {
+    const view = web.view(request, 'test');
+    const amountText = field(request.body, 'amount');
+    const amount = parseAmountInput(amountText, MAX_TEST_FUNDS_TON);
+    if (!amount.ok || amount.nanotons === undefined) {
+      const error = amount.ok ? 'Enter an amount in TON, like 100.' : amount.message;
+      return sendHtml(reply, await testPage(view, { amountText, error }), 400);
+    }
+    await adjustBalance(ctx.db, { accountId: view.session.accountId, mode: 'test', amount: amount.nanotons, reason: TEST_FUNDS_REASON });
+    request.log.info({ account_id: view.session.accountId, amount: String(amount.nanotons) }, 'dashboard test funds added');
+    return redirect(reply, '/test/top-up?notice=funds_added');
+  });
+
+  app.get('/top-up/qr.svg', { preHandler: web.authenticated }, async (request, reply) => {
+    const address = ctx.depositAddress;
+    if (!address) return reply.code(404).type('text/plain; charset=utf-8').send('Live top-ups are not configured.');
+    const memo = await depositMemo(ctx.db, (request.dashboardSession as { accountId: string }).accountId);
+    const amount = parseAmountInput(field(request.query, 'amount'));
+    const svg = await qrSvg(transferLink(address, memo, amount.ok ? amount.nanotons : undefined));
+    return reply.header('cache-control', 'private, no-store').type('image/svg+xml').send(svg);
+  });
+}

@@ -1,0 +1,141 @@
+import cookie from '@fastify/cookie';
+import formbody from '@fastify/formbody';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { dashboardSecret } from '../../accounts/dashboard-secret.js';
+import { findSession, type Session } from '../../accounts/sessions.js';
+import type { Mode } from '../../domain/api-key.js';
+import { ASSETS } from './assets.js';
+import type { WebContext } from './context.js';
+import { CsrfTokens } from './csrf.js';
+import { cookieOptions, crossSite, field, isHttps, redirect, sendHtml, SESSION_COOKIE } from './http.js';
+import { csrfErrorPage, errorPage, type View } from './layout.js';
+import { authRoutes } from './pages/auth.js';
+import { keyRoutes } from './pages/keys.js';
+import { orderRoutes } from './pages/orders.js';
+import { overviewRoutes } from './pages/overview.js';
+import { topUpRoutes } from './pages/top-up.js';
+import { guideRoutes } from './pages/guide.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The dashboard session, set by `web.authenticated` on the pages that need one. */
+    dashboardSession: Session | undefined;
+  }
+}
+
+/** What every page module gets. */
+export interface Web {
+  ctx: WebContext;
+  csrf: CsrfTokens;
+  /** preHandler: a logged-in user, else a redirect to the login page. */
+  authenticated: (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
+  /** preHandler for POSTs of logged-in pages: the session's CSRF token must come with the form. */
+  sessionCsrf: (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
+  view(request: FastifyRequest, mode: Mode): View;
+  /** Registers a GET page at `path` (live) and `/test…` (test). */
+  page(path: string, handler: (request: FastifyRequest, reply: FastifyReply, mode: Mode) => Promise<unknown>): void;
+}
+
+/**
+ * A strict policy: our own files only, no inline script or style, no framing, forms post only
+ * to us. The QR code is an <img> from our origin.
+ */
+const CSP = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self'",
+  "connect-src 'self'",
+  "form-action 'self'",
+  "frame-ancestors 'none'",
+  "base-uri 'none'",
+].join('; ');
+
+/**
+ * The client dashboard, served by the same process as the API (`/` dashboard, `/api/v1` API).
+ * Server-rendered HTML; an encapsulated Fastify scope, so its cookie and form parsing, error
+ * pages and security headers never touch the API's behaviour.
+ */
+export async function webPlugin(app: FastifyInstance, ctx: WebContext): Promise<void> {
+  const csrf = new CsrfTokens(await dashboardSecret(ctx.db));
+  await app.register(cookie);
+  await app.register(formbody, { bodyLimit: 16 * 1024 });
+  app.decorateRequest('dashboardSession', undefined);
+
+  app.addHook('onSend', async (request, reply, payload) => {
+    reply.header('content-security-policy', CSP);
+    reply.header('x-content-type-options', 'nosniff');
+    reply.header('x-frame-options', 'DENY');
+    if (!reply.hasHeader('referrer-policy')) reply.header('referrer-policy', 'same-origin');
+    reply.header('cross-origin-opener-policy', 'same-origin');
+    reply.header('cross-origin-resource-policy', 'same-origin');
+    reply.header('permissions-policy', 'camera=(), microphone=(), geolocation=(), payment=()');
+    if (isHttps(request)) reply.header('strict-transport-security', 'max-age=31536000');
+    // Pages show balances and, once, new keys: never stored by the browser or a proxy.
+    if (!reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store');
+    return payload;
+  });
+
+  app.setErrorHandler(async (error: FastifyError, request, reply) => {
+    const status = error.statusCode && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;
+    if (status === 500) request.log.error({ err: error }, 'dashboard error');
+    const page =
+      status === 500
+        ? errorPage(500, 'Something went wrong', `We could not show this page. Try again in a moment; if it keeps happening, contact support with the reference ${request.id}.`)
+        : errorPage(status, 'This request could not be read', 'Go back, check the form and try again.');
+    return sendHtml(reply, page, status);
+  });
+
+  const authenticated = async (request: FastifyRequest, reply: FastifyReply) => {
+    const cookieValue = request.cookies[SESSION_COOKIE];
+    const session = cookieValue ? await findSession(ctx.db, cookieValue) : undefined;
+    if (session) {
+      request.dashboardSession = session;
+      return;
+    }
+    if (cookieValue) reply.clearCookie(SESSION_COOKIE, cookieOptions(request));
+    const next = request.method === 'GET' ? request.url : '/';
+    const params = new URLSearchParams({ ...(next !== '/' && { next }), ...(cookieValue && { notice: 'expired' }) });
+    const query = params.toString();
+    redirect(reply, `/login${query ? `?${query}` : ''}`);
+    return reply;
+  };
+
+  const sessionCsrf = async (request: FastifyRequest, reply: FastifyReply) => {
+    const session = request.dashboardSession;
+    if (session && !crossSite(request) && csrf.check(csrf.forSession(session.idHash), field(request.body, '_csrf'))) return;
+    request.log.warn({ route: request.routeOptions.url }, 'dashboard form refused: CSRF token missing or wrong');
+    sendHtml(reply, csrfErrorPage(), 403);
+    return reply;
+  };
+
+  const web: Web = {
+    ctx,
+    csrf,
+    authenticated,
+    sessionCsrf,
+    view(request, mode) {
+      const session = request.dashboardSession as Session;
+      return { session, mode, csrf: csrf.forSession(session.idHash) };
+    },
+    page(path, handler) {
+      for (const mode of ['live', 'test'] as const) {
+        const url = mode === 'live' ? path : path === '/' ? '/test' : `/test${path}`;
+        app.get(url, { preHandler: authenticated }, (request, reply) => handler(request, reply, mode));
+      }
+    },
+  };
+
+  app.get('/assets/:name', async (request, reply) => {
+    const asset = ASSETS.get((request.params as { name: string }).name);
+    if (!asset) return sendHtml(reply, errorPage(404, 'Not found', 'There is no such file.'), 404);
+    return reply.header('cache-control', 'public, max-age=31536000, immutable').type(asset.type).send(asset.body);
+  });
+
+  authRoutes(app, web);
+  overviewRoutes(app, web);
+  topUpRoutes(app, web);
+  keyRoutes(app, web);
+  orderRoutes(app, web);
+  guideRoutes(app, web);
+}

@@ -1,0 +1,36 @@
+import QRCode from 'qrcode';
+import { formatTon, MoneyFormatError, parseTon } from '../../domain/money.js';
+
+/**
+ * The live top-up's `ton://transfer` link (research/ton.md §5): the deposit address, the
+ * amount in nanotons, and the account's memo as the text comment (percent-encoded, never `+`).
+ */
+export const MAX_TOPUP_TON = 1_000_000n;
+
+export function transferLink(address: string, memo: string, amount: bigint | undefined): string {
+  const params = [...(amount !== undefined ? [`amount=${amount}`] : []), `text=${encodeURIComponent(memo)}`];
+  return `ton://transfer/${address}?${params.join('&')}`;
+}
+
+export type AmountInput = { ok: true; nanotons: bigint | undefined } | { ok: false; message: string };
+
+/** The amount field of a top-up form: empty is allowed (the wallet asks); otherwise a positive TON decimal. */
+export function parseAmountInput(text: string, max = MAX_TOPUP_TON): AmountInput {
+  const trimmed = text.trim().replace(',', '.');
+  if (trimmed === '') return { ok: true, nanotons: undefined };
+  let nanotons: bigint;
+  try {
+    nanotons = parseTon(trimmed);
+  } catch (error) {
+    if (!(error instanceof MoneyFormatError)) throw error;
+    return { ok: false, message: 'Enter an amount in TON, like 25 or 2.5, with at most 9 decimal places.' };
+  }
+  if (nanotons <= 0n) return { ok: false, message: 'Enter an amount greater than 0.' };
+  if (nanotons > max * 1_000_000_000n) return { ok: false, message: `Enter at most ${formatTon(max * 1_000_000_000n)} TON.` };
+  return { ok: true, nanotons };
+}
+
+/** The QR code of a link as an SVG document, rendered here: no external service sees the link. */
+export function qrSvg(link: string): Promise<string> {
+  return QRCode.toString(link, { type: 'svg', errorCorrectionLevel: 'M', margin: 2, color: { dark: '#000000', light: '#ffffff' } });
+}

@@ -1,0 +1,282 @@
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { PROJECT_ROOT } from '../support/cli.js';
+import { testEngine } from '../support/database.js';
+import { type Harness, startHarness } from '../support/harness.js';
+
+/**
+ * The dashboard in a real browser: Debian's Chromium (/usr/bin/chromium, never a downloaded
+ * one) driven by playwright-core, against a real service on a loopback port. One user's whole
+ * journey: sign up, log out, log in, add test funds, the live top-up page, reveal a test key,
+ * create an order with that key from the test, watch the order page reach `delivered`, reissue
+ * the key and see the old one refused by the API, and log out. On every page axe-core must find
+ * no serious or critical violation, the browser must log no error (a CSP violation is one), and
+ * a screenshot is saved under test-artifacts/ (main pages also under docs/screenshots/ when
+ * missing there, or always with UPDATE_SCREENSHOTS=1).
+ *
+ * Without Chromium the suite is skipped with a loud warning — unless BROWSER_TESTS=1 (CI, set
+ * by .ci/run), where a missing browser is a failure.
+ */
+const CHROMIUM = '/usr/bin/chromium';
+const HAVE_CHROMIUM = fs.existsSync(CHROMIUM);
+const REQUIRED = process.env.BROWSER_TESTS === '1';
+if (!HAVE_CHROMIUM) {
+  const bar = '!'.repeat(88);
+  console.warn(
+    `\n${bar}\n!! BROWSER TESTS ${REQUIRED ? 'FAIL' : 'SKIPPED'}: Chromium is not installed at ${CHROMIUM}.\n` +
+      `!! Install Debian's package with: apt-get install -y chromium   (.ci/run does this and sets BROWSER_TESTS=1)\n${bar}\n`,
+  );
+}
+
+const RAW_ADDRESS = '0:2cf55953e92efbeadab7ba725c3f93a0b23f842cbba72d7b8e6f510a70e422e3';
+const ARTIFACTS = path.join(PROJECT_ROOT, 'test-artifacts', 'browser', testEngine);
+const DOCS_SHOTS = path.join(PROJECT_ROOT, 'docs', 'screenshots');
+const AXE_SOURCE = HAVE_CHROMIUM ? fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8') : '';
+const PASSWORD = 'a long browser passphrase';
+
+test.runIf(REQUIRED && !HAVE_CHROMIUM)('Chromium is installed (BROWSER_TESTS=1)', () => {
+  throw new Error(`BROWSER_TESTS=1 but ${CHROMIUM} is missing: apt-get install -y chromium`);
+});
+
+describe.skipIf(!HAVE_CHROMIUM)('the dashboard in Chromium', { timeout: 180_000 }, () => {
+  let h: Harness;
+  let browser: Browser;
+  let context: BrowserContext;
+  let page: Page;
+  const problems: string[] = [];
+  let shot = 0;
+
+  beforeAll(async () => {
+    fs.rmSync(ARTIFACTS, { recursive: true, force: true });
+    fs.mkdirSync(ARTIFACTS, { recursive: true });
+    // Slow enough fulfilment that the order page is seen before delivery and follows it there.
+    h = await startHarness({ DEPOSIT_ADDRESS: RAW_ADDRESS, TEST_FULFILMENT_DELAY_MS: '5000' });
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      headless: true,
+      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    });
+    context = await browser.newContext({ viewport: { width: 1280, height: 860 }, deviceScaleFactor: 1, locale: 'en-US' });
+    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: h.url });
+    page = await context.newPage();
+    page.on('console', (message) => {
+      // A wrong password (401) and a dead link (404) are error statuses Chromium reports as failed resources: expected.
+      const expected =
+        (/\/login$/.test(page.url()) && /status of 401/.test(message.text())) || (/\/set-password\//.test(page.url()) && /status of 404/.test(message.text()));
+      if (message.type() === 'error' && !expected) problems.push(`console error on ${page.url()}: ${message.text()}`);
+    });
+    page.on('pageerror', (error) => problems.push(`page error on ${page.url()}: ${error.message}`));
+    // Everything the dashboard loads must come from the dashboard itself.
+    page.on('request', (request) => {
+      const url = request.url();
+      if (!url.startsWith(h.url) && !url.startsWith('data:')) problems.push(`request to another origin: ${url}`);
+    });
+  }, 120_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await h?.close();
+  });
+
+  /** axe-core on the current page, then a screenshot. axe is evaluated over CDP, which the page's CSP does not govern. */
+  async function check(name: string, options: { docs?: boolean } = {}): Promise<void> {
+    await page.waitForLoadState('load');
+    const hasAxe = await page.evaluate('typeof window.axe !== "undefined"');
+    if (!hasAxe) await page.evaluate(AXE_SOURCE);
+    const violations = (await page.evaluate(
+      'window.axe.run(document, { resultTypes: ["violations"] }).then(r => r.violations.map(v => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.slice(0, 3).map(n => n.target.join(" ")) })))',
+    )) as { id: string; impact: string; help: string; nodes: string[] }[];
+    const serious = violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+    expect(serious, `axe on ${name} (${page.url()}): ${JSON.stringify(serious, null, 2)}`).toEqual([]);
+    const file = `${String(++shot).padStart(2, '0')}-${name}.png`;
+    await page.screenshot({ path: path.join(ARTIFACTS, file), fullPage: true });
+    if (options.docs && testEngine === 'sqlite') {
+      const target = path.join(DOCS_SHOTS, `${name}.png`);
+      if (process.env.UPDATE_SCREENSHOTS === '1' || !fs.existsSync(target)) {
+        fs.mkdirSync(DOCS_SHOTS, { recursive: true });
+        await page.screenshot({ path: target, fullPage: true });
+      }
+    }
+  }
+
+  const api = async (method: string, url: string, key: string, body?: unknown, headers: Record<string, string> = {}) => {
+    const response = await fetch(`${h.url}/api/v1${url}`, {
+      method,
+      headers: { authorization: `Bearer ${key}`, ...(body !== undefined && { 'content-type': 'application/json' }), ...headers },
+      ...(body !== undefined && { body: JSON.stringify(body) }),
+    });
+    return { status: response.status, body: (await response.json()) as any };
+  };
+
+  const email = `browser-${testEngine}-${Date.now()}@example.com`;
+
+  /** Reissue a test key through the UI; returns the key shown once. */
+  async function reissueTestKey(name: string): Promise<string> {
+    await page.goto(`${h.url}/test/keys`);
+    await page.getByTestId('reissue-test').click();
+    await page.waitForURL(/\/test\/keys\/reissue\?mode=test$/);
+    await expect.poll(() => page.locator('main').innerText()).toContain('stops working immediately');
+    await check(`${name}-confirm`);
+    await page.getByRole('button', { name: 'Reissue and reveal test key' }).click();
+    await page.getByTestId('new-key').waitFor();
+    const key = await page.getByTestId('new-key').inputValue();
+    expect(key).toMatch(/^sk_test_[0-9A-Za-z]{38}$/);
+    await check(name, { docs: name === 'keys-new-key' });
+    return key;
+  }
+
+  test('sign up, log in, fund, key, order, reissue, log out', async () => {
+    // ---- Sign up ----
+    await page.goto(`${h.url}/signup`);
+    await check('signup');
+    await page.getByLabel('E-mail').fill(email);
+    await page.getByLabel('Password').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Create account' }).click();
+    await page.waitForURL(`${h.url}/test?notice=welcome`);
+    await expect.poll(() => page.locator('.notice-success').innerText()).toContain('Your account is ready.');
+    await expect.poll(() => page.locator('.test-banner').isVisible()).toBe(true);
+    // Keyboard: the first Tab lands on the skip link.
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate('document.activeElement && document.activeElement.className')).toBe('skip-link');
+    await check('overview-test-welcome');
+
+    // ---- Log out, then log in ----
+    await page.getByRole('button', { name: 'Log out' }).click();
+    await page.waitForURL(`${h.url}/login?notice=logged_out`);
+    await page.getByLabel('E-mail').fill(email);
+    await page.getByLabel('Password').fill('not my password');
+    await page.getByRole('button', { name: 'Log in' }).click();
+    await expect.poll(() => page.locator('.notice-error').innerText()).toContain('Incorrect e-mail or password.');
+    await check('login-error');
+    await page.getByLabel('Password').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Log in' }).click();
+    await page.waitForURL(`${h.url}/`);
+    await check('overview-live-empty');
+
+    // ---- Add test funds: switch to test mode with the toggle, then Top up ----
+    await page.locator('.mode-switch').click();
+    await page.waitForURL(`${h.url}/test`);
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Top up' }).click();
+    await page.waitForURL(`${h.url}/test/top-up`);
+    await page.getByLabel('Amount in TON').fill('50');
+    await page.getByRole('button', { name: 'Add test funds' }).click();
+    await page.waitForURL(`${h.url}/test/top-up?notice=funds_added`);
+    expect(await page.getByTestId('test-available').innerText()).toBe('50 TON');
+    await check('top-up-test', { docs: true });
+
+    // ---- Live top-up: the amount updates the link and the QR code as you type ----
+    await page.goto(`${h.url}/top-up`);
+    const memo = (await page.locator('#deposit-memo').innerText()).trim();
+    expect(memo).toMatch(/^[A-HJ-NP-Z2-9]{10}$/);
+    expect((await page.locator('#deposit-address').innerText()).trim()).toBe('UQAs9VlT6S776tq3unJcP5Ogsj-ELLunLXuOb1EKcOQi41-E');
+    await page.getByLabel(/Amount in TON/).fill('12.5');
+    await expect
+      .poll(() => page.locator('#transfer-link').getAttribute('href'))
+      .toBe(`ton://transfer/UQAs9VlT6S776tq3unJcP5Ogsj-ELLunLXuOb1EKcOQi41-E?amount=12500000000&text=${memo}`);
+    await expect.poll(() => page.locator('#transfer-qr').getAttribute('src')).toBe('/top-up/qr.svg?amount=12.5');
+    await expect.poll(() => page.locator('#transfer-qr').evaluate((img: any) => img.complete && img.naturalWidth > 0)).toBe(true);
+    await page.getByLabel(/Amount in TON/).fill('abc');
+    await expect.poll(() => page.locator('#amount-error').isVisible()).toBe(true);
+    await page.getByLabel(/Amount in TON/).fill('12.5');
+    await expect.poll(() => page.locator('#amount-error').isVisible()).toBe(false);
+    await page.getByRole('button', { name: 'Copy comment' }).click();
+    await expect.poll(() => page.evaluate('navigator.clipboard.readText()')).toBe(memo);
+    await check('top-up', { docs: true });
+
+    // ---- Reveal a test key (the signup key was never shown) ----
+    const firstKey = await reissueTestKey('keys-new-key');
+    await page.getByRole('button', { name: 'Copy the new test key' }).click();
+    await expect.poll(() => page.evaluate('navigator.clipboard.readText()')).toBe(firstKey);
+    await page.getByRole('link', { name: 'I have saved it' }).click();
+    await page.waitForURL(`${h.url}/test/keys`);
+    expect(await page.content()).not.toContain(firstKey);
+    expect(await page.getByTestId('test-key-prefix').innerText()).toBe(`${firstKey.slice(0, 12)}…`);
+    await check('keys', { docs: true });
+
+    // ---- Use the key against the API, from the test ----
+    const created = await api('POST', '/orders', firstKey, { product: 'stars', recipient: '@durov', quantity: 50, external_id: 'browser-order-1' }, { 'idempotency-key': `browser-${Date.now()}` });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const orderId = created.body.id as string;
+
+    // ---- Its page, straight away: followed by the page itself until delivered ----
+    await page.goto(`${h.url}/test/orders/${orderId}`);
+    const statusOnArrival = await page.locator('[data-testid="order-status"] [data-status]').getAttribute('data-status');
+    // No reloads from here: the page refreshes itself while the order is in progress; poll its DOM.
+    await expect
+      .poll(() => page.locator('[data-testid="order-status"] [data-status]').getAttribute('data-status'), { timeout: 20_000, interval: 100 })
+      .toBe('delivered');
+    expect(statusOnArrival, 'the order was seen before it was delivered').not.toBe('delivered');
+    const timeline = await page.locator('.timeline').innerText();
+    expect(timeline).toContain('Order created');
+    expect(timeline).toContain('Processing');
+    expect(timeline).toContain('Delivered');
+    await check('order-detail', { docs: true });
+
+    // ---- The orders list: the order, then a search for its external_id ----
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Orders' }).click();
+    await page.waitForURL(`${h.url}/test/orders`);
+    const row = page.locator('tr', { has: page.getByRole('link', { name: orderId }) });
+    expect(await row.innerText()).toContain('browser-order-1');
+    expect(await row.innerText()).toContain('50 Stars');
+    expect(await row.innerText()).toContain('Delivered');
+    await check('orders', { docs: true });
+    await page.getByLabel('Search').fill('browser-order-1');
+    await page.getByRole('button', { name: 'Apply' }).click();
+    await page.waitForURL(/q=browser-order-1/);
+    expect(await page.locator('tbody tr').count()).toBe(1);
+    await check('orders-search');
+    await page.getByRole('link', { name: orderId }).click();
+    await page.waitForURL(`${h.url}/test/orders/${orderId}`);
+
+    // ---- Overview with the order, in test mode ----
+    await page.goto(`${h.url}/test`);
+    expect(await page.getByTestId('test-available').innerText()).toBe('49.75 TON');
+    await check('overview', { docs: true });
+    await page.goto(`${h.url}/test/guide`);
+    expect(await page.locator('#step-key').innerText()).toContain(firstKey.slice(0, 12));
+    await check('guide');
+
+    // ---- Reissue: the old key is refused at once, the new one works ----
+    const secondKey = await reissueTestKey('keys-reissued');
+    expect(secondKey).not.toBe(firstKey);
+    const old = await api('GET', '/balance', firstKey);
+    expect(old.status).toBe(401);
+    expect(old.body.error.code).toBe('api_key_revoked');
+    const fresh = await api('GET', '/balance', secondKey);
+    expect(fresh.status).toBe(200);
+    expect(fresh.body.balance.value).toBe('49.75');
+
+    // ---- A phone-sized screen: no sideways scrolling, the test-mode banner still there ----
+    await page.setViewportSize({ width: 390, height: 844 });
+    for (const [name, url] of [
+      ['phone-overview', '/test'],
+      ['phone-orders', '/test/orders'],
+      ['phone-top-up', '/top-up?amount=5'],
+      ['phone-order-detail', `/test/orders/${orderId}`],
+    ] as const) {
+      await page.goto(`${h.url}${url}`);
+      expect(await page.evaluate('document.documentElement.scrollWidth <= window.innerWidth'), `${name} fits a phone`).toBe(true);
+      await check(name);
+    }
+    expect(await page.locator('.test-banner').isVisible()).toBe(true);
+    await page.setViewportSize({ width: 1280, height: 860 });
+
+    // ---- Log out: the session is gone ----
+    await page.goto(`${h.url}/test`);
+    await page.getByRole('button', { name: 'Log out' }).click();
+    await page.waitForURL(`${h.url}/login?notice=logged_out`);
+    await check('logged-out');
+    await page.goto(`${h.url}/test/orders`);
+    await page.waitForURL(/\/login\?next=%2Ftest%2Forders/);
+
+    // ---- A set-password link that does not work ----
+    await page.goto(`${h.url}/set-password/${'A'.repeat(43)}`);
+    expect(await page.locator('h1').innerText()).toBe('This link does not work');
+    await check('link-invalid');
+
+    expect(problems, problems.join('\n')).toEqual([]);
+  });
+});

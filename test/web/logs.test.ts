@@ -1,0 +1,57 @@
+import { Writable } from 'node:stream';
+import { afterAll, beforeAll, expect, test } from 'vitest';
+import { issuePasswordLink } from '../../src/accounts/dashboard-users.js';
+import { loadConfig } from '../../src/config.js';
+import { createLogger } from '../../src/logger.js';
+import { type RunningService, startService } from '../../src/service.js';
+import { type FreshDatabase, freshDatabase } from '../support/database.js';
+import type { Harness } from '../support/harness.js';
+import { newEmail, PASSWORD, WebClient } from '../support/web.js';
+
+/**
+ * Secrets never reach the logs, even at level debug: passwords, session cookies, CSRF tokens,
+ * new API keys (shown once) and set-password link tokens.
+ */
+let database: FreshDatabase;
+let service: RunningService;
+const lines: string[] = [];
+
+beforeAll(async () => {
+  database = await freshDatabase();
+  const sink = new Writable({
+    write(chunk, _encoding, done) {
+      lines.push(String(chunk));
+      done();
+    },
+  });
+  const config = loadConfig({ PORT: '0', TEST_FULFILMENT_DELAY_MS: '100', ...database.env });
+  service = await startService(config, createLogger('debug', sink));
+});
+afterAll(async () => {
+  await service?.stop();
+  await database?.dispose();
+});
+
+test('no secret appears in the logs', async () => {
+  const h = { inject: service.app.inject.bind(service.app), service } as unknown as Harness;
+  const client = new WebClient(h);
+  const email = newEmail('logs');
+  expect((await client.signUp(email)).status).toBe(303);
+  const confirm = await client.get('/test/keys/reissue?mode=test');
+  const replaces = /name="replaces" value="([^"]+)"/.exec(confirm.body)?.[1] as string;
+  const shown = await client.post('/test/keys/reissue', { mode: 'test', replaces, _csrf: confirm.csrf as string });
+  const key = /id="new-key"[^>]*value="([^"]+)"/.exec(shown.body)?.[1] as string;
+  expect(key).toMatch(/^sk_test_/);
+  const link = await issuePasswordLink(service.db, email);
+  const form = await client.get(`/set-password/${link.token}`);
+  await client.post(`/set-password/${link.token}`, { password: 'a new log-safe password', password_again: 'a new log-safe password', _csrf: form.csrf as string });
+  await client.post('/test/top-up', { amount: '1', _csrf: 'wrong' });
+  const session = client.session as string;
+  await client.logOut();
+
+  const log = lines.join('');
+  expect(log).toContain('dashboard key reissued'); // the logs were captured
+  for (const secret of [session, PASSWORD, 'a new log-safe password', key, link.token, confirm.csrf as string, client.cookies.get('sp_pre') as string]) {
+    expect(log, `a secret in the logs: ${secret.slice(0, 12)}…`).not.toContain(secret);
+  }
+});
