@@ -1,0 +1,151 @@
+import type { Kysely } from 'kysely';
+import type { Mode } from '../domain/api-key.js';
+import type { OrderStatus } from '../domain/order-status.js';
+import type { Database, OrderRow } from '../db/schema.js';
+import { type Order, type OrderEvent, orderFromRow } from './order.js';
+import { findOrderById, listEvents } from './order-store.js';
+import { type Transition, transitionOrder } from './transitions.js';
+
+/**
+ * The operator's view of orders (CLI `order …`): any account, any mode, with the internals a
+ * client never sees (the journal rows, the worker's lease), and the manual resolution of an
+ * order held for review.
+ */
+export interface OrderFilter {
+  accountId?: string;
+  mode?: Mode;
+  status?: OrderStatus;
+  /** created_at >= since (epoch ms). */
+  since?: number;
+  until?: number;
+  limit: number;
+}
+
+/** Newest first. */
+export async function listOrders(db: Kysely<Database>, filter: OrderFilter): Promise<Order[]> {
+  let query = db.selectFrom('orders').selectAll();
+  if (filter.accountId) query = query.where('account_id', '=', filter.accountId);
+  if (filter.mode) query = query.where('mode', '=', filter.mode);
+  if (filter.status) query = query.where('status', '=', filter.status);
+  if (filter.since !== undefined) query = query.where('created_at', '>=', BigInt(filter.since));
+  if (filter.until !== undefined) query = query.where('created_at', '<', BigInt(filter.until));
+  const rows = await query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(filter.limit).execute();
+  return rows.map(orderFromRow);
+}
+
+export interface JournalEntry {
+  id: string;
+  kind: string;
+  availableDelta: bigint;
+  reservedDelta: bigint;
+  reason: string | null;
+  createdAt: number;
+}
+
+/** What the fulfilment worker knows about the order. */
+export interface WorkerState {
+  attempts: number;
+  nextRunAt: number | null;
+  leaseOwner: string | null;
+  leaseUntil: number | null;
+}
+
+export interface OrderDetails {
+  order: Order;
+  events: OrderEvent[];
+  journal: JournalEntry[];
+  worker: WorkerState;
+  /**
+   * What the upstream (Fragment, the TON wallet) said about the order. Test orders never reach
+   * an upstream, and live fulfilment does not record attempts yet: null until it does.
+   */
+  upstream: Record<string, unknown> | null;
+}
+
+const optional = (value: bigint | null) => (value === null ? null : Number(value));
+
+function workerState(row: OrderRow): WorkerState {
+  return {
+    attempts: Number(row.attempts),
+    nextRunAt: optional(row.next_run_at),
+    leaseOwner: row.lease_owner,
+    leaseUntil: optional(row.lease_until),
+  };
+}
+
+export async function orderDetails(db: Kysely<Database>, orderId: string): Promise<OrderDetails | undefined> {
+  const row = await db.selectFrom('orders').selectAll().where('id', '=', orderId).executeTakeFirst();
+  if (!row) return undefined;
+  const journal = await db.selectFrom('journal').selectAll().where('order_id', '=', orderId).orderBy('created_at').orderBy('id').execute();
+  return {
+    order: orderFromRow(row),
+    events: await listEvents(db, orderId),
+    journal: journal.map((j) => ({
+      id: j.id,
+      kind: j.kind,
+      availableDelta: BigInt(j.available_delta),
+      reservedDelta: BigInt(j.reserved_delta),
+      reason: j.reason,
+      createdAt: Number(j.created_at),
+    })),
+    worker: workerState(row),
+    upstream: null,
+  };
+}
+
+export class ResolveError extends Error {}
+
+export type Outcome = 'delivered' | 'failed';
+
+export interface Resolution {
+  order: Order;
+  /** False when the order already had this outcome: nothing was written, no money moved. */
+  changed: boolean;
+}
+
+/** What the client reads in the order.failed event (the operator's reason stays in the audit log). */
+export const OPERATOR_FAILED_MESSAGE = 'The order was reviewed by the operator and failed; its amount was released to the balance.';
+
+/**
+ * Resolves an order held for review (status processing) by hand, through the same transition
+ * as the worker: delivered debits the reserve, failed releases it (failure_reason
+ * operator_failed), and the event is recorded. The transition's conditional status update
+ * makes this move money at most once however many times, or however concurrently, it runs:
+ * a second run finds the order final and changes nothing.
+ *
+ * An order whose worker holds a live lease may be mid-purchase; it is refused unless `force`.
+ */
+export async function resolveOrder(
+  db: Kysely<Database>,
+  input: { orderId: string; outcome: Outcome; force?: boolean; now: number },
+  within?: (tx: Kysely<Database>, order: Order) => Promise<unknown>,
+): Promise<Resolution> {
+  const row = await db.selectFrom('orders').selectAll().where('id', '=', input.orderId).executeTakeFirst();
+  if (!row) throw new ResolveError(`no order ${input.orderId}`);
+  const order = orderFromRow(row);
+  if (order.status === input.outcome) return { order, changed: false };
+  if (order.status !== 'processing') {
+    throw new ResolveError(
+      order.status === 'fulfillment_pending'
+        ? `order ${order.id} is fulfillment_pending (queued, not yet held for review): only processing orders can be resolved`
+        : `order ${order.id} is already ${order.status}; it cannot be marked ${input.outcome}`,
+    );
+  }
+  const worker = workerState(row);
+  if (!input.force && worker.leaseUntil !== null && worker.leaseUntil > input.now) {
+    throw new ResolveError(
+      `order ${order.id} is being worked on by ${worker.leaseOwner} until ${new Date(worker.leaseUntil).toISOString()}; ` +
+        'retry after that, or pass --force if that worker is stuck (it may be paying the upstream right now)',
+    );
+  }
+  const transition: Transition =
+    input.outcome === 'delivered'
+      ? { to: 'delivered', nextRunAt: null, now: input.now }
+      : { to: 'failed', failureReason: 'operator_failed', message: OPERATOR_FAILED_MESSAGE, nextRunAt: null, now: input.now };
+  const moved = await transitionOrder(db, order, transition, within && ((tx) => within(tx, order)));
+  const current = (await findOrderById(db, order.id)) as Order;
+  if (moved) return { order: current, changed: true };
+  // Someone else (a concurrent resolve, the worker) moved the order first.
+  if (current.status === input.outcome) return { order: current, changed: false };
+  throw new ResolveError(`order ${order.id} became ${current.status} meanwhile; nothing was changed`);
+}
