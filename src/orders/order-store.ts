@@ -5,8 +5,12 @@ import { newId } from '../domain/random.js';
 import type { Database } from '../db/schema.js';
 import { eventFromRow, type Order, type OrderEvent, orderFromRow } from './order.js';
 
+const ORDER_ID = /^ord_[0-9A-Za-z]{1,64}$/;
+
 /** Reads and the event append shared by order creation, transitions and the API. */
 export async function findOrder(db: Kysely<Database>, id: string, scope: { accountId: string; mode: Mode }): Promise<Order | undefined> {
+  // A string that cannot be an order id is not looked up (PostgreSQL refuses some, e.g. NUL).
+  if (!ORDER_ID.test(id)) return undefined;
   const row = await db
     .selectFrom('orders')
     .selectAll()

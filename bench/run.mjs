@@ -1,0 +1,147 @@
+// `npm run bench [-- --smoke]`: Starport against baselines measured in the same run on the
+// same machine, printed as ratios (absolute numbers on a shared machine are noise). Runs on
+// SQLite, or on PostgreSQL when DATABASE_URL is set. Results: bench/results/latest.json.
+import { spawn, execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { seedBench } from './seed.mjs';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const smoke = process.argv.includes('--smoke');
+const databaseUrl = process.env.DATABASE_URL;
+const engine = databaseUrl ? 'postgres' : 'sqlite';
+const RUNS = smoke ? 1 : 3;
+const DURATION = smoke ? 1 : 10;
+const WARMUP = smoke ? 0.5 : 3;
+const CONNECTIONS = 32;
+const ACCOUNTS = 100;
+const PIPELINE_SECONDS = smoke ? 3 : 30;
+const BIG_ORDERS = smoke ? 20_000 : 1_000_000;
+const results = [];
+
+function startProcess(args, env) {
+  const child = spawn(process.execPath, args, { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  return new Promise((resolve, reject) => {
+    let out = '';
+    child.stdout.on('data', (chunk) => {
+      out += chunk;
+      const match = /listening on (http:\/\/\S+)/.exec(out);
+      if (match) resolve({ child, url: match[1] });
+    });
+    child.once('exit', (code) => reject(new Error(`${args.join(' ')} exited with ${code} before listening`)));
+  });
+}
+
+function load(spec) {
+  const out = execFileSync(process.execPath, [path.join(root, 'bench', 'load.mjs'), JSON.stringify({ connections: CONNECTIONS, ...spec })], {
+    encoding: 'utf8',
+    maxBuffer: 1 << 24,
+  });
+  return JSON.parse(out);
+}
+
+/** Warm-up, then the median (by req/s) of RUNS fixed-duration runs. */
+function measure(spec) {
+  load({ ...spec, duration: WARMUP });
+  const runs = Array.from({ length: RUNS }, () => load({ ...spec, duration: DURATION }));
+  runs.sort((a, b) => a.rps - b.rps);
+  return runs[Math.floor(runs.length / 2)];
+}
+
+function record(name, unit, baseline, value, target, better = 'higher') {
+  const ratio = baseline === null ? null : Number((value / baseline).toFixed(3));
+  const pass = ratio === null ? null : better === 'higher' ? ratio >= target : ratio <= target;
+  results.push({ name, unit, baseline, value, ratio, target, pass });
+}
+
+function compare(name, baselineSpec, serviceSpec, target) {
+  const baseline = measure(baselineSpec);
+  const service = measure(serviceSpec);
+  if (service.non2xx > 0 || service.errors > 0) console.warn(`${name}: ${service.non2xx} non-2xx, ${service.errors} errors`);
+  record(`${name} req/s`, 'req/s', baseline.rps, service.rps, target);
+  record(`${name} p99 latency`, 'ms', baseline.p99, service.p99, 2, 'lower');
+  return service;
+}
+
+function rssMb(pid) {
+  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+  return Number(/VmHWM:\s+(\d+) kB/.exec(status)[1]) / 1024;
+}
+
+async function queueDepth(url) {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  return Number(/^starport_queue_depth (\d+)/m.exec(text)?.[1] ?? 0);
+}
+
+const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'starport-bench-'));
+const serviceEnv = {
+  PORT: '0',
+  DATA_DIR: path.join(dataDir, 'service'),
+  RATE_LIMIT_RPS: '0',
+  LOG_LEVEL: 'warn',
+  TEST_FULFILMENT_DELAY_MS: '0',
+  ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
+};
+const service = await startProcess(['bin/starport', 'serve'], serviceEnv);
+const baseline = await startProcess(['bench/baseline-server.mjs', databaseUrl ?? path.join(dataDir, 'baseline'), String(ACCOUNTS)], {});
+try {
+  const seeded = await seedBench({ dataDir: serviceEnv.DATA_DIR, databaseUrl, accounts: ACCOUNTS });
+  const auth = { authorization: `Bearer ${seeded.keys[0]}` };
+  const constant = { url: `${baseline.url}/constant` };
+  const readTarget = engine === 'sqlite' ? 0.5 : 0.35;
+  compare('GET /balance', constant, { url: `${service.url}/api/v1/balance`, headers: auth }, readTarget);
+  compare('GET /orders/{id}', constant, { url: `${service.url}/api/v1/orders/${seeded.orderId}`, headers: auth }, readTarget);
+  compare('GET /quote', constant, { url: `${service.url}/api/v1/quote?product=stars&quantity=100`, headers: auth }, readTarget);
+  const creation = compare(
+    'POST /orders, 100 accounts',
+    { url: `${baseline.url}/tx`, method: 'POST', bodies: 'tx', accounts: ACCOUNTS },
+    { url: `${service.url}/api/v1/orders`, method: 'POST', bodies: 'orders', keys: seeded.keys },
+    engine === 'sqlite' ? 0.7 : 0.5,
+  );
+  compare(
+    'POST /orders, one account',
+    { url: `${baseline.url}/tx`, method: 'POST', bodies: 'tx', accounts: 1 },
+    { url: `${service.url}/api/v1/orders`, method: 'POST', bodies: 'orders', keys: [seeded.keys[0]] },
+    engine === 'sqlite' ? 0.5 : 0.35,
+  );
+
+  // Fulfilment keeps up: create at half the maximum creation rate; the queue must stay bounded.
+  const rate = Math.max(1, Math.floor(creation.rps / 2));
+  const depths = [];
+  const sampler = setInterval(() => queueDepth(service.url).then((d) => depths.push(d), () => undefined), 1000);
+  load({ url: `${service.url}/api/v1/orders`, method: 'POST', bodies: 'orders', keys: seeded.keys, duration: PIPELINE_SECONDS, overallRate: rate, connections: 8 });
+  clearInterval(sampler);
+  const half = Math.floor(depths.length / 2);
+  const firstHalfMax = Math.max(0, ...depths.slice(0, half));
+  const secondHalfMax = Math.max(0, ...depths.slice(half));
+  results.push({ name: `pipeline at ${rate} orders/s: max pending queue (2nd half vs 1st)`, unit: 'orders', baseline: firstHalfMax, value: secondHalfMax, ratio: null, target: 'bounded', pass: secondHalfMax <= firstHalfMax * 1.5 + rate });
+
+  // Reads and writes do not slow down with the table size (no scans).
+  const small = measure({ url: `${service.url}/api/v1/orders/${seeded.orderId}`, headers: auth });
+  await seeded.addOrders(BIG_ORDERS);
+  const big = measure({ url: `${service.url}/api/v1/orders/${seeded.orderId}`, headers: auth });
+  record(`GET /orders/{id} p50 latency, ${BIG_ORDERS} orders vs few`, 'ms', Math.max(small.p50, 1), Math.max(big.p50, 1), 1.1, 'lower');
+  record(`GET /orders/{id} req/s, ${BIG_ORDERS} orders vs few`, 'req/s', small.rps, big.rps, 0.9);
+
+  if (engine === 'sqlite') {
+    const rss = rssMb(service.child.pid);
+    results.push({ name: 'peak RSS of serve under load (embedded)', unit: 'MB', baseline: null, value: Math.round(rss), ratio: null, target: '≤ 200', pass: rss <= 200 });
+  }
+  await seeded.close();
+} finally {
+  service.child.kill('SIGTERM');
+  baseline.child.kill('SIGTERM');
+}
+
+fs.mkdirSync(path.join(root, 'bench', 'results'), { recursive: true });
+fs.writeFileSync(path.join(root, 'bench', 'results', 'latest.json'), `${JSON.stringify(results, null, 2)}\n`);
+console.log(`\nStarport bench (${engine}${smoke ? ', smoke' : ''}, ${RUNS} run(s) × ${DURATION} s, ${CONNECTIONS} connections, ${os.cpus().length} CPUs)\n`);
+const fmt = (v) => (v === null || v === undefined ? '—' : typeof v === 'number' ? (Number.isInteger(v) ? String(v) : v.toFixed(2)) : String(v));
+const rows = results.map((r) => [r.name, fmt(r.baseline), fmt(r.value), r.unit, fmt(r.ratio), String(r.target), r.pass === null ? '' : r.pass ? 'ok' : 'MISS']);
+const header = ['figure', 'baseline', 'starport', 'unit', 'ratio', 'target', ''];
+const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
+for (const row of [header, ...rows]) console.log(row.map((c, i) => c.padEnd(widths[i])).join('  '));
+fs.rmSync(dataDir, { recursive: true, force: true });
+process.exit(0);

@@ -1,0 +1,40 @@
+// Accounts, keys and orders for the bench, written straight through the service's own modules
+// (dist/) into the database the bench's `serve` uses.
+import { randomUUID } from 'node:crypto';
+import { createAccount } from '../dist/accounts/accounts.js';
+import { openDatabase } from '../dist/db/open.js';
+import { parseTon } from '../dist/domain/money.js';
+import { adjustBalance } from '../dist/ledger/adjust.js';
+
+export async function seedBench({ dataDir, databaseUrl, accounts }) {
+  const db = await openDatabase({ dataDir, databaseUrl });
+  const keys = [];
+  let accountId;
+  for (let i = 0; i < accounts; i++) {
+    const account = await createAccount(db, `bench-${randomUUID()}@example.com`);
+    await adjustBalance(db, { accountId: account.accountId, mode: 'test', amount: parseTon('1000000000'), reason: 'bench funding' });
+    keys.push(account.testKey);
+    accountId ??= account.accountId;
+  }
+  const orderId = `ord_bench${randomUUID().replaceAll('-', '').slice(0, 16)}`;
+  const now = Date.now();
+  const order = (id, key) => ({
+    id, account_id: accountId, mode: 'test', idempotency_key: key, fingerprint: '[]', product: 'stars', recipient: 'bench_user',
+    quantity: 50, amount: 250000000, external_id: null, status: 'delivered', created_at: now, updated_at: now, next_run_at: null,
+  });
+  // Orders are written directly, without journal rows: the bench database is thrown away.
+  await db.kysely.insertInto('orders').values(order(orderId, 'bench-read')).execute();
+  return {
+    keys,
+    orderId,
+    /** Bulk orders (already delivered, so the workers ignore them) to grow the table. */
+    async addOrders(count) {
+      const batch = 2000; // SQLite caps bound parameters per statement
+      for (let done = 0; done < count; done += batch) {
+        const rows = Array.from({ length: Math.min(batch, count - done) }, (_, i) => order(`ord_bulk${done + i}x${randomUUID().slice(0, 8)}`, `bulk-${done + i}`));
+        await db.kysely.transaction().execute((tx) => tx.insertInto('orders').values(rows).execute());
+      }
+    },
+    close: () => db.close(),
+  };
+}
