@@ -15,8 +15,9 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     projects: [
-      { test: { name: 'unit', include: ['test/unit/**/*.test.ts'] } },
+      { extends: true, test: { name: 'unit', include: ['test/unit/**/*.test.ts'] } },
       ...engines.map((engine) => ({
+        extends: true as const,
         test: {
           name: engine,
           include: databaseSuites,

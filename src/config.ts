@@ -1,7 +1,9 @@
 import { fileURLToPath } from 'node:url';
+import net from 'node:net';
 import path from 'node:path';
 import { type Decimal, parseDecimal } from './domain/decimal.js';
 import type { PriceList } from './domain/pricing.js';
+import { depositAddressForm, TonAddressError } from './domain/ton-address.js';
 
 /** Everything the environment can set, validated once at start-up with the embedded defaults. */
 export interface Config {
@@ -25,9 +27,25 @@ export interface Config {
   rateLimitBurst: number;
   /** API nodes sharing the per-key limit: each enforces 1/N of it. */
   rateLimitNodes: number;
+  /** How long a worker's claim on an order lasts without a heartbeat (a crashed worker's orders wait this long). */
+  workerLeaseMs: number;
+  /**
+   * TRUST_PROXY: which reverse proxies may set X-Forwarded-For / -Proto / -Host (Fastify's
+   * trustProxy): false (default), true (any peer), or the proxies' addresses / CIDR ranges.
+   */
+  trustProxy: TrustProxy;
+  /** Dashboard sign-up (SIGNUP): open to anyone, or closed (accounts come from the operator's CLI). */
+  signup: 'open' | 'closed';
+  /**
+   * The service's TON deposit wallet (DEPOSIT_ADDRESS), in user-friendly non-bounceable form;
+   * undefined = live top-ups are not configured yet.
+   */
+  depositAddress: string | undefined;
 }
 
 export class ConfigError extends Error {}
+
+export type TrustProxy = boolean | string[];
 
 /** The package's own folder: `./data` defaults relative to it, not to the caller's cwd. */
 export const PACKAGE_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -70,6 +88,43 @@ function databaseUrl(raw: string | undefined): string | undefined {
   return raw;
 }
 
+function signup(raw: string | undefined): 'open' | 'closed' {
+  if (!raw) return 'open';
+  if (raw !== 'open' && raw !== 'closed') throw new ConfigError(`SIGNUP must be open or closed, got "${raw}"`);
+  return raw;
+}
+
+function depositAddress(raw: string | undefined): string | undefined {
+  if (!raw) return undefined;
+  try {
+    return depositAddressForm(raw);
+  } catch (error) {
+    if (error instanceof TonAddressError) throw new ConfigError(`DEPOSIT_ADDRESS must be a TON address (raw 0:… or user-friendly UQ…/EQ…), got "${raw}"`);
+    throw error;
+  }
+}
+
+/** proxy-addr's named ranges, accepted in TRUST_PROXY lists. */
+const NAMED_RANGES = new Set(['loopback', 'linklocal', 'uniquelocal']);
+
+export function trustProxy(raw: string | undefined): TrustProxy {
+  const value = (raw ?? '').trim();
+  if (value === '' || value === 'false' || value === '0') return false;
+  if (value === 'true' || value === '1') return true;
+  const entries = value.split(',').map((e) => e.trim());
+  for (const entry of entries) {
+    const [address, bits, ...rest] = entry.split('/');
+    const family = net.isIP(address ?? '');
+    const bitsOk = bits === undefined || (/^\d+$/.test(bits) && Number(bits) <= (family === 6 ? 128 : 32));
+    if (!(NAMED_RANGES.has(entry) || (family !== 0 && bitsOk && rest.length === 0))) {
+      throw new ConfigError(
+        `TRUST_PROXY must be true, false, or a comma-separated list of proxy addresses / CIDR ranges (or loopback, linklocal, uniquelocal); "${entry}" is none of these`,
+      );
+    }
+  }
+  return entries;
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const tonUsdRate = decimal(env, 'TON_USD_RATE', '3.0');
   if (tonUsdRate.units === 0n) throw new ConfigError('TON_USD_RATE must be greater than 0');
@@ -97,5 +152,9 @@ export function loadConfig(env: Env = process.env): Config {
     rateLimitRps: integer(env, 'RATE_LIMIT_RPS', 100),
     rateLimitBurst: integer(env, 'RATE_LIMIT_BURST', 200, 1),
     rateLimitNodes: integer(env, 'RATE_LIMIT_NODES', 1, 1),
+    workerLeaseMs: integer(env, 'WORKER_LEASE_MS', 30_000, 300),
+    trustProxy: trustProxy(env.TRUST_PROXY),
+    signup: signup(env.SIGNUP),
+    depositAddress: depositAddress(env.DEPOSIT_ADDRESS),
   };
 }

@@ -35,11 +35,12 @@ export async function startService(config: Config, logger: Logger, role: Role = 
   const metrics = new ServiceMetrics(db);
   const worker = role === 'api' ? undefined : createWorker(config, db, logger, metrics);
   let boundUrl = '';
-  const api = role === 'worker' ? undefined : apiContext(config, db, () => config.publicUrl ?? boundUrl, () => worker?.wake());
+  const api = role === 'worker' ? undefined : apiContext(config, db, (request?: ForwardedRequest) => publicOrigin(config, boundUrl, request), () => worker?.wake());
   let stopListening: Unsubscribe | undefined;
   let app: FastifyInstance | undefined;
   try {
-    app = await buildApp({ logger, db, metrics, api });
+    const web = role === 'worker' ? undefined : { db, signup: config.signup, depositAddress: config.depositAddress, publicUrl: config.publicUrl };
+    app = await buildApp({ logger, db, metrics, api, web, trustProxy: config.trustProxy });
     await app.listen({ port: config.port, host: config.host });
     // Orders created by other processes (API nodes) wake this one's worker at once.
     if (worker) stopListening = await db.onQueued(() => worker.wake());
@@ -71,12 +72,30 @@ function createWorker(config: Config, db: Db, logger: Logger, metrics: ServiceMe
   return new FulfilmentWorker({
     db,
     logger,
+    leaseMs: config.workerLeaseMs,
     steps: { test: testFulfilmentStep(db.kysely, { delayMs: config.testFulfilmentDelayMs, slowDelayMs: config.testSlowDelayMs }) },
     onFinal: (order, status) => metrics.fulfilmentDuration.observe({ mode: order.mode, status }, (Date.now() - order.createdAt) / 1000),
   });
 }
 
-function apiContext(config: Config, db: Db, publicUrl: () => string, wakeWorker: () => void): ApiContext {
+/** What a Fastify request tells about the origin the client used (X-Forwarded-* under TRUST_PROXY). */
+export interface ForwardedRequest {
+  protocol: string;
+  host: string;
+}
+
+/**
+ * The origin of status_url (CONTRACT: PUBLIC_URL, by default the address the server bound).
+ * Behind a trusted reverse proxy (TRUST_PROXY) the bound address means nothing to clients, so
+ * when a route passes its request the default becomes the scheme and host the client used.
+ */
+export function publicOrigin(config: Pick<Config, 'publicUrl' | 'trustProxy'>, boundUrl: string, request?: ForwardedRequest): string {
+  if (config.publicUrl) return config.publicUrl;
+  if (config.trustProxy !== false && request?.host) return `${request.protocol}://${request.host}`;
+  return boundUrl;
+}
+
+function apiContext(config: Config, db: Db, publicUrl: ApiContext['publicUrl'], wakeWorker: () => void): ApiContext {
   const prices = new ListPriceSource(config.prices, new FixedRateFeed(config.tonUsdRate));
   return {
     db,

@@ -19,8 +19,16 @@ export interface NewAccount {
   testKey: string;
 }
 
-/** Creates an account with zero balances in both modes and one key per mode (shown once). */
-export async function createAccount(db: Db, email: string, now = Date.now()): Promise<NewAccount> {
+/**
+ * Creates an account with zero balances in both modes and one key per mode (shown once).
+ * `within` runs inside the same transaction (the operator's audit record).
+ */
+export async function createAccount(
+  db: Db,
+  email: string,
+  now = Date.now(),
+  within?: (tx: Kysely<Database>, account: NewAccount) => Promise<unknown>,
+): Promise<NewAccount> {
   const normalized = normalizeEmail(email);
   if (!EMAIL.test(normalized) || normalized.length > 254) throw new AccountError(`not an e-mail address: "${email}"`);
   const accountId = newId('acct');
@@ -30,6 +38,7 @@ export async function createAccount(db: Db, email: string, now = Date.now()): Pr
       await openBalances(tx, accountId);
       const liveKey = await insertKey(tx, accountId, 'live', now);
       const testKey = await insertKey(tx, accountId, 'test', now);
+      await within?.(tx, { accountId, liveKey, testKey });
       return { accountId, liveKey, testKey };
     });
   } catch (error) {
@@ -50,9 +59,16 @@ async function insertKey(tx: Kysely<Database>, accountId: string, mode: Mode, no
 /**
  * Revokes the account's active key of this mode and issues a new one, in one transaction.
  * Keys are looked up in the database on every request (no cache), so the old key stops
- * working for the very next request on every node and process.
+ * working for the very next request on every node and process. `within` runs inside the same
+ * transaction (the operator's audit record), with the new key's display prefix.
  */
-export async function reissueKey(db: Db, accountId: string, mode: Mode, now = Date.now()): Promise<string> {
+export async function reissueKey(
+  db: Db,
+  accountId: string,
+  mode: Mode,
+  now = Date.now(),
+  within?: (tx: Kysely<Database>, newKeyPrefix: string) => Promise<unknown>,
+): Promise<string> {
   return db.kysely.transaction().execute(async (tx) => {
     const account = await tx.selectFrom('accounts').select('id').where('id', '=', accountId).executeTakeFirst();
     if (!account) throw new AccountError(`no account ${accountId}`);
@@ -63,7 +79,9 @@ export async function reissueKey(db: Db, accountId: string, mode: Mode, now = Da
       .where('mode', '=', mode)
       .where('revoked_at', 'is', null)
       .execute();
-    return insertKey(tx, accountId, mode, now);
+    const key = await insertKey(tx, accountId, mode, now);
+    await within?.(tx, displayPrefix(key));
+    return key;
   });
 }
 

@@ -7,6 +7,11 @@ export interface Command {
   summary: string;
   usage: string;
   options: NonNullable<ParseArgsConfig['options']>;
+  /**
+   * Names of positional arguments (e.g. ['id'] for `order show ID`), stored in `values` under
+   * those names. Commands without it refuse positional arguments.
+   */
+  positionals?: string[];
   run(values: Record<string, string | boolean | undefined>, io: CommandIo): Promise<number>;
 }
 
@@ -25,16 +30,26 @@ export function required(values: Record<string, unknown>, name: string): string 
   return value;
 }
 
-export function parse(command: Command, argv: string[]) {
+export function parse(command: Command, argv: string[]): Record<string, string | boolean | undefined> {
+  let parsed: { values: Record<string, string | boolean | (string | boolean)[] | undefined>; positionals: string[] };
   try {
-    return parseArgs({
+    parsed = parseArgs({
       args: argv,
       options: { ...command.options, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
       strict: true,
-      allowPositionals: false,
+      allowPositionals: command.positionals !== undefined,
       allowNegative: false,
-    }).values;
+    });
   } catch (error) {
     throw new UsageError((error as Error).message);
   }
+  const values = parsed.values as Record<string, string | boolean | undefined>;
+  const names = command.positionals ?? [];
+  if (parsed.positionals.length > names.length && !values.help) {
+    throw new UsageError(`unexpected argument "${parsed.positionals[names.length]}"`);
+  }
+  names.forEach((name, i) => {
+    values[name] = parsed.positionals[i];
+  });
+  return values;
 }

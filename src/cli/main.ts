@@ -1,10 +1,16 @@
 import { ConfigError } from '../config.js';
+import { SchemaTooNewError } from '../db/migrate.js';
 import { type Command, type CommandIo, parse, UsageError } from './command.js';
-import { accountCreate, keyReissue } from './commands/accounts.js';
-import { balanceCredit, ledgerVerify } from './commands/ledger.js';
+import { accountCreate, accountDisable, accountEnable, accountList, accountShow, keyReissue, keyRevoke } from './commands/accounts.js';
+import { accountInvite } from './commands/dashboard.js';
+import { balanceCredit, balanceDebit, ledgerVerify } from './commands/ledger.js';
+import { auditList, backup, dbCopy, restore, stats } from './commands/operations.js';
+import { orderList, orderResolve, orderShow } from './commands/orders.js';
 import { migrate, serve } from './commands/serve.js';
 
-const COMMANDS: Command[] = [serve, migrate, accountCreate, keyReissue, balanceCredit, ledgerVerify];
+const COMMANDS: Command[] = [serve, migrate, accountCreate, accountInvite, keyReissue, balanceCredit, ledgerVerify,
+  accountList, accountShow, accountDisable, accountEnable, keyRevoke, balanceDebit,
+  orderList, orderShow, orderResolve, stats, auditList, backup, restore, dbCopy];
 
 function overview(): string {
   const width = Math.max(...COMMANDS.map((c) => c.path.join(' ').length));
@@ -46,7 +52,7 @@ export async function main(argv: string[]): Promise<number> {
     }
     return await command.run(values, io);
   } catch (error) {
-    if (!(error instanceof UsageError || error instanceof ConfigError)) throw error;
+    if (!(error instanceof UsageError || error instanceof ConfigError || error instanceof SchemaTooNewError)) throw error;
     process.stderr.write(`error: ${error.message}\n${error instanceof UsageError ? `usage: ${command.usage.split('\n')[0]}\n` : ''}`);
     if (json) process.stdout.write(`${JSON.stringify({ ok: false, error: { message: error.message } })}\n`);
     return 1;

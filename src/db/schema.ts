@@ -77,6 +77,67 @@ export interface OrderEventsTable {
   created_at: Int;
 }
 
+/** A person who logs in to the dashboard: one per account. */
+export interface DashboardUsersTable {
+  account_id: string;
+  /** argon2id (PHC string); null until set through a one-time link. */
+  password_hash: string | null;
+  created_at: Int;
+  updated_at: Int;
+}
+
+export interface DashboardSessionsTable {
+  /** SHA-256 (hex) of the session id in the cookie. */
+  id_hash: string;
+  account_id: string;
+  created_at: Int;
+  last_seen_at: Int;
+  expires_at: Int;
+}
+
+export interface PasswordTokensTable {
+  /** SHA-256 (hex) of the token in the set-password link. */
+  token_hash: string;
+  account_id: string;
+  created_at: Int;
+  expires_at: Int;
+  used_at: NullableInt;
+}
+
+export interface AuthAttemptsTable {
+  id: string;
+  kind: 'login_failed' | 'signup';
+  email: string;
+  ip: string;
+  created_at: Int;
+}
+
+export interface DepositMemosTable {
+  account_id: string;
+  memo: string;
+  created_at: Int;
+}
+
+export interface DashboardSecretsTable {
+  name: string;
+  value: string;
+  created_at: Int;
+}
+
+export interface AuditLogTable {
+  id: string;
+  created_at: Int;
+  actor: string;
+  source: string;
+  action: string;
+  account_id: string | null;
+  mode: 'live' | 'test' | null;
+  order_id: string | null;
+  reason: string | null;
+  /** JSON object. */
+  details: string;
+}
+
 export interface Database {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
@@ -84,8 +145,16 @@ export interface Database {
   journal: JournalTable;
   orders: OrdersTable;
   order_events: OrderEventsTable;
+  dashboard_users: DashboardUsersTable;
+  dashboard_sessions: DashboardSessionsTable;
+  password_tokens: PasswordTokensTable;
+  auth_attempts: AuthAttemptsTable;
+  deposit_memos: DepositMemosTable;
+  dashboard_secrets: DashboardSecretsTable;
+  audit_log: AuditLogTable;
 }
 
 export type OrderRow = Selectable<OrdersTable>;
 export type NewOrderRow = Insertable<OrdersTable>;
 export type OrderEventRow = Selectable<OrderEventsTable>;
+export type AuditLogRow = Selectable<AuditLogTable>;

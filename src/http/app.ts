@@ -2,10 +2,15 @@ import Fastify, { type FastifyInstance, LogController } from 'fastify';
 import type { Logger } from 'pino';
 import { newId } from '../domain/random.js';
 import type { ApiContext } from './api/context.js';
+import { ApiReference } from './api/openapi/document.js';
+import { referenceRoutes } from './api/openapi/routes.js';
 import { apiPlugin, BODY_LIMIT_BYTES } from './api/plugin.js';
 import { handleError, handleNotFound } from './errors.js';
 import { healthRoutes } from './health.js';
 import type { ServiceMetrics } from './metrics.js';
+import type { WebContext } from './web/context.js';
+import { webPlugin } from './web/plugin.js';
+import type { TrustProxy } from '../config.js';
 import type { Db } from '../db/engine.js';
 
 export interface AppOptions {
@@ -13,6 +18,9 @@ export interface AppOptions {
   metrics: ServiceMetrics;
   /** The /api/v1 routes; absent on worker nodes, which serve health and metrics only. */
   api?: ApiContext;
+  trustProxy?: TrustProxy;
+  /** The client dashboard at / (src/http/web); absent on worker nodes too. */
+  web?: WebContext;
   logger: Logger;
 }
 
@@ -24,6 +32,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     requestIdHeader: false,
     logController: new LogController({ requestIdLogLabel: 'request_id' }),
     bodyLimit: BODY_LIMIT_BYTES,
+    // Any id reaches the route and its contract answer (404 order_not_found), however long;
+    // Node's header size limit still bounds the URL.
+    routerOptions: { maxParamLength: 16 * 1024 },
+    // TRUST_PROXY: the client's address and scheme come from the proxy's X-Forwarded-* headers.
+    trustProxy: options.trustProxy ?? false,
     // The contract validates strictly: "100" is not 100, and unknown fields are rejected
     // rather than silently dropped. allErrors lets the error mapper pick the first failing
     // check in the contract's order.
@@ -32,6 +45,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   app.addHook('onRequest', async (request, reply) => {
     reply.header('Request-Id', request.id);
+    // An unknown route answers 404 before anything else, its body unread (CONTRACT order of
+    // checks); Fastify would otherwise parse the body first.
+    if (request.is404) return handleNotFound(request, reply);
   });
   app.setErrorHandler(handleError);
   app.setNotFoundHandler(handleNotFound);
@@ -40,6 +56,12 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   healthRoutes(app, options.db);
   options.metrics.routes(app);
   const { api } = options;
-  if (api) await app.register(async (scope) => apiPlugin(scope, api), { prefix: '/api/v1' });
+  if (api) {
+    // One reference for the /api/v1 routes: GET /api/v1/openapi.json, /api/v1/docs and /docs.
+    const reference = new ApiReference(api.publicUrl);
+    await app.register(async (scope) => apiPlugin(scope, api, reference), { prefix: '/api/v1' });
+    referenceRoutes(app, reference, { openapi: false });
+  }
+  if (options.web) await app.register(webPlugin, options.web);
   return app;
 }

@@ -1,17 +1,22 @@
+import type { Kysely } from 'kysely';
 import type { Mode } from '../domain/api-key.js';
+import { formatTon } from '../domain/money.js';
 import type { Db } from '../db/engine.js';
+import type { Database } from '../db/schema.js';
 import { type Balance, move, readBalance } from './ledger.js';
 
 export class AdjustmentError extends Error {}
 
 /**
  * An operator's credit (positive) or debit (negative) of an account's available balance,
- * journaled with its reason. It never takes available below zero.
+ * journaled with its reason. It never takes available below zero. `within` runs inside the same
+ * transaction after the movement (the operator's audit record), so both commit or neither.
  */
 export async function adjustBalance(
   db: Db,
   input: { accountId: string; mode: Mode; amount: bigint; reason: string },
   now = Date.now(),
+  within?: (tx: Kysely<Database>, after: Balance, before: Balance) => Promise<unknown>,
 ): Promise<Balance> {
   if (input.amount === 0n) throw new AdjustmentError('amount must not be zero');
   if (input.reason.trim() === '') throw new AdjustmentError('a reason is required');
@@ -20,8 +25,10 @@ export async function adjustBalance(
     const before = await readBalance(tx, ref);
     if (!before) throw new AdjustmentError(`no account ${input.accountId}`);
     if (!(await move(tx, ref, { kind: 'adjustment', amount: input.amount, reason: input.reason, now }))) {
-      throw new AdjustmentError(`the ${input.mode} available balance (${before.available} nanotons) cannot go below zero`);
+      throw new AdjustmentError(`the ${input.mode} available balance (${formatTon(before.available)} TON) cannot go below zero`);
     }
-    return (await readBalance(tx, ref)) as Balance;
+    const after = (await readBalance(tx, ref)) as Balance;
+    await within?.(tx, after, before);
+    return after;
   });
 }

@@ -30,9 +30,15 @@ const EVENT_FOR: Record<OrderStatus, EventType> = {
 /**
  * Moves an order to a new status, with its event and ledger movement, in one transaction.
  * The update is conditional on the status the caller saw: if another worker or the operator
- * moved the order first, nothing is written and false is returned.
+ * moved the order first, nothing is written and false is returned. `within` runs inside the
+ * same transaction after a transition that happened (the operator's audit record).
  */
-export async function transitionOrder(db: Kysely<Database>, order: Order, transition: Transition): Promise<boolean> {
+export async function transitionOrder(
+  db: Kysely<Database>,
+  order: Order,
+  transition: Transition,
+  within?: (tx: Kysely<Database>) => Promise<unknown>,
+): Promise<boolean> {
   if (!canTransition(order.status, transition.to)) {
     throw new Error(`order ${order.id}: no transition ${order.status} → ${transition.to}`);
   }
@@ -53,6 +59,7 @@ export async function transitionOrder(db: Kysely<Database>, order: Order, transi
     if (updated.numUpdatedRows !== 1n) return false;
     const data = { ...transition.data, ...(await settle(tx, order, transition)) };
     await appendEvent(tx, { orderId: order.id, type: EVENT_FOR[transition.to], status: transition.to, data, now: transition.now });
+    await within?.(tx);
     return true;
   });
 }

@@ -157,6 +157,7 @@ describe.skipIf(testEngine !== 'postgres')('scale-out on PostgreSQL', () => {
       30_000,
       'the worker to claim orders',
     );
+    const killedAt = Date.now();
     process.kill(doomed.pid, 'SIGKILL');
     await doomed.exited;
     const stranded = await db.kysely
@@ -165,14 +166,13 @@ describe.skipIf(testEngine !== 'postgres')('scale-out on PostgreSQL', () => {
       .where('lease_owner', '=', held[0]!.lease_owner)
       .execute();
     expect(stranded.length).toBeGreaterThan(0);
-    const killedAt = Date.now();
 
     await start('worker', { WORKER_LEASE_MS: String(leaseMs) });
     await until(() => openOrders(db), (n) => n === 0, 60_000, 'every order to be final');
     const counts = await eventCounts(db);
     for (const id of created) expect(counts.get(id)).toEqual({ 'order.created': 1, 'order.processing': 1, 'order.delivered': 1 });
-    // The stranded orders were not taken over before their lease ran out: the step each
-    // still needed happened after it.
+    // No stranded order was taken over before its lease ran out: the step each still needed
+    // happened either before the kill (a commit already in flight) or after the lease.
     const events = await db.kysely
       .selectFrom('order_events')
       .select(['order_id', 'type', 'created_at'])
@@ -180,9 +180,8 @@ describe.skipIf(testEngine !== 'postgres')('scale-out on PostgreSQL', () => {
       .execute();
     for (const order of stranded) {
       const nextType = order.status === 'fulfillment_pending' ? 'order.processing' : 'order.delivered';
-      const next = events.find((e) => e.order_id === order.id && e.type === nextType);
-      expect(Number(next!.created_at)).toBeGreaterThanOrEqual(Number(order.lease_until));
-      expect(Number(next!.created_at)).toBeGreaterThan(killedAt);
+      const at = Number(events.find((e) => e.order_id === order.id && e.type === nextType)!.created_at);
+      expect(at <= killedAt || at >= Number(order.lease_until), `${order.id} moved at ${at}, lease until ${order.lease_until}`).toBe(true);
     }
     expect(await verifyLedger(db.kysely)).toEqual([]);
   });

@@ -1,35 +1,90 @@
-import { isMode } from '../../domain/api-key.js';
+import { recordAudit } from '../../audit/audit.js';
+import type { Mode } from '../../domain/api-key.js';
 import { formatTon, MoneyFormatError, parseTon } from '../../domain/money.js';
 import { AdjustmentError, adjustBalance } from '../../ledger/adjust.js';
+import type { Balance } from '../../ledger/ledger.js';
 import { verifyLedger } from '../../ledger/verify.js';
 import { type Command, required, UsageError } from '../command.js';
 import { withDatabase } from '../database.js';
+import { ACTOR_HELP, actorOf, actorOption, modeOf, reasonOf } from '../operator.js';
+
+function amountOf(values: Record<string, unknown>, allowNegative: boolean): bigint {
+  const amountText = required(values, 'amount');
+  try {
+    return parseTon(amountText, { allowNegative });
+  } catch (error) {
+    if (error instanceof MoneyFormatError) throw new UsageError(`--amount: ${error.message}`);
+    throw error;
+  }
+}
+
+/**
+ * An operator adjustment (journal kind `adjustment`, signed) with its audit record in the same
+ * transaction. A debit is a negative adjustment: it appears in the client's balance history
+ * with the operator's reason, and never takes the available balance below zero.
+ */
+async function adjust(input: { accountId: string; mode: Mode; amount: bigint; reason: string; actor: string; action: 'balance.credit' | 'balance.debit' }): Promise<Balance> {
+  const now = Date.now();
+  return withDatabase((db) =>
+    adjustBalance(db, { accountId: input.accountId, mode: input.mode, amount: input.amount, reason: input.reason }, now, (tx, after, before) =>
+      recordAudit(tx, {
+        actor: input.actor,
+        action: input.action,
+        accountId: input.accountId,
+        mode: input.mode,
+        reason: input.reason,
+        details: { amount: formatTon(input.amount < 0n ? -input.amount : input.amount), signed_amount: formatTon(input.amount), available_before: formatTon(before.available), available_after: formatTon(after.available) },
+        now,
+      }),
+    ),
+  ).catch((error) => {
+    if (error instanceof AdjustmentError) throw new UsageError(error.message);
+    throw error;
+  });
+}
+
+const wire = (balance: Balance) => ({ value: formatTon(balance.available), reserved: formatTon(balance.reserved), currency: 'TON' });
 
 export const balanceCredit: Command = {
   path: ['balance', 'credit'],
   summary: 'Credit (or, with a negative amount, debit) an account balance, with a reason',
-  usage: 'starport balance credit --account ACCOUNT_ID --mode live|test --amount TON --reason TEXT [--json]\n\n' +
-    'TON is a decimal with at most 9 decimal places; write a negative amount as --amount=-5.',
-  options: { account: { type: 'string' }, mode: { type: 'string' }, amount: { type: 'string' }, reason: { type: 'string' } },
+  usage: 'starport balance credit --account ACCOUNT_ID --mode live|test --amount TON --reason TEXT [--actor NAME] [--json]\n\n' +
+    'TON is a decimal with at most 9 decimal places; write a negative amount as --amount=-5.\n' + ACTOR_HELP,
+  options: { account: { type: 'string' }, mode: { type: 'string' }, amount: { type: 'string' }, reason: { type: 'string' }, ...actorOption },
   async run(values, io) {
     const accountId = required(values, 'account');
-    const mode = required(values, 'mode');
-    if (!isMode(mode)) throw new UsageError(`--mode must be live or test, got "${mode}"`);
-    const amountText = required(values, 'amount');
-    const reason = required(values, 'reason');
-    let amount: bigint;
-    try {
-      amount = parseTon(amountText, { allowNegative: true });
-    } catch (error) {
-      if (error instanceof MoneyFormatError) throw new UsageError(`--amount: ${error.message}`);
-      throw error;
-    }
-    const balance = await withDatabase((db) => adjustBalance(db, { accountId, mode, amount, reason })).catch((error) => {
-      if (error instanceof AdjustmentError) throw new UsageError(error.message);
-      throw error;
-    });
-    const wire = { value: formatTon(balance.available), reserved: formatTon(balance.reserved), currency: 'TON' };
-    io.result({ balance: wire }, `${mode} balance of ${accountId}: ${wire.value} TON available, ${wire.reserved} TON reserved`);
+    const mode = modeOf(values) as Mode;
+    const amount = amountOf(values, true);
+    const reason = reasonOf(values);
+    const actor = actorOf(values);
+    const balance = await adjust({ accountId, mode, amount, reason, actor, action: amount < 0n ? 'balance.debit' : 'balance.credit' });
+    const shown = wire(balance);
+    io.result({ balance: shown }, `${mode} balance of ${accountId}: ${shown.value} TON available, ${shown.reserved} TON reserved`);
+    return 0;
+  },
+};
+
+export const balanceDebit: Command = {
+  path: ['balance', 'debit'],
+  summary: 'Debit an account balance for a withdrawal or refund paid out by hand, with a reason',
+  usage: 'starport balance debit --account ACCOUNT_ID --mode live|test --amount TON --reason TEXT [--actor NAME] [--json]\n\n' +
+    'TON is a positive decimal with at most 9 decimal places. Only the available balance can be debited\n' +
+    '(never below zero; reserved amounts belong to open orders). The debit shows in the client\'s balance\n' +
+    'history as an adjustment of -TON with this reason.\n' + ACTOR_HELP,
+  options: { account: { type: 'string' }, mode: { type: 'string' }, amount: { type: 'string' }, reason: { type: 'string' }, ...actorOption },
+  async run(values, io) {
+    const accountId = required(values, 'account');
+    const mode = modeOf(values) as Mode;
+    const amount = amountOf(values, false);
+    if (amount === 0n) throw new UsageError('--amount must be greater than 0');
+    const reason = reasonOf(values);
+    const actor = actorOf(values);
+    const balance = await adjust({ accountId, mode, amount: -amount, reason, actor, action: 'balance.debit' });
+    const shown = wire(balance);
+    io.result(
+      { debited: { value: formatTon(amount), currency: 'TON' }, balance: shown },
+      `debited ${formatTon(amount)} TON from the ${mode} balance of ${accountId}: ${shown.value} TON available, ${shown.reserved} TON reserved`,
+    );
     return 0;
   },
 };
