@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, test, vi } from 'vitest';
 import { createAccount } from '../../src/accounts/accounts.js';
 import type { Db } from '../../src/db/engine.js';
 import { openDatabase } from '../../src/db/open.js';
@@ -93,8 +93,12 @@ describe.skipIf(testEngine !== 'postgres')('scale-out on PostgreSQL', () => {
     database = await freshDatabase();
     db = await openDatabase({ dataDir: database.dataDir, databaseUrl: database.env.DATABASE_URL });
   });
+  // Each test starts its own nodes: a worker left over from an earlier test would take the
+  // next test's orders.
+  afterEach(async () => {
+    await Promise.all(processes.splice(0).map((p) => p.stop('SIGTERM')));
+  });
   afterAll(async () => {
-    await Promise.all(processes.map((p) => p.stop('SIGKILL')));
     await db?.close();
     await database?.dispose();
   });
