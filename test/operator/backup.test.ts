@@ -3,7 +3,7 @@ import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { SQLITE_FILE_NAME } from '../../src/db/sqlite.js';
-import { cliFor, makeTempDir, parseJsonStdout, pool, removeDir } from '../support/cli.js';
+import { cliFor, makeTempDir, parseJsonStdout, removeDir } from '../support/cli.js';
 import { type FreshDatabase, freshDatabase, testEngine } from '../support/database.js';
 import { type ServeProcess, startServe } from '../support/serve-process.js';
 import { allowSlowProcesses, type Cli, createAccount, expectExit, fails, ok, operatorCli } from './helpers.js';
@@ -59,7 +59,7 @@ sqliteOnly('backup while the service runs (SQLite only: PostgreSQL is backed up 
       // Paced so that the load lasts longer than the backup does.
       await new Promise((resolve) => setTimeout(resolve, 100));
       // Start the backup in the middle of the load, once some orders exist.
-      if (acknowledged.length === 60 && backupStartedAt === Number.POSITIVE_INFINITY) {
+      if (acknowledged.length >= 60 && backupStartedAt === Number.POSITIVE_INFINITY) {
         backupStartedAt = performance.now();
         backupPromise = cli(['backup', '--to', backupFile, '--json']).then((r) => {
           backupResult = r;
@@ -68,7 +68,13 @@ sqliteOnly('backup while the service runs (SQLite only: PostgreSQL is backed up 
       }
     };
     let backupPromise: Promise<void> | undefined;
-    await pool(Array.from({ length: 200 }, (_, i) => i), 8, create);
+    // Eight clients create orders until at least 200 exist and the backup has finished, so the
+    // backup always runs under load however long it takes on this machine.
+    let next = 0;
+    const client = async () => {
+      while (next < 200 || backupEndedAt === Number.POSITIVE_INFINITY) await create(next++);
+    };
+    await Promise.all(Array.from({ length: 8 }, client));
     await backupPromise;
     expect(backupResult).toBeDefined();
     const backupRun = backupResult as NonNullable<typeof backupResult>;
@@ -76,7 +82,7 @@ sqliteOnly('backup while the service runs (SQLite only: PostgreSQL is backed up 
     const document = parseJsonStdout(backupRun);
     expect(document).toMatchObject({ ok: true, file: backupFile, ledger_ok: true });
     expect(document.counts.orders).toBeGreaterThanOrEqual(60);
-    expect(acknowledged).toHaveLength(200);
+    expect(acknowledged.length).toBeGreaterThanOrEqual(200);
     // Orders were still being created while the backup ran.
     expect(acknowledged.filter((o) => o.at > backupStartedAt && o.at < backupEndedAt).length).toBeGreaterThan(0);
 
