@@ -32,7 +32,7 @@ const requests = [
 const result = await autocannon({
   url: spec.url,
   connections: spec.connections ?? 32,
-  duration: spec.duration ?? 10,
+  ...(spec.amount ? { amount: spec.amount } : { duration: spec.duration ?? 10 }),
   headers: spec.headers ?? {},
   ...(spec.overallRate ? { overallRate: spec.overallRate } : {}),
   requests,

@@ -73,7 +73,8 @@ function createWorker(config: Config, db: Db, logger: Logger, metrics: ServiceMe
     db,
     logger,
     leaseMs: config.workerLeaseMs,
-    steps: { test: testFulfilmentStep(db.kysely, { delayMs: config.testFulfilmentDelayMs, slowDelayMs: config.testSlowDelayMs }) },
+    steps: {},
+    transactionalSteps: { test: testFulfilmentStep({ delayMs: config.testFulfilmentDelayMs, slowDelayMs: config.testSlowDelayMs }) },
     onFinal: (order, status) => metrics.fulfilmentDuration.observe({ mode: order.mode, status }, (Date.now() - order.createdAt) / 1000),
   });
 }

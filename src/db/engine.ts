@@ -39,6 +39,12 @@ export type Unsubscribe = () => Promise<void>;
 export interface Db {
   kysely: Kysely<Database>;
   engine: Engine;
+  /**
+   * Runs a short unit of database-only work in a transaction. On SQLite units that arrive
+   * together share one commit (group-commit.ts); on PostgreSQL each has its own transaction
+   * (the server groups concurrent commits itself). Resolves once the work is durable.
+   */
+  writeTransaction<T>(work: (tx: Kysely<Database>) => Promise<T>): Promise<T>;
   /** Calls `listener` whenever another process signals queued work (a no-op on SQLite). */
   onQueued(listener: () => void): Promise<Unsubscribe>;
   close(): Promise<void>;

@@ -1,6 +1,7 @@
 import { Kysely } from 'kysely';
 import type { Config } from '../config.js';
 import type { Db } from './engine.js';
+import { GroupCommit } from './group-commit.js';
 import { migrateToLatest } from './migrate.js';
 import type { Database } from './schema.js';
 
@@ -18,12 +19,21 @@ async function connect(options: DatabaseOptions): Promise<Omit<Db, 'close'>> {
   if (databaseUrl) {
     const { listenQueued, postgresDialect, postgresEngine, postgresPool } = await import('./postgres.js');
     const dialect = postgresDialect(postgresPool(databaseUrl, options.poolSize));
-    return { kysely: new Kysely<Database>({ dialect }), engine: postgresEngine, onQueued: (listener) => listenQueued(databaseUrl, listener) };
+    const kysely = new Kysely<Database>({ dialect });
+    return {
+      kysely,
+      engine: postgresEngine,
+      writeTransaction: (work) => kysely.transaction().execute(work),
+      onQueued: (listener) => listenQueued(databaseUrl, listener),
+    };
   }
   const { openSqlite, sqliteDialect, sqliteEngine } = await import('./sqlite.js');
+  const kysely = new Kysely<Database>({ dialect: sqliteDialect(openSqlite(options.dataDir)) });
+  const groupCommit = new GroupCommit(kysely);
   return {
-    kysely: new Kysely<Database>({ dialect: sqliteDialect(openSqlite(options.dataDir)) }),
+    kysely,
     engine: sqliteEngine,
+    writeTransaction: (work) => groupCommit.run(work),
     onQueued: async () => async () => undefined,
   };
 }

@@ -94,7 +94,7 @@ async function insertOrder(deps: CreateOrderDeps, input: CreateOrderInput, finge
     updatedAt: now,
     nextRunAt: now,
   };
-  await deps.db.kysely.transaction().execute(async (tx) => {
+  await deps.db.writeTransaction(async (tx) => {
     // Another node's uncommitted insert with this key makes ours wait on the unique index;
     // the contract bounds that wait.
     await deps.db.engine.limitLockWait(tx, IDEMPOTENCY_WAIT_MS);

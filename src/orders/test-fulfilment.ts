@@ -15,13 +15,14 @@ export interface TestFulfilmentTiming {
 /**
  * Test mode's simulated fulfilment (CONTRACT "Test mode"). Each call performs one step and
  * schedules the next through `next_run_at`, so a slow order holds no worker and a restart
- * resumes where the database says.
+ * resumes where the database says. A step only writes to the database, so the worker runs a
+ * whole batch of them in the transaction that claims them (one commit per batch).
  */
-export function testFulfilmentStep(db: Kysely<Database>, timing: TestFulfilmentTiming) {
-  return async (order: Order, now: number): Promise<OrderStatus | undefined> => {
+export function testFulfilmentStep(timing: TestFulfilmentTiming) {
+  return async (tx: Kysely<Database>, order: Order, now: number): Promise<OrderStatus | undefined> => {
     const transition = nextTransition(order, testOutcome(order.recipient), timing, now);
     if (!transition) return undefined;
-    return (await transitionOrder(db, order, transition)) ? transition.to : undefined;
+    return (await transitionOrder(tx, order, transition)) ? transition.to : undefined;
   };
 }
 

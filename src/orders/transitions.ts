@@ -31,7 +31,8 @@ const EVENT_FOR: Record<OrderStatus, EventType> = {
  * Moves an order to a new status, with its event and ledger movement, in one transaction.
  * The update is conditional on the status the caller saw: if another worker or the operator
  * moved the order first, nothing is written and false is returned. `within` runs inside the
- * same transaction after a transition that happened (the operator's audit record).
+ * same transaction after a transition that happened (the operator's audit record). Given a
+ * transaction, the transition joins it.
  */
 export async function transitionOrder(
   db: Kysely<Database>,
@@ -42,7 +43,7 @@ export async function transitionOrder(
   if (!canTransition(order.status, transition.to)) {
     throw new Error(`order ${order.id}: no transition ${order.status} → ${transition.to}`);
   }
-  return db.transaction().execute(async (tx) => {
+  return inTransaction(db, async (tx) => {
     const updated = await tx
       .updateTable('orders')
       .set({
@@ -62,6 +63,11 @@ export async function transitionOrder(
     await within?.(tx);
     return true;
   });
+}
+
+/** Joins the caller's transaction (a worker's batch) or opens one. */
+function inTransaction<T>(db: Kysely<Database>, work: (tx: Kysely<Database>) => Promise<T>): Promise<T> {
+  return db.isTransaction ? work(db) : db.transaction().execute(work);
 }
 
 /** Final states settle the reservation: delivery debits it, failure releases it. */

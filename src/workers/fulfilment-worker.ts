@@ -1,8 +1,9 @@
-import { sql } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import type { Logger } from 'pino';
 import type { Mode } from '../domain/api-key.js';
 import { randomBase62 } from '../domain/random.js';
 import type { Db } from '../db/engine.js';
+import type { Database } from '../db/schema.js';
 import { isFinal, type OrderStatus } from '../domain/order-status.js';
 import { type Order, orderFromRow } from '../orders/order.js';
 
@@ -12,15 +13,26 @@ import { type Order, orderFromRow } from '../orders/order.js';
  */
 export type OrderStep = (order: Order, now: number) => Promise<OrderStatus | undefined>;
 
+/**
+ * A step that only writes to the database (test mode): it runs inside the transaction that
+ * claimed its order, so a whole batch of orders costs one commit and needs no lease.
+ */
+export type TransactionalStep = (tx: Kysely<Database>, order: Order, now: number) => Promise<OrderStatus | undefined>;
+
 export interface FulfilmentWorkerOptions {
   db: Db;
+  /** Steps that wait on the outside world: claimed under a lease, run one by one. */
   steps: Partial<Record<Mode, OrderStep>>;
+  /** Steps run in the claiming transaction, a batch per commit. */
+  transactionalSteps?: Partial<Record<Mode, TransactionalStep>>;
   logger: Logger;
   /** How long a claim protects an order from other workers. */
   leaseMs?: number;
   /** Longest sleep between looks at the queue when nothing wakes the worker. */
   pollMs?: number;
   batchSize?: number;
+  /** How long a wake-up waits for more new orders before the worker looks (default 10 ms). */
+  coalesceMs?: number;
   /** Delay before an order whose step threw is tried again. */
   retryAfterErrorMs?: number;
   /** Told when a step leaves an order final (metrics). */
@@ -36,18 +48,20 @@ export class FulfilmentWorker {
   readonly id = `wrk_${randomBase62(12)}`;
   private running = false;
   private loop: Promise<void> | undefined;
-  private sleeper: { timer: NodeJS.Timeout; resolve: () => void } | undefined;
+  private sleeper: { timer: NodeJS.Timeout; until: number; resolve: () => void } | undefined;
   private wokenDuringRun = false;
   private readonly leaseMs: number;
   private readonly pollMs: number;
   private readonly batchSize: number;
   private readonly retryAfterErrorMs: number;
+  private readonly coalesceMs: number;
 
   constructor(private readonly options: FulfilmentWorkerOptions) {
     this.leaseMs = options.leaseMs ?? 30_000;
     this.pollMs = options.pollMs ?? 500;
     this.batchSize = options.batchSize ?? 50;
     this.retryAfterErrorMs = options.retryAfterErrorMs ?? 1_000;
+    this.coalesceMs = options.coalesceMs ?? 10;
   }
 
   start(): void {
@@ -56,17 +70,22 @@ export class FulfilmentWorker {
     this.loop = this.run();
   }
 
-  /** New work may be due now (called after an order is created). */
+  /**
+   * New work may be due now (called after an order is created). The worker looks within
+   * `coalesceMs`, not at once: under a stream of new orders one claiming transaction then
+   * carries many of them, instead of each order costing the writer a second commit.
+   */
   wake(): void {
     this.wokenDuringRun = true;
-    this.sleeper?.resolve();
+    const sleeper = this.sleeper;
+    if (sleeper && sleeper.until > Date.now() + this.coalesceMs) this.sleepUntil(sleeper, this.coalesceMs);
   }
 
   /** Stops claiming, lets the current batch finish, and gives back any lease still held. */
   async stop(): Promise<void> {
     if (!this.running) return;
     this.running = false;
-    this.wake();
+    this.sleeper?.resolve();
     await this.loop;
     await this.options.db.kysely
       .updateTable('orders')
@@ -87,15 +106,73 @@ export class FulfilmentWorker {
       if (!this.running) break;
       const delay = claimed === this.batchSize ? 0 : await this.msUntilNextDue();
       // A wake-up that arrived while this round ran would otherwise wait for the next poll.
-      await this.sleep(this.wokenDuringRun ? 0 : delay);
+      await this.sleep(this.wokenDuringRun ? Math.min(delay, this.coalesceMs) : delay);
     }
   }
 
-  /** Claims and processes one batch; returns how many orders it claimed. */
+  /** Claims and processes one batch per kind of step; returns how many orders it claimed. */
   async runOnce(now = Date.now()): Promise<number> {
+    const inTransaction = await this.runTransactionalBatch(now, this.batchSize);
     const orders = await this.claim(now);
     for (const order of orders) await this.process(order);
-    return orders.length;
+    return Math.max(inTransaction, orders.length);
+  }
+
+  /**
+   * Claims due orders and runs their steps in one transaction. If a step throws, the batch is
+   * rolled back and retried one order per transaction, so that a single bad order is set
+   * aside (retried after a pause) instead of holding back the others.
+   */
+  private async runTransactionalBatch(now: number, limit: number): Promise<number> {
+    const steps = this.options.transactionalSteps ?? {};
+    const modes = Object.keys(steps) as Mode[];
+    if (modes.length === 0) return 0;
+    let failed: Order | undefined;
+    try {
+      const done = await this.options.db.kysely.transaction().execute(async (tx) => {
+        const orders = (await this.dueOrders(tx, modes, now, limit).execute()).map(orderFromRow);
+        const results: Array<[Order, OrderStatus | undefined]> = [];
+        for (const order of orders) {
+          failed = order;
+          results.push([order, await steps[order.mode]!(tx, order, now)]);
+        }
+        failed = undefined;
+        return results;
+      });
+      for (const [order, status] of done) if (status && isFinal(status)) this.options.onFinal?.(order, status);
+      return done.length;
+    } catch (error) {
+      if (!failed) throw error;
+      if (limit > 1) return this.runOneByOne(now, limit);
+      this.options.logger.error({ err: error, order_id: failed.id, worker: this.id }, 'order step failed; will retry');
+      await this.options.db.kysely
+        .updateTable('orders')
+        .set({ next_run_at: Date.now() + this.retryAfterErrorMs })
+        .where('id', '=', failed.id)
+        .where('next_run_at', '=', BigInt(failed.nextRunAt ?? 0))
+        .execute();
+      return 1;
+    }
+  }
+
+  private async runOneByOne(now: number, limit: number): Promise<number> {
+    let done = 0;
+    while (done < limit && (await this.runTransactionalBatch(now, 1)) === 1) done++;
+    return done;
+  }
+
+  /** Orders due now and under no live lease, oldest due first, locked for this claim. */
+  private dueOrders(db: Kysely<Database>, modes: Mode[], now: number, limit: number) {
+    return this.options.db.engine.lockForClaim(
+      db
+        .selectFrom('orders')
+        .selectAll()
+        .where('next_run_at', '<=', BigInt(now))
+        .where('mode', 'in', modes)
+        .where((w) => w.or([w('lease_until', 'is', null), w('lease_until', '<', BigInt(now))]))
+        .orderBy('next_run_at')
+        .limit(limit),
+    );
   }
 
   private async claim(now: number): Promise<Order[]> {
@@ -161,7 +238,7 @@ export class FulfilmentWorker {
   }
 
   private async msUntilNextDue(): Promise<number> {
-    const modes = Object.keys(this.options.steps) as Mode[];
+    const modes = [...Object.keys(this.options.steps), ...Object.keys(this.options.transactionalSteps ?? {})] as Mode[];
     if (modes.length === 0) return this.pollMs;
     const row = await this.options.db.kysely
       .selectFrom('orders')
@@ -181,13 +258,23 @@ export class FulfilmentWorker {
    */
   private sleep(ms: number): Promise<void> {
     return new Promise((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        this.sleeper = undefined;
-        resolve();
+      const sleeper = {
+        timer: undefined as unknown as NodeJS.Timeout,
+        until: 0,
+        resolve: () => {
+          clearTimeout(sleeper.timer);
+          this.sleeper = undefined;
+          resolve();
+        },
       };
-      const timer = setTimeout(done, ms);
-      this.sleeper = { timer, resolve: done };
+      this.sleeper = sleeper;
+      this.sleepUntil(sleeper, ms);
     });
+  }
+
+  private sleepUntil(sleeper: NonNullable<FulfilmentWorker['sleeper']>, ms: number): void {
+    clearTimeout(sleeper.timer);
+    sleeper.until = Date.now() + ms;
+    sleeper.timer = setTimeout(sleeper.resolve, ms);
   }
 }

@@ -1,0 +1,133 @@
+import { sql } from 'kysely';
+import pino from 'pino';
+import { afterEach, beforeEach, describe, expect, test } from 'vitest';
+import { createAccount } from '../../src/accounts/accounts.js';
+import { parseTon } from '../../src/domain/money.js';
+import type { Db } from '../../src/db/engine.js';
+import { openDatabase } from '../../src/db/open.js';
+import { adjustBalance } from '../../src/ledger/adjust.js';
+import { move, readBalance } from '../../src/ledger/ledger.js';
+import { verifyLedger } from '../../src/ledger/verify.js';
+import { createOrder, type CreateOrderDeps } from '../../src/orders/create-order.js';
+import { IdempotencyGate } from '../../src/orders/idempotency-gate.js';
+import { findOrder, listEvents } from '../../src/orders/order-store.js';
+import { testFulfilmentStep } from '../../src/orders/test-fulfilment.js';
+import { FixedRateFeed, ListPriceSource } from '../../src/providers/pricing/list-price-source.js';
+import { FulfilmentWorker } from '../../src/workers/fulfilment-worker.js';
+import { loadConfig } from '../../src/config.js';
+import { type FreshDatabase, freshDatabase, testEngine } from '../support/database.js';
+
+/**
+ * Db.writeTransaction (group commit on SQLite) and the worker's transactional batches: units
+ * of work that share a commit still succeed or fail one by one, and nothing is answered
+ * before it is committed.
+ */
+let fresh: FreshDatabase;
+let db: Db;
+let other: Db;
+let accountId: string;
+
+beforeEach(async () => {
+  fresh = await freshDatabase();
+  db = await openDatabase({ dataDir: fresh.dataDir, databaseUrl: fresh.env.DATABASE_URL });
+  other = await openDatabase({ dataDir: fresh.dataDir, databaseUrl: fresh.env.DATABASE_URL });
+  accountId = (await createAccount(db, 'group@example.com')).accountId;
+  await adjustBalance(db, { accountId, mode: 'test', amount: parseTon('1'), reason: 'test funding' });
+});
+
+afterEach(async () => {
+  await db.close();
+  await other.close();
+  await fresh.dispose();
+});
+
+const ref = () => ({ accountId, mode: 'test' as const });
+
+describe(`writeTransaction (${testEngine})`, () => {
+  test('concurrent units commit independently: a failing unit leaves nothing, the others all land', async () => {
+    const units = Array.from({ length: 20 }, (_, i) =>
+      db.writeTransaction(async (tx) => {
+        if (!(await move(tx, ref(), { kind: 'reserve', amount: parseTon('0.01'), now: Date.now() }))) throw new Error('no funds');
+        if (i % 4 === 3) throw new Error(`unit ${i} fails after writing`);
+        return i;
+      }),
+    );
+    const settled = await Promise.allSettled(units);
+    const failed = settled.filter((s) => s.status === 'rejected').map((s) => (s as PromiseRejectedResult).reason.message);
+    expect(failed).toEqual(['unit 3 fails after writing', 'unit 7 fails after writing', 'unit 11 fails after writing', 'unit 15 fails after writing', 'unit 19 fails after writing']);
+    // Read through another connection: what was answered is committed.
+    expect(await readBalance(other.kysely, ref())).toEqual({ available: parseTon('0.85'), reserved: parseTon('0.15') });
+    const journal = await other.kysely.selectFrom('journal').select(sql<number>`count(*)`.as('n')).where('kind', '=', 'reserve').executeTakeFirstOrThrow();
+    expect(Number(journal.n)).toBe(15);
+  });
+
+  test('a unit sees the writes of units committed before it in the same batch', async () => {
+    const results = await Promise.all(
+      Array.from({ length: 150 }, () =>
+        db.writeTransaction(async (tx) => move(tx, ref(), { kind: 'reserve', amount: parseTon('0.01'), now: Date.now() })),
+      ),
+    );
+    // 1 TON covers exactly 100 reservations of 0.01: the rest are refused, never overdrawn.
+    expect(results.filter(Boolean)).toHaveLength(100);
+    expect(await readBalance(other.kysely, ref())).toEqual({ available: 0n, reserved: parseTon('1') });
+  });
+
+  test('orders created concurrently, then fulfilled in batches by the worker, keep the ledger exact', async () => {
+    const prices = new ListPriceSource(loadConfig({}).prices, new FixedRateFeed(loadConfig({}).tonUsdRate));
+    const deps: CreateOrderDeps = { db, prices, gate: new IdempotencyGate(), liveAvailable: () => false, onCreated: () => undefined };
+    const created = await Promise.allSettled(
+      Array.from({ length: 6 }, (_, i) =>
+        createOrder(deps, { accountId, mode: 'test', idempotencyKey: `k${i}`, product: 'stars', username: i === 2 ? 'test_failed' : 'someone', quantity: 50, externalId: null }),
+      ),
+    );
+    // 50 stars cost 0.25 TON: four fit in 1 TON, the other two are refused with nothing reserved.
+    expect(created.filter((c) => c.status === 'fulfilled')).toHaveLength(4);
+    const worker = new FulfilmentWorker({
+      db,
+      logger: pino({ level: 'silent' }),
+      steps: {},
+      transactionalSteps: { test: testFulfilmentStep({ delayMs: 0, slowDelayMs: 0 }) },
+    });
+    // Two rounds: pending → processing, then processing → final, a batch per round.
+    expect(await worker.runOnce(Date.now() + 1)).toBe(4);
+    expect(await worker.runOnce(Date.now() + 2)).toBe(4);
+    expect(await worker.runOnce(Date.now() + 3)).toBe(0);
+    for (const c of created) {
+      if (c.status !== 'fulfilled') continue;
+      const order = await findOrder(other.kysely, c.value.order.id, { accountId, mode: 'test' });
+      const events = (await listEvents(other.kysely, c.value.order.id)).map((e) => e.type);
+      expect(events).toEqual(['order.created', 'order.processing', order?.recipient === 'test_failed' ? 'order.failed' : 'order.delivered']);
+    }
+    expect(await verifyLedger(other.kysely)).toEqual([]);
+  });
+
+  test('a step that throws is set aside without holding back the rest of its batch', async () => {
+    const prices = new ListPriceSource(loadConfig({}).prices, new FixedRateFeed(loadConfig({}).tonUsdRate));
+    const deps: CreateOrderDeps = { db, prices, gate: new IdempotencyGate(), liveAvailable: () => false, onCreated: () => undefined };
+    const orders = [];
+    for (let i = 0; i < 3; i++) {
+      orders.push((await createOrder(deps, { accountId, mode: 'test', idempotencyKey: `s${i}`, product: 'stars', username: `user_${i}x`, quantity: 50, externalId: null })).order);
+    }
+    const poisoned = orders[1]!.id;
+    const step = testFulfilmentStep({ delayMs: 0, slowDelayMs: 0 });
+    const worker = new FulfilmentWorker({
+      db,
+      logger: pino({ level: 'silent' }),
+      steps: {},
+      retryAfterErrorMs: 60_000,
+      transactionalSteps: {
+        test: async (tx, order, now) => {
+          if (order.id === poisoned) throw new Error('a bug in one step');
+          return step(tx, order, now);
+        },
+      },
+    });
+    await worker.runOnce(Date.now() + 1);
+    const statuses = await Promise.all(orders.map(async (o) => (await findOrder(other.kysely, o.id, { accountId, mode: 'test' }))?.status));
+    // One order per transaction after the failure: the others go on through both of their steps.
+    expect(statuses).toEqual(['delivered', 'fulfillment_pending', 'delivered']);
+    // The poisoned order is retried only after the pause, not in a hot loop.
+    const row = await other.kysely.selectFrom('orders').select('next_run_at').where('id', '=', poisoned).executeTakeFirstOrThrow();
+    expect(Number(row.next_run_at)).toBeGreaterThan(Date.now() + 50_000);
+  });
+});
