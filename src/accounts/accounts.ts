@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import { displayPrefix, generateApiKey, hashApiKey, type Mode, parseApiKey } from '../domain/api-key.js';
 import { newId } from '../domain/random.js';
 import type { Db } from '../db/engine.js';
+import { preparedQuery } from '../db/prepared.js';
 import type { Database } from '../db/schema.js';
 import { openBalances } from '../ledger/ledger.js';
 
@@ -94,14 +95,17 @@ export type Authentication =
   | { ok: false; code: 'invalid_api_key' | 'api_key_revoked' | 'account_disabled' };
 
 /** Resolves a bearer key. The layout and checksum are checked before any database lookup. */
-export async function authenticate(db: Db, key: string): Promise<Authentication> {
-  if (!parseApiKey(key)) return { ok: false, code: 'invalid_api_key' };
-  const row = await db.kysely
+const selectKeyByHash = preparedQuery((db, keyHash: string) =>
+  db
     .selectFrom('api_keys as k')
     .innerJoin('accounts as a', 'a.id', 'k.account_id')
     .select(['k.id', 'k.account_id', 'k.mode', 'k.revoked_at', 'a.status'])
-    .where('k.key_hash', '=', hashApiKey(key))
-    .executeTakeFirst();
+    .where('k.key_hash', '=', keyHash),
+);
+
+export async function authenticate(db: Db, key: string): Promise<Authentication> {
+  if (!parseApiKey(key)) return { ok: false, code: 'invalid_api_key' };
+  const [row] = await selectKeyByHash(db.kysely, hashApiKey(key));
   if (!row) return { ok: false, code: 'invalid_api_key' };
   if (row.revoked_at !== null) return { ok: false, code: 'api_key_revoked' };
   if (row.status !== 'active') return { ok: false, code: 'account_disabled' };

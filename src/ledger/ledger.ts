@@ -1,6 +1,7 @@
 import { type Kysely, sql } from 'kysely';
 import type { Mode } from '../domain/api-key.js';
 import { newId } from '../domain/random.js';
+import { preparedQuery } from '../db/prepared.js';
 import type { Database, JournalTable } from '../db/schema.js';
 
 /**
@@ -83,12 +84,11 @@ export async function openBalances(tx: Kysely<Database>, accountId: string): Pro
     .execute();
 }
 
+const selectBalance = preparedQuery((db, accountId: string, mode: Mode) =>
+  db.selectFrom('balances').select(['available', 'reserved']).where('account_id', '=', accountId).where('mode', '=', mode),
+);
+
 export async function readBalance(db: Kysely<Database>, ref: BalanceRef): Promise<Balance | undefined> {
-  const row = await db
-    .selectFrom('balances')
-    .select(['available', 'reserved'])
-    .where('account_id', '=', ref.accountId)
-    .where('mode', '=', ref.mode)
-    .executeTakeFirst();
+  const [row] = await selectBalance(db, ref.accountId, ref.mode);
   return row && { available: BigInt(row.available), reserved: BigInt(row.reserved) };
 }

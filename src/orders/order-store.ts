@@ -2,22 +2,21 @@ import { type Kysely, sql } from 'kysely';
 import type { Mode } from '../domain/api-key.js';
 import type { EventType, OrderStatus } from '../domain/order-status.js';
 import { newId } from '../domain/random.js';
+import { preparedQuery } from '../db/prepared.js';
 import type { Database } from '../db/schema.js';
 import { eventFromRow, type Order, type OrderEvent, orderFromRow } from './order.js';
 
 const ORDER_ID = /^ord_[0-9A-Za-z]{1,64}$/;
 
 /** Reads and the event append shared by order creation, transitions and the API. */
+const selectScopedOrder = preparedQuery((db, id: string, accountId: string, mode: Mode) =>
+  db.selectFrom('orders').selectAll().where('id', '=', id).where('account_id', '=', accountId).where('mode', '=', mode),
+);
+
 export async function findOrder(db: Kysely<Database>, id: string, scope: { accountId: string; mode: Mode }): Promise<Order | undefined> {
   // A string that cannot be an order id is not looked up (PostgreSQL refuses some, e.g. NUL).
   if (!ORDER_ID.test(id)) return undefined;
-  const row = await db
-    .selectFrom('orders')
-    .selectAll()
-    .where('id', '=', id)
-    .where('account_id', '=', scope.accountId)
-    .where('mode', '=', scope.mode)
-    .executeTakeFirst();
+  const [row] = await selectScopedOrder(db, id, scope.accountId, scope.mode);
   return row && orderFromRow(row);
 }
 
@@ -26,22 +25,22 @@ export async function findOrderById(db: Kysely<Database>, id: string): Promise<O
   return row && orderFromRow(row);
 }
 
+const selectOrderByIdempotencyKey = preparedQuery((db, accountId: string, mode: Mode, idempotencyKey: string) =>
+  db.selectFrom('orders').selectAll().where('account_id', '=', accountId).where('mode', '=', mode).where('idempotency_key', '=', idempotencyKey),
+);
+
 export async function findOrderByIdempotencyKey(
   db: Kysely<Database>,
   scope: { accountId: string; mode: Mode; idempotencyKey: string },
 ): Promise<Order | undefined> {
-  const row = await db
-    .selectFrom('orders')
-    .selectAll()
-    .where('account_id', '=', scope.accountId)
-    .where('mode', '=', scope.mode)
-    .where('idempotency_key', '=', scope.idempotencyKey)
-    .executeTakeFirst();
+  const [row] = await selectOrderByIdempotencyKey(db, scope.accountId, scope.mode, scope.idempotencyKey);
   return row && orderFromRow(row);
 }
 
+const selectEvents = preparedQuery((db, orderId: string) => db.selectFrom('order_events').selectAll().where('order_id', '=', orderId).orderBy('seq'));
+
 export async function listEvents(db: Kysely<Database>, orderId: string): Promise<OrderEvent[]> {
-  const rows = await db.selectFrom('order_events').selectAll().where('order_id', '=', orderId).orderBy('seq').execute();
+  const rows = await selectEvents(db, orderId);
   return rows.map(eventFromRow);
 }
 

@@ -1,0 +1,48 @@
+import type { Compilable, CompiledQuery, Kysely } from 'kysely';
+import type { Database } from './schema.js';
+
+const PLACEHOLDER = '\u0000Starport-Parameter:'; // mixed case: a case conversion shows
+
+interface Plan {
+  compiled: CompiledQuery;
+  /** For each bound parameter: the index of the argument that fills it, or a constant. */
+  slots: Array<number | { constant: unknown }>;
+}
+
+/**
+ * A query built and compiled once per SQL dialect, then run with fresh parameter values.
+ * Kysely otherwise rebuilds and recompiles the query tree on every call, which on the
+ * hottest reads (the API key lookup, the balance, an order) costs about twice SQLite's own
+ * work. `build` must pass each argument straight into the query as a value (no arithmetic or
+ * conversion on it, no `in` lists), so that its place among the parameters can be found; the
+ * first call checks that.
+ */
+export function preparedQuery<A extends unknown[], Row>(
+  build: (db: Kysely<Database>, ...args: A) => Compilable<Row>,
+): (db: Kysely<Database>, ...args: A) => Promise<Row[]> {
+  // Keyed by the adapter's class: transactions share their database's dialect.
+  const plans = new Map<unknown, Plan>();
+  return async (db, ...args) => {
+    const dialect = db.getExecutor().adapter.constructor;
+    let plan = plans.get(dialect);
+    if (!plan) {
+      plan = compilePlan(db, build, args.length);
+      plans.set(dialect, plan);
+    }
+    const parameters = plan.slots.map((slot) => (typeof slot === 'number' ? args[slot] : slot.constant));
+    const result = await db.executeQuery<Row>({ ...plan.compiled, parameters } as CompiledQuery<Row>);
+    return result.rows;
+  };
+}
+
+function compilePlan<A extends unknown[]>(db: Kysely<Database>, build: (db: Kysely<Database>, ...args: A) => Compilable<unknown>, arity: number): Plan {
+  const placeholders = Array.from({ length: arity }, (_, i) => `${PLACEHOLDER}${i}`) as A;
+  const compiled = build(db, ...placeholders).compile();
+  const slots = compiled.parameters.map((value) =>
+    typeof value === 'string' && value.startsWith(PLACEHOLDER) ? Number(value.slice(PLACEHOLDER.length)) : { constant: value },
+  );
+  for (let i = 0; i < arity; i++) {
+    if (!slots.includes(i)) throw new Error(`preparedQuery: argument ${i} does not reach the query as a parameter`);
+  }
+  return { compiled, slots };
+}

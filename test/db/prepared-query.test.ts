@@ -1,0 +1,39 @@
+import { afterEach, beforeEach, expect, test } from 'vitest';
+import { createAccount } from '../../src/accounts/accounts.js';
+import type { Db } from '../../src/db/engine.js';
+import { openDatabase } from '../../src/db/open.js';
+import { preparedQuery } from '../../src/db/prepared.js';
+import { type FreshDatabase, freshDatabase, testEngine } from '../support/database.js';
+
+let fresh: FreshDatabase;
+let db: Db;
+
+beforeEach(async () => {
+  fresh = await freshDatabase();
+  db = await openDatabase({ dataDir: fresh.dataDir, databaseUrl: fresh.env.DATABASE_URL });
+});
+
+afterEach(async () => {
+  await db.close();
+  await fresh.dispose();
+});
+
+test(`a prepared query answers like the query it was built from, for every argument, in and out of transactions (${testEngine})`, async () => {
+  const a = await createAccount(db, 'a@example.com');
+  const b = await createAccount(db, 'b@example.com');
+  const byEmail = preparedQuery((k, email: string, status: string) =>
+    k.selectFrom('accounts').select(['id', 'email']).where('email', '=', email).where('status', '=', status).where('id', 'like', 'acct_%'),
+  );
+  expect(await byEmail(db.kysely, 'a@example.com', 'active')).toEqual([{ id: a.accountId, email: 'a@example.com' }]);
+  expect(await byEmail(db.kysely, 'b@example.com', 'active')).toEqual([{ id: b.accountId, email: 'b@example.com' }]);
+  expect(await byEmail(db.kysely, 'b@example.com', 'disabled')).toEqual([]);
+  // A constant the builder wrote itself ('acct_%') stays in place between the arguments.
+  expect(await byEmail(db.kysely, "x' or '1'='1", 'active')).toEqual([]);
+  const inside = await db.kysely.transaction().execute((tx) => byEmail(tx, 'a@example.com', 'active'));
+  expect(inside).toEqual([{ id: a.accountId, email: 'a@example.com' }]);
+});
+
+test('a builder that converts its argument is refused at the first call, not answered wrongly', async () => {
+  const converted = preparedQuery((k, email: string) => k.selectFrom('accounts').select('id').where('email', '=', email.toLowerCase()));
+  await expect(converted(db.kysely, 'A@example.com')).rejects.toThrow(/argument 0 does not reach the query/);
+});
