@@ -105,9 +105,38 @@ const selectKeyByHash = preparedQuery((db, keyHash: string) =>
 
 export async function authenticate(db: Db, key: string): Promise<Authentication> {
   if (!parseApiKey(key)) return { ok: false, code: 'invalid_api_key' };
-  const [row] = await selectKeyByHash(db.kysely, hashApiKey(key));
+  const keyHash = hashApiKey(key);
+  // Read before the lookup: a change that lands in between gives the next request a new stamp.
+  const stamp = db.keysVersion?.();
+  const cache = stamp === undefined ? undefined : keyCacheOf(db);
+  const cached = cache?.get(keyHash);
+  if (cached && cached.stamp === stamp) return cached.result;
+  const result = await lookUpKey(db, keyHash);
+  if (cache && stamp !== undefined && result.ok) {
+    if (cache.size >= KEY_CACHE_SIZE) cache.delete(cache.keys().next().value as string);
+    cache.set(keyHash, { stamp, result });
+  }
+  return result;
+}
+
+async function lookUpKey(db: Db, keyHash: string): Promise<Authentication> {
+  const [row] = await selectKeyByHash(db.kysely, keyHash);
   if (!row) return { ok: false, code: 'invalid_api_key' };
   if (row.revoked_at !== null) return { ok: false, code: 'api_key_revoked' };
   if (row.status !== 'active') return { ok: false, code: 'account_disabled' };
   return { ok: true, accountId: row.account_id, mode: row.mode, keyId: row.id };
+}
+
+/**
+ * Active keys already looked up, by key hash, each valid only while Db.keysVersion still
+ * gives the stamp it was read under: any change to any key or account, by any process,
+ * empties it in effect, so a reissue revokes the old key for the very next request.
+ */
+const KEY_CACHE_SIZE = 10_000;
+const keyCaches = new WeakMap<Db, Map<string, { stamp: string; result: Authentication }>>();
+
+function keyCacheOf(db: Db): Map<string, { stamp: string; result: Authentication }> {
+  let cache = keyCaches.get(db);
+  if (!cache) keyCaches.set(db, (cache = new Map()));
+  return cache;
 }

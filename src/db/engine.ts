@@ -45,6 +45,12 @@ export interface Db {
    * (the server groups concurrent commits itself). Resolves once the work is durable.
    */
   writeTransaction<T>(work: (tx: Kysely<Database>) => Promise<T>): Promise<T>;
+  /**
+   * A stamp that changes whenever an API key or an account may have changed, by this process
+   * or any other, read without a table lookup. Only SQLite offers one (sqlite.ts); without it
+   * every request looks its key up.
+   */
+  keysVersion?: () => string;
   /** Calls `listener` whenever another process signals queued work (a no-op on SQLite). */
   onQueued(listener: () => void): Promise<Unsubscribe>;
   close(): Promise<void>;

@@ -14,7 +14,7 @@ export interface DatabaseOptions {
 }
 
 /** Each engine's driver is loaded only when chosen: the CLI starts faster without the other. */
-async function connect(options: DatabaseOptions): Promise<Omit<Db, 'close'>> {
+async function connect(options: DatabaseOptions): Promise<Omit<Db, 'close'> & { afterMigration?: () => Partial<Db> }> {
   const { databaseUrl } = options;
   if (databaseUrl) {
     const { listenQueued, postgresDialect, postgresEngine, postgresPool } = await import('./postgres.js');
@@ -27,20 +27,22 @@ async function connect(options: DatabaseOptions): Promise<Omit<Db, 'close'>> {
       onQueued: (listener) => listenQueued(databaseUrl, listener),
     };
   }
-  const { openSqlite, sqliteDialect, sqliteEngine } = await import('./sqlite.js');
-  const kysely = new Kysely<Database>({ dialect: sqliteDialect(openSqlite(options.dataDir)) });
+  const { openSqlite, sqliteDialect, sqliteEngine, sqliteKeysVersion } = await import('./sqlite.js');
+  const raw = openSqlite(options.dataDir);
+  const kysely = new Kysely<Database>({ dialect: sqliteDialect(raw) });
   const groupCommit = new GroupCommit(kysely);
   return {
     kysely,
     engine: sqliteEngine,
     writeTransaction: (work) => groupCommit.run(work),
+    afterMigration: () => ({ keysVersion: sqliteKeysVersion(raw) }),
     onQueued: async () => async () => undefined,
   };
 }
 
 /** Opens the database and brings its schema up to date: every command starts from here. */
 export async function openDatabase(options: DatabaseOptions): Promise<Db> {
-  const connection = await connect(options);
+  const { afterMigration, ...connection } = await connect(options);
   const { kysely } = connection;
   const db: Db = { ...connection, close: () => kysely.destroy() };
   try {
@@ -49,7 +51,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<Db> {
     await db.close();
     throw error;
   }
-  return db;
+  return { ...db, ...afterMigration?.() };
 }
 
 export function openConfiguredDatabase(config: Pick<Config, 'dataDir' | 'databaseUrl' | 'databasePoolSize'>): Promise<Db> {

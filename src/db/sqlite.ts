@@ -82,6 +82,28 @@ export function sqliteDialect(db: BetterSqlite3.Database): Dialect {
   };
 }
 
+/**
+ * Db.keysVersion on SQLite: `PRAGMA data_version` changes when another connection (the CLI,
+ * another process) commits, and TEMP triggers, which fire for this connection's own writes
+ * only, count its changes to keys and accounts. Called once the schema exists.
+ */
+export function sqliteKeysVersion(db: BetterSqlite3.Database): () => string {
+  db.exec(`
+    create temp table starport_key_changes (n integer not null);
+    insert into temp.starport_key_changes values (0);
+    create temp trigger starport_keys_inserted after insert on main.api_keys begin update temp.starport_key_changes set n = n + 1; end;
+    create temp trigger starport_keys_updated after update on main.api_keys begin update temp.starport_key_changes set n = n + 1; end;
+    create temp trigger starport_keys_deleted after delete on main.api_keys begin update temp.starport_key_changes set n = n + 1; end;
+    create temp trigger starport_accounts_updated after update on main.accounts begin update temp.starport_key_changes set n = n + 1; end;
+    create temp trigger starport_accounts_deleted after delete on main.accounts begin update temp.starport_key_changes set n = n + 1; end;
+  `);
+  const read = db.prepare('select n, (select data_version from pragma_data_version()) as v from temp.starport_key_changes').raw(true);
+  return () => {
+    const [n, v] = read.get() as [bigint, bigint];
+    return `${n}:${v}`;
+  };
+}
+
 function sqliteCode(error: unknown): string | undefined {
   return typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : undefined;
 }

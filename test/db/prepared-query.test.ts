@@ -21,7 +21,7 @@ afterEach(async () => {
 test(`a prepared query answers like the query it was built from, for every argument, in and out of transactions (${testEngine})`, async () => {
   const a = await createAccount(db, 'a@example.com');
   const b = await createAccount(db, 'b@example.com');
-  const byEmail = preparedQuery((k, email: string, status: string) =>
+  const byEmail = preparedQuery((k, email: string, status: 'active' | 'disabled') =>
     k.selectFrom('accounts').select(['id', 'email']).where('email', '=', email).where('status', '=', status).where('id', 'like', 'acct_%'),
   );
   expect(await byEmail(db.kysely, 'a@example.com', 'active')).toEqual([{ id: a.accountId, email: 'a@example.com' }]);
