@@ -63,7 +63,7 @@ export function liveFulfilmentStep(options: LiveStepOptions) {
 
 async function requestPayment(options: LiveStepOptions, order: Order, now: number): Promise<OrderStatus | undefined> {
   const { db, breaker } = options;
-  if (now - order.createdAt > options.maxWaitMs) {
+  if (now >= deadline(options, order)) {
     return fail(options, order, 'upstream_unavailable', 'The upstream marketplace stayed unavailable too long; the order was not bought and its amount was released.', now);
   }
   const paused = await breaker.read();
@@ -71,7 +71,7 @@ async function requestPayment(options: LiveStepOptions, order: Order, now: numbe
   if (paused.state === 'open' || !wallet) {
     // Wait for the breaker's probe (or the wallet), but never past the max wait.
     const retryAt = Math.max(now + 1000, paused.retryAt ?? now + 30_000);
-    await reschedule(db, order, Math.min(retryAt, order.createdAt + options.maxWaitMs + 1), now);
+    await reschedule(db, order, Math.min(retryAt, deadline(options, order)), now);
     return 'processing';
   }
   try {
@@ -85,6 +85,11 @@ async function requestPayment(options: LiveStepOptions, order: Order, now: numbe
     options.onUpstreamError?.(error);
     return upstreamFailed(options, order, error, now);
   }
+}
+
+/** When an order still without a payment request gives up (LIVE_MAX_WAIT_SECONDS after creation). */
+function deadline(options: LiveStepOptions, order: Order): number {
+  return order.createdAt + options.maxWaitMs + 1;
 }
 
 /** search → init (amount checked early) → transaction: the payment request, not yet stored. */
@@ -139,7 +144,8 @@ async function upstreamFailed(options: LiveStepOptions, order: Order, error: Fra
     if (error.code === 'kyc_required') await recordKyc(db, 'required', now);
     await breaker.open(error.code, error.message, now);
     const state = await breaker.read();
-    await attemptFailed(db, order, { reason: 'upstream_unavailable', message: 'The upstream marketplace is unavailable; the order waits and will be retried.', nextRunAt: state.retryAt ?? now + 30_000, now });
+    const nextRunAt = Math.min(state.retryAt ?? now + 30_000, deadline(options, order));
+    await attemptFailed(db, order, { reason: 'upstream_unavailable', message: 'The upstream marketplace is unavailable; the order waits and will be retried.', nextRunAt, now });
     return 'processing';
   }
   await breaker.recordTransient(error.message, now);

@@ -221,7 +221,7 @@ export class FakeFragment {
   private injected(method: string, res: http.ServerResponse): boolean {
     const index = this.faults.findIndex((f) => f.method === method);
     if (index < 0) return false;
-    const [{ fault }] = this.faults.splice(index, 1) as [{ fault: Fault }];
+    const fault = (this.faults.splice(index, 1)[0] as { fault: Fault }).fault;
     if (fault === 'network') res.socket?.destroy();
     else if (fault === 'bad_json') res.writeHead(200, { 'content-type': 'application/json' }).end('<html>not json');
     else if ('status' in fault) res.writeHead(fault.status, { 'content-type': 'text/html' }).end(fault.body ?? 'error');
