@@ -82,7 +82,7 @@ async function requestPayment(options: LiveStepOptions, order: Order, now: numbe
     return handOver(options, order, stored, now);
   } catch (error) {
     if (!(error instanceof FragmentError)) throw error;
-    options.onUpstreamError?.(error);
+    if (!(error instanceof PriceMoved)) options.onUpstreamError?.(error);
     return upstreamFailed(options, order, error, now);
   }
 }

@@ -179,3 +179,38 @@ describe('order show / order resolve of a live order held with its payment reque
     expect(audit).toMatchObject({ actor: 'ops', reason: 'paid by hand, confirmed on chain' });
   });
 });
+
+describe('the circuit breaker is shared through the database', () => {
+  test('paused by one node, every API node answers 503 live_unavailable with nothing reserved; the probe resumes all', async () => {
+    await pollUntil(() => service.live.breaker.read(), (b) => b.state === 'closed', { what: 'the breaker to close' });
+    const apiNode = await startService(loadConfig({ ...env, PORT: '0' }), createLogger('silent'), 'api');
+    try {
+      const account = await createAccount(service.db, `cli-breaker-${Date.now()}@example.com`);
+      await adjustBalance(service.db, { accountId: account.accountId, mode: 'live', amount: parseTon('5'), reason: 'test funding' });
+      const order = (url: string) =>
+        fetch(`${url}/api/v1/orders`, {
+          method: 'POST',
+          headers: { Authorization: `Bearer ${account.liveKey}`, 'Content-Type': 'application/json', 'Idempotency-Key': `k-${Math.random()}` },
+          body: JSON.stringify({ product: 'stars', recipient: '@durov', quantity: 50 }),
+        });
+      fake.kyc = false;
+      expect((await order(apiNode.url)).status).toBe(201);
+      // The worker of the first node meets need_verify and pauses live fulfilment for everyone.
+      await pollUntil(() => apiNode.live.breaker.read(), (b) => b.state === 'open', { what: 'the breaker to open' });
+      const refused = await order(apiNode.url);
+      expect(refused.status).toBe(503);
+      expect(((await refused.json()) as any).error.code).toBe('live_unavailable');
+      expect((await order(service.url)).status).toBe(503);
+      const rows = await service.db.kysely.selectFrom('orders').select('id').where('account_id', '=', account.accountId).execute();
+      expect(rows).toHaveLength(1);
+      const ready = (await (await fetch(`${apiNode.url}/readyz`)).json()) as any;
+      expect(ready.live).toMatchObject({ status: 'paused', reason: 'kyc_required' });
+      fake.kyc = true;
+      await pollUntil(() => apiNode.live.breaker.read(), (b) => b.state === 'closed', { what: 'the probe to resume live fulfilment' });
+      expect((await order(apiNode.url)).status).toBe(201);
+    } finally {
+      fake.kyc = true;
+      await apiNode.stop();
+    }
+  });
+});
