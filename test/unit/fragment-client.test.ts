@@ -179,6 +179,18 @@ describe('page hash and session', () => {
     expect(fake.calls.at(-1)?.cookie).toBe(renewed);
   });
 
+  test('a slow Fragment is cut off after the timeout (transient network error)', async () => {
+    const impatient = new FragmentClient({ baseUrl: fake.url, session: async () => session, pacer: new Pacer(1000), timeoutMs: 100 });
+    fake.latencyMs = 400;
+    try {
+      const error = await failure(() => impatient.searchRecipient('stars', 'durov', 50));
+      expect({ code: error.code, kind: error.kind }).toEqual({ code: 'network', kind: 'transient' });
+      expect(error.message).toMatch(/no answer in 100 ms/);
+    } finally {
+      fake.latencyMs = 0;
+    }
+  });
+
   test('FRAGMENT_MAX_RPS paces calls', async () => {
     const paced = new FragmentClient({ baseUrl: fake.url, session: async () => session, pacer: new Pacer(20), timeoutMs: 2000 });
     const started = performance.now();
