@@ -4,6 +4,7 @@ import path from 'node:path';
 import { type Decimal, parseDecimal } from './domain/decimal.js';
 import type { PriceList } from './domain/pricing.js';
 import { depositAddressForm, TonAddressError } from './domain/ton-address.js';
+import { type LiveConfig, loadLiveConfig } from './live/config.js';
 
 /** Everything the environment can set, validated once at start-up with the embedded defaults. */
 export interface Config {
@@ -41,6 +42,8 @@ export interface Config {
    * undefined = live top-ups are not configured yet.
    */
   depositAddress: string | undefined;
+  /** Live fulfilment: Fragment, wallet presence, price source and rate feed, breaker (src/live/config.ts). */
+  live: LiveConfig;
 }
 
 export class ConfigError extends Error {}
@@ -156,5 +159,6 @@ export function loadConfig(env: Env = process.env): Config {
     trustProxy: trustProxy(env.TRUST_PROXY),
     signup: signup(env.SIGNUP),
     depositAddress: depositAddress(env.DEPOSIT_ADDRESS),
+    live: loadLiveConfig(env),
   };
 }

@@ -11,7 +11,7 @@ import { buildApp } from './http/app.js';
 import { ServiceMetrics } from './http/metrics.js';
 import { IdempotencyGate } from './orders/idempotency-gate.js';
 import { testFulfilmentStep } from './orders/test-fulfilment.js';
-import { FixedRateFeed, ListPriceSource } from './providers/pricing/list-price-source.js';
+import { Live } from './live/live.js';
 import { testRecipientDirectory } from './providers/simulated/test-recipients.js';
 import { FulfilmentWorker } from './workers/fulfilment-worker.js';
 
@@ -21,26 +21,37 @@ export interface RunningService {
   app: FastifyInstance;
   db: Db;
   worker: FulfilmentWorker | undefined;
+  /** Live mode: Fragment client, circuit breaker, live prices and checks. */
+  live: Live;
   /** http://HOST:PORT as bound. */
   url: string;
   stop(): Promise<void>;
 }
 
 /**
- * The composition root: database, adapters, worker and HTTP server for `serve`. Live mode has
- * no fulfiller yet, so live order creation and live recipient checks answer 503.
+ * The composition root: database, adapters, worker and HTTP server for `serve`. Live orders
+ * are taken once Fragment and the wallet are configured and the circuit breaker is closed
+ * (src/live); until a wallet sender exists they wait with their payment request stored.
  */
 export async function startService(config: Config, logger: Logger, role: Role = 'all'): Promise<RunningService> {
   const db = await openConfiguredDatabase(config);
   const metrics = new ServiceMetrics(db);
-  const worker = role === 'api' ? undefined : createWorker(config, db, logger, metrics);
+  const live = new Live(config, db, logger, { onBreakerOpen: (reason) => metrics.liveBreakerOpened.inc({ reason }), onUpstreamError: (e) => metrics.liveUpstreamErrors.inc({ code: e.code }) });
+  try {
+    await live.validate();
+  } catch (error) {
+    await db.close();
+    throw error;
+  }
+  metrics.watchLive(() => live.status());
+  const worker = role === 'api' ? undefined : createWorker(config, db, logger, metrics, live);
   let boundUrl = '';
-  const api = role === 'worker' ? undefined : apiContext(config, db, (request?: ForwardedRequest) => publicOrigin(config, boundUrl, request), () => worker?.wake());
+  const api = role === 'worker' ? undefined : apiContext(config, db, live, (request?: ForwardedRequest) => publicOrigin(config, boundUrl, request), () => worker?.wake());
   let stopListening: Unsubscribe | undefined;
   let app: FastifyInstance | undefined;
   try {
     const web = role === 'worker' ? undefined : { db, signup: config.signup, depositAddress: config.depositAddress, publicUrl: config.publicUrl };
-    app = await buildApp({ logger, db, metrics, api, web, trustProxy: config.trustProxy });
+    app = await buildApp({ logger, db, metrics, api, web, trustProxy: config.trustProxy, liveStatus: () => live.status() });
     await app.listen({ port: config.port, host: config.host });
     // Orders created by other processes (API nodes) wake this one's worker at once.
     if (worker) stopListening = await db.onQueued(() => worker.wake());
@@ -53,6 +64,8 @@ export async function startService(config: Config, logger: Logger, role: Role = 
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   boundUrl = `http://${host}:${address.port}`;
   worker?.start();
+  // Workers probe the paused upstream after each cool-down (one process wins each probe).
+  if (worker) live.startProbing();
 
   let stopping: Promise<void> | undefined;
   const server = app;
@@ -61,19 +74,20 @@ export async function startService(config: Config, logger: Logger, role: Role = 
       await server.close();
       await stopListening?.();
       await worker?.stop();
+      await live.stop();
       await db.close();
     })();
     return stopping;
   };
-  return { app: server, db, worker, url: boundUrl, stop };
+  return { app: server, db, worker, live, url: boundUrl, stop };
 }
 
-function createWorker(config: Config, db: Db, logger: Logger, metrics: ServiceMetrics): FulfilmentWorker {
+function createWorker(config: Config, db: Db, logger: Logger, metrics: ServiceMetrics, live: Live): FulfilmentWorker {
   return new FulfilmentWorker({
     db,
     logger,
     leaseMs: config.workerLeaseMs,
-    steps: {},
+    steps: { live: live.step() },
     transactionalSteps: { test: testFulfilmentStep({ delayMs: config.testFulfilmentDelayMs, slowDelayMs: config.testSlowDelayMs }) },
     onFinal: (order, status) => metrics.fulfilmentDuration.observe({ mode: order.mode, status }, (Date.now() - order.createdAt) / 1000),
   });
@@ -96,16 +110,16 @@ export function publicOrigin(config: Pick<Config, 'publicUrl' | 'trustProxy'>, b
   return boundUrl;
 }
 
-function apiContext(config: Config, db: Db, publicUrl: ApiContext['publicUrl'], wakeWorker: () => void): ApiContext {
-  const prices = new ListPriceSource(config.prices, new FixedRateFeed(config.tonUsdRate));
+function apiContext(config: Config, db: Db, live: Live, publicUrl: ApiContext['publicUrl'], wakeWorker: () => void): ApiContext {
+  const prices = live.prices;
   return {
     db,
     prices,
-    directories: { test: testRecipientDirectory },
+    directories: { test: testRecipientDirectory, live: live.directory },
     quoteTtlSeconds: config.quoteTtlSeconds,
     rateLimiter: rateLimiter(config),
     publicUrl,
-    orders: { db, prices, gate: new IdempotencyGate(), liveAvailable: () => false, onCreated: wakeWorker },
+    orders: { db, prices, gate: new IdempotencyGate(), liveAvailable: () => live.available(), onCreated: wakeWorker },
   };
 }
 

@@ -7,10 +7,11 @@ import { balanceCredit, balanceDebit, ledgerVerify } from './commands/ledger.js'
 import { auditList, backup, dbCopy, restore, stats } from './commands/operations.js';
 import { orderList, orderResolve, orderShow } from './commands/orders.js';
 import { migrate, serve } from './commands/serve.js';
+import { fragmentSessionSet, liveCheck } from './commands/live.js';
 
 const COMMANDS: Command[] = [serve, migrate, accountCreate, accountInvite, keyReissue, balanceCredit, ledgerVerify,
   accountList, accountShow, accountDisable, accountEnable, keyRevoke, balanceDebit,
-  orderList, orderShow, orderResolve, stats, auditList, backup, restore, dbCopy];
+  orderList, orderShow, orderResolve, stats, auditList, backup, restore, dbCopy, fragmentSessionSet, liveCheck];
 
 function overview(): string {
   const width = Math.max(...COMMANDS.map((c) => c.path.join(' ').length));

@@ -138,6 +138,43 @@ export interface AuditLogTable {
   details: string;
 }
 
+/** Operator-set values every process reads on its next call (migration 0007-live). */
+export interface LiveSettingsTable {
+  name: string;
+  /** May be a secret (the Fragment session): never logged or printed. */
+  value: string;
+  updated_at: Int;
+}
+
+/** The live upstream's circuit breaker, shared by every process. */
+export interface LiveBreakerTable {
+  name: string;
+  state: 'closed' | 'open';
+  reason: string | null;
+  message: string | null;
+  failures: Generated<bigint>;
+  opened_at: NullableInt;
+  retry_at: NullableInt;
+  probe_until: NullableInt;
+  updated_at: Int;
+}
+
+/** The payment request Fragment issued for a live order. */
+export interface LivePaymentsTable {
+  order_id: string;
+  fragment_req_id: string;
+  recipient_name: string | null;
+  quoted_amount: Int;
+  destination: string;
+  amount: Int;
+  /** base64url BOC exactly as Fragment sent it. */
+  payload: string;
+  /** Epoch milliseconds. */
+  valid_until: Int;
+  created_at: Int;
+  updated_at: Int;
+}
+
 export interface Database {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
@@ -152,6 +189,9 @@ export interface Database {
   deposit_memos: DepositMemosTable;
   dashboard_secrets: DashboardSecretsTable;
   audit_log: AuditLogTable;
+  live_settings: LiveSettingsTable;
+  live_breaker: LiveBreakerTable;
+  live_payments: LivePaymentsTable;
 }
 
 export type OrderRow = Selectable<OrdersTable>;

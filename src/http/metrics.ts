@@ -26,6 +26,32 @@ export class ServiceMetrics {
     registers: [this.registry],
   });
 
+  /** Times this process opened the live circuit breaker, by reason (alert on any increase). */
+  readonly liveBreakerOpened = new client.Counter({
+    name: 'starport_live_breaker_opened_total',
+    help: 'Times this process paused live fulfilment (circuit breaker opened), by reason',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+  readonly liveUpstreamErrors = new client.Counter({
+    name: 'starport_live_upstream_errors_total',
+    help: 'Fragment errors met by live fulfilment in this process, by code',
+    labelNames: ['code'] as const,
+    registers: [this.registry],
+  });
+
+  /** starport_live_paused: 1 while the (shared) live circuit breaker is open, read at scrape time. */
+  watchLive(status: () => Promise<{ status: string }>): void {
+    new client.Gauge({
+      name: 'starport_live_paused',
+      help: '1 while live fulfilment is paused by the circuit breaker (new live orders answer 503)',
+      registers: [this.registry],
+      async collect() {
+        this.set((await status()).status === 'paused' ? 1 : 0);
+      },
+    });
+  }
+
   constructor(db: Db) {
     client.collectDefaultMetrics({ register: this.registry, prefix: 'starport_' });
     new client.Gauge({

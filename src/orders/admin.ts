@@ -2,6 +2,9 @@ import type { Kysely } from 'kysely';
 import type { Mode } from '../domain/api-key.js';
 import type { OrderStatus } from '../domain/order-status.js';
 import type { Database, OrderRow } from '../db/schema.js';
+import { formatTon } from '../domain/money.js';
+import { formatTimestamp } from '../domain/time.js';
+import { findPayment } from '../live/live-payments.js';
 import { type Order, type OrderEvent, orderFromRow } from './order.js';
 import { findOrderById, listEvents } from './order-store.js';
 import { type Transition, transitionOrder } from './transitions.js';
@@ -56,8 +59,9 @@ export interface OrderDetails {
   journal: JournalEntry[];
   worker: WorkerState;
   /**
-   * What the upstream (Fragment, the TON wallet) said about the order. Test orders never reach
-   * an upstream, and live fulfilment does not record attempts yet: null until it does.
+   * What the upstream (Fragment, the TON wallet) said about the order: the payment request
+   * Fragment issued (live_payments) and the margin between the reserve and what it asks.
+   * Null for test orders and for live orders that have no payment request yet.
    */
   upstream: Record<string, unknown> | null;
 }
@@ -89,7 +93,24 @@ export async function orderDetails(db: Kysely<Database>, orderId: string): Promi
       createdAt: Number(j.created_at),
     })),
     worker: workerState(row),
-    upstream: null,
+    upstream: await upstreamOf(db, row),
+  };
+}
+
+async function upstreamOf(db: Kysely<Database>, row: OrderRow): Promise<Record<string, unknown> | null> {
+  const payment = await findPayment(db, row.id);
+  if (!payment) return null;
+  return {
+    fragment_req_id: payment.fragmentReqId,
+    recipient_name: payment.recipientName,
+    quoted_amount: formatTon(payment.quotedAmount),
+    destination: payment.destination,
+    amount: formatTon(payment.amount),
+    // What the order keeps if it is paid as asked (network fees not included).
+    margin: formatTon(BigInt(row.amount) - payment.amount),
+    valid_until: formatTimestamp(payment.validUntil),
+    payload: payment.payload,
+    requested_at: formatTimestamp(payment.createdAt),
   };
 }
 

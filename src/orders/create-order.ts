@@ -26,8 +26,11 @@ export interface CreateOrderDeps {
   db: Db;
   prices: PriceSource;
   gate: IdempotencyGate;
-  /** Whether live orders can be fulfilled now; false answers 503 live_unavailable. */
-  liveAvailable: () => boolean;
+  /**
+   * Whether live orders can be fulfilled now (fulfiller configured, circuit breaker closed);
+   * false answers 503 live_unavailable.
+   */
+  liveAvailable: () => boolean | Promise<boolean>;
   /** Called after a new order committed (wakes the fulfilment worker). */
   onCreated: (order: Order) => void;
   now?: () => number;
@@ -46,10 +49,10 @@ export async function createOrder(deps: CreateOrderDeps, input: CreateOrderInput
   return deps.gate.run(JSON.stringify(scope), async () => {
     const existing = await findOrderByIdempotencyKey(deps.db.kysely, scope);
     if (existing) return replay(existing, fingerprint);
-    if (input.mode === 'live' && !deps.liveAvailable()) {
+    if (input.mode === 'live' && !(await deps.liveAvailable())) {
       throw new ApiError('live_unavailable', 'Live orders cannot be fulfilled right now; nothing was reserved. Retry later.');
     }
-    const amount = await freshPrice(deps.prices, input.product, input.quantity);
+    const amount = await freshPrice(deps.prices, input.product, input.quantity, input.mode);
     try {
       const order = await insertOrder(deps, input, fingerprint, amount);
       deps.onCreated(order);

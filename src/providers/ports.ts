@@ -1,3 +1,4 @@
+import type { Mode } from '../domain/api-key.js';
 import type { Decimal } from '../domain/decimal.js';
 import type { Product } from '../domain/products.js';
 
@@ -10,9 +11,18 @@ import type { Product } from '../domain/products.js';
 export class PriceUnavailableError extends Error {}
 
 export interface PriceSource {
-  /** What (product, quantity) costs right now, in nanotons. May throw PriceUnavailableError. */
-  priceNanotons(product: Product, quantity: number): Promise<bigint>;
+  /**
+   * What (product, quantity) costs right now, in nanotons, for orders of `mode` (test mode may
+   * be priced without any upstream). May throw PriceUnavailableError.
+   */
+  priceNanotons(product: Product, quantity: number, mode?: Mode): Promise<bigint>;
 }
+
+/**
+ * The live upstream cannot answer now (not configured, paused by the circuit breaker, down):
+ * the API answers 503 live_unavailable and nothing is written.
+ */
+export class UpstreamUnavailableError extends Error {}
 
 export interface RateFeed {
   /** USD per TON. May throw PriceUnavailableError. */

@@ -16,7 +16,7 @@ export function quoteRoutes(app: FastifyInstance, ctx: ApiContext): void {
       const { product } = request.query;
       const quantity = Number(request.query.quantity);
       if (!isValidQuantity(product, quantity)) throw malformedField('quantity');
-      const amount = await freshPrice(ctx.prices, product, quantity);
+      const amount = await freshPrice(ctx.prices, product, quantity, request.caller.mode);
       return {
         ok: true,
         product,

@@ -1,0 +1,119 @@
+import { recordAudit } from '../../audit/audit.js';
+import { loadConfig } from '../../config.js';
+import { CircuitBreaker } from '../../live/breaker.js';
+import { FragmentClient } from '../../live/fragment/client.js';
+import { Pacer } from '../../live/fragment/pacer.js';
+import { lastKyc, parseCookieHeader, SessionFormatError, sessionSource, storedFragmentSession, storeFragmentSession } from '../../live/fragment/session-store.js';
+import { validateMnemonic } from '../../live/wallet-identity.js';
+import { createLogger } from '../../logger.js';
+import { type Command, UsageError } from '../command.js';
+import { withDatabase } from '../database.js';
+import { ACTOR_HELP, actorOf, actorOption, operatorCommand, time } from '../operator.js';
+
+/** Reads all of stdin (the cookie string is piped in, so that it stays out of shell history). */
+async function readStdin(): Promise<string> {
+  if (process.stdin.isTTY) process.stderr.write('Paste the Cookie header (stel_ssid=…; stel_dt=…; stel_token=…; stel_ton_token=…), then Ctrl-D:\n');
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+export const fragmentSessionSet: Command = operatorCommand({
+  path: ['fragment', 'session', 'set'],
+  summary: 'Replace the Fragment session (cookies) used by every process from its next call; no restart',
+  usage:
+    'starport fragment session set [--cookies STRING] [--actor NAME] [--json] < cookies.txt\n\n' +
+    'The Cookie header of a logged-in, KYC-verified fragment.com session with a connected TON wallet:\n' +
+    '  stel_ssid=…; stel_dt=…; stel_token=…; stel_ton_token=…\n' +
+    'Read from stdin unless --cookies is given (prefer stdin: a flag stays in the shell history).\n' +
+    'It is stored in the database and wins over FRAGMENT_COOKIES; it is never printed.\n' +
+    ACTOR_HELP,
+  options: { cookies: { type: 'string' }, ...actorOption },
+  async run(values, io) {
+    const actor = actorOf(values);
+    const raw = typeof values.cookies === 'string' ? values.cookies : await readStdin();
+    if (raw.trim() === '') throw new UsageError('no cookies given (pipe them to stdin or pass --cookies)');
+    let parsed: { header: string; names: string[] };
+    try {
+      parsed = parseCookieHeader(raw);
+    } catch (error) {
+      if (error instanceof SessionFormatError) throw new UsageError(error.message);
+      throw error;
+    }
+    const now = Date.now();
+    await withDatabase((db) =>
+      db.kysely.transaction().execute(async (tx) => {
+        await storeFragmentSession(tx, parsed.header, now);
+        // The audit record names the cookies, never their values.
+        await recordAudit(tx, { actor, action: 'fragment.session_set', details: { cookies: parsed.names }, now });
+      }),
+    );
+    io.result(
+      { stored: true, cookies: parsed.names, updated_at: time(now) },
+      `Fragment session stored (cookies: ${parsed.names.join(', ')}); every process uses it from its next call.`,
+    );
+    return 0;
+  },
+});
+
+export const liveCheck: Command = operatorCommand({
+  path: ['live', 'check'],
+  summary: 'Check whether live trading can run: Fragment session, KYC, wallet, circuit breaker',
+  usage:
+    'starport live check [--json]\n\n' +
+    'Asks fragment.com (FRAGMENT_BASE_URL) whether the session is logged in, and reports the last KYC state Fragment\n' +
+    'showed, the wallet configuration and the circuit breaker. Exit 0 when live trading can run, 2 when it cannot.',
+  options: {},
+  async run(_values, io) {
+    const config = loadConfig();
+    const report = await withDatabase(async (db) => {
+      const stored = await storedFragmentSession(db.kysely);
+      const session = sessionSource(db.kysely, config.live.fragment.cookies);
+      const configured = (await session()) !== undefined;
+      const client = new FragmentClient({ baseUrl: config.live.fragment.baseUrl, session, pacer: new Pacer(config.live.fragment.maxRps), timeoutMs: config.live.fragment.timeoutMs });
+      let sessionState: { state: 'valid' | 'invalid' | 'not_configured' | 'error'; message?: string };
+      if (!configured) sessionState = { state: 'not_configured' };
+      else {
+        try {
+          const check = await client.checkSession();
+          sessionState = check.loggedIn && check.hashFound ? { state: 'valid' } : { state: 'invalid', message: 'the Fragment page shows no logged-in session' };
+        } catch (error) {
+          sessionState = { state: 'error', message: (error as Error).message };
+        }
+      }
+      const kyc = await lastKyc(db.kysely);
+      const breaker = await new CircuitBreaker(db.kysely, { cooldownMs: 0, threshold: 1, logger: createLogger('silent') }).read();
+      let mnemonic: 'valid' | 'invalid' | 'not_configured' = 'not_configured';
+      if (config.live.wallet.mnemonic) mnemonic = await validateMnemonic(config.live.wallet.mnemonic).then(() => 'valid' as const, () => 'invalid' as const);
+      const blockers = [
+        ...(sessionState.state === 'valid' ? [] : [`Fragment session ${sessionState.state.replace('_', ' ')}`]),
+        ...(kyc?.state === 'required' ? ['KYC verification required on fragment.com'] : []),
+        ...(mnemonic === 'valid' ? [] : [`wallet mnemonic ${mnemonic.replace('_', ' ')}`]),
+        ...(breaker.state === 'open' ? [`live fulfilment paused (${breaker.reason ?? 'unknown'})`] : []),
+      ];
+      return {
+        ready: blockers.length === 0,
+        blockers,
+        fragment: {
+          base_url: config.live.fragment.baseUrl,
+          session: sessionState.state,
+          ...(sessionState.message ? { message: sessionState.message } : {}),
+          source: stored ? 'database' : configured ? 'FRAGMENT_COOKIES' : null,
+          ...(stored ? { session_set_at: time(stored.updatedAt) } : {}),
+        },
+        kyc: kyc ? { state: kyc.state, observed_at: time(kyc.at) } : { state: 'unknown' },
+        wallet: { mnemonic, version: config.live.wallet.version, balance: null, balance_note: 'not available until the wallet is configured' },
+        breaker: { state: breaker.state, reason: breaker.reason, since: time(breaker.openedAt), retry_at: time(breaker.retryAt) },
+      };
+    });
+    const text = [
+      `live trading: ${report.ready ? 'ready' : `NOT ready (${report.blockers.join('; ')})`}`,
+      `fragment session: ${report.fragment.session}${report.fragment.message ? ` (${report.fragment.message})` : ''}${report.fragment.source ? `, from ${report.fragment.source}` : ''}${report.fragment.session_set_at ? ` set ${report.fragment.session_set_at}` : ''}`,
+      `kyc: ${report.kyc.state}${'observed_at' in report.kyc ? ` (as Fragment showed it ${report.kyc.observed_at})` : ' (no purchase attempted yet)'}`,
+      `wallet: mnemonic ${report.wallet.mnemonic.replace('_', ' ')}, ${report.wallet.version}; balance ${report.wallet.balance_note}`,
+      `circuit breaker: ${report.breaker.state}${report.breaker.state === 'open' ? ` since ${report.breaker.since} (${report.breaker.reason}), next probe ${report.breaker.retry_at}` : ''}`,
+    ].join('\n');
+    io.result(report, text);
+    return report.ready ? 0 : 2;
+  },
+});

@@ -1,0 +1,133 @@
+import { type Kysely, sql } from 'kysely';
+import type { Logger } from 'pino';
+import type { Database } from '../db/schema.js';
+
+/**
+ * The circuit breaker of the live upstream (issue 8 "Outcomes"), kept in the database so that
+ * every API node and worker process sees the same state:
+ * - closed: live orders are taken and fulfilled;
+ * - open: the upstream cannot sell to us (session expired, KYC, no TON, down): new live orders
+ *   answer 503 live_unavailable with nothing reserved, queued ones wait; the operator is alerted
+ *   (error log, starport_live_paused metric, /readyz detail);
+ * - half-open: after the cool-down one process wins the probe (`claimProbe`) and checks the
+ *   upstream; success closes the breaker, failure starts a new cool-down.
+ * "Down" is LIVE_BREAKER_THRESHOLD consecutive transient failures, counted across processes.
+ */
+export interface BreakerState {
+  state: 'closed' | 'open';
+  reason: string | null;
+  message: string | null;
+  failures: number;
+  openedAt: number | null;
+  retryAt: number | null;
+}
+
+export interface BreakerOptions {
+  cooldownMs: number;
+  threshold: number;
+  logger: Logger;
+  /** Told when this process opened the breaker (a metric). */
+  onOpen?: (reason: string) => void;
+  name?: string;
+}
+
+const CLOSED: BreakerState = { state: 'closed', reason: null, message: null, failures: 0, openedAt: null, retryAt: null };
+
+export class CircuitBreaker {
+  readonly name: string;
+
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly options: BreakerOptions,
+  ) {
+    this.name = options.name ?? 'fragment';
+  }
+
+  async read(): Promise<BreakerState> {
+    const row = await this.db.selectFrom('live_breaker').selectAll().where('name', '=', this.name).executeTakeFirst();
+    if (!row) return CLOSED;
+    const optional = (v: bigint | null) => (v === null ? null : Number(v));
+    return { state: row.state, reason: row.reason, message: row.message, failures: Number(row.failures), openedAt: optional(row.opened_at), retryAt: optional(row.retry_at) };
+  }
+
+  async isOpen(): Promise<boolean> {
+    return (await this.read()).state === 'open';
+  }
+
+  /** Pauses live fulfilment; alerts only on the change from closed to open. */
+  async open(reason: string, message: string, now = Date.now()): Promise<void> {
+    await this.ensureRow(now);
+    const opened = await this.db
+      .updateTable('live_breaker')
+      .set({ state: 'open', reason, message, opened_at: now, retry_at: now + this.options.cooldownMs, probe_until: null, updated_at: now })
+      .where('name', '=', this.name)
+      .where('state', '=', 'closed')
+      .executeTakeFirst();
+    if (opened.numUpdatedRows === 1n) {
+      this.options.logger.error(
+        { breaker: this.name, reason, upstream_message: message, retry_at: new Date(now + this.options.cooldownMs).toISOString() },
+        `live fulfilment paused: ${reason} (new live orders answer 503 live_unavailable until the upstream answers again)`,
+      );
+      this.options.onOpen?.(reason);
+    }
+  }
+
+  /** A call went through: the failure count starts again, and an open breaker closes. */
+  async recordSuccess(now = Date.now()): Promise<void> {
+    const closed = await this.db
+      .updateTable('live_breaker')
+      .set({ state: 'closed', reason: null, message: null, failures: 0n, opened_at: null, retry_at: null, probe_until: null, updated_at: now })
+      .where('name', '=', this.name)
+      .where((w) => w.or([w('state', '=', 'open'), w('failures', '>', 0n)]))
+      .returning('opened_at')
+      .execute();
+    const openedAt = closed[0]?.opened_at;
+    if (openedAt !== undefined && openedAt !== null) {
+      this.options.logger.warn({ breaker: this.name, paused_seconds: Math.round((now - Number(openedAt)) / 1000) }, 'live fulfilment resumed');
+    }
+  }
+
+  /** A transient failure; the threshold-th in a row opens the breaker (upstream down). */
+  async recordTransient(message: string, now = Date.now()): Promise<void> {
+    await this.ensureRow(now);
+    const [row] = await this.db
+      .updateTable('live_breaker')
+      .set({ failures: sql`failures + 1`, updated_at: now })
+      .where('name', '=', this.name)
+      .returning('failures')
+      .execute();
+    if (row && Number(row.failures) >= this.options.threshold) await this.open('upstream_down', message, now);
+  }
+
+  /** Half-open: true for the one caller allowed to probe now (the cool-down is over and no probe runs). */
+  async claimProbe(now = Date.now(), ttlMs = 30_000): Promise<boolean> {
+    const claimed = await this.db
+      .updateTable('live_breaker')
+      .set({ probe_until: now + ttlMs, updated_at: now })
+      .where('name', '=', this.name)
+      .where('state', '=', 'open')
+      .where('retry_at', '<=', BigInt(now))
+      .where((w) => w.or([w('probe_until', 'is', null), w('probe_until', '<', BigInt(now))]))
+      .executeTakeFirst();
+    return claimed.numUpdatedRows === 1n;
+  }
+
+  /** The probe failed: stay open for another cool-down. */
+  async probeFailed(reason: string, message: string, now = Date.now()): Promise<void> {
+    await this.db
+      .updateTable('live_breaker')
+      .set({ reason, message, retry_at: now + this.options.cooldownMs, probe_until: null, updated_at: now })
+      .where('name', '=', this.name)
+      .where('state', '=', 'open')
+      .execute();
+    this.options.logger.error({ breaker: this.name, reason, upstream_message: message }, 'live fulfilment still paused: the probe failed');
+  }
+
+  private async ensureRow(now: number): Promise<void> {
+    await this.db
+      .insertInto('live_breaker')
+      .values({ name: this.name, state: 'closed', updated_at: now })
+      .onConflict((oc) => oc.column('name').doNothing())
+      .execute();
+  }
+}

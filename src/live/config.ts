@@ -1,0 +1,131 @@
+import fs from 'node:fs';
+import { ConfigError } from '../config.js';
+import { type Decimal, parseDecimal } from '../domain/decimal.js';
+import { parseTon } from '../domain/money.js';
+
+/**
+ * Live fulfilment settings (issue 8): the Fragment upstream, the paying wallet's presence, the
+ * price source and its rate feed, the circuit breaker and the money-safety margins.
+ */
+export interface LiveConfig {
+  fragment: {
+    baseUrl: string;
+    /** FRAGMENT_COOKIES (Cookie-header form); a session stored by `fragment session set` wins. */
+    cookies: string | undefined;
+    /** Upstream calls per second, per process. */
+    maxRps: number;
+    timeoutMs: number;
+  };
+  wallet: {
+    /** The mnemonic words (WALLET_MNEMONIC or WALLET_MNEMONIC_FILE); never logged. */
+    mnemonic: string[] | undefined;
+    version: 'v5r1' | 'v4';
+  };
+  pricing: {
+    source: 'usd' | 'fragment';
+    rateFeed: 'fixed' | 'tonapi' | 'coingecko';
+    rateFeedUrl: string | undefined;
+    /** How long a fetched rate / upstream price is reused before asking again. */
+    refreshSeconds: number;
+    /** Older than this (no successful refresh) → 503 price_unavailable. */
+    maxAgeSeconds: number;
+  };
+  validateCacheSeconds: number;
+  /** A live order still unpaid this long after creation fails upstream_unavailable. */
+  maxWaitSeconds: number;
+  breaker: {
+    cooldownSeconds: number;
+    /** Consecutive transient upstream failures that count as "Fragment is down". */
+    threshold: number;
+  };
+  /** Network fees the wallet pays on top of Fragment's amount, in nanotons. */
+  feeAllowance: bigint;
+  /** How far (percent of the reserved amount) the upstream amount + fees may exceed it. */
+  priceTolerancePercent: Decimal;
+}
+
+type Env = Record<string, string | undefined>;
+
+function int(env: Env, name: string, fallback: number, min = 0): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+$/.test(raw) || Number(raw) < min || !Number.isSafeInteger(Number(raw))) {
+    throw new ConfigError(`${name} must be an integer of at least ${min}, got "${raw}"`);
+  }
+  return Number(raw);
+}
+
+function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!(allowed as readonly string[]).includes(raw)) throw new ConfigError(`${name} must be one of ${allowed.join(', ')}, got "${raw}"`);
+  return raw as T;
+}
+
+function httpUrl(env: Env, name: string, fallback?: string): string | undefined {
+  const raw = env[name] || fallback;
+  if (raw === undefined) return undefined;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError(`${name} must be an absolute http(s) URL, got "${raw}"`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError(`${name} must be an http(s) URL, got "${raw}"`);
+  return raw.replace(/\/+$/, '');
+}
+
+/** Mnemonic words from WALLET_MNEMONIC or the file WALLET_MNEMONIC_FILE (checked cryptographically at start). */
+function mnemonic(env: Env): string[] | undefined {
+  if (env.WALLET_MNEMONIC && env.WALLET_MNEMONIC_FILE) throw new ConfigError('set WALLET_MNEMONIC or WALLET_MNEMONIC_FILE, not both');
+  let text = env.WALLET_MNEMONIC;
+  if (env.WALLET_MNEMONIC_FILE) {
+    try {
+      text = fs.readFileSync(env.WALLET_MNEMONIC_FILE, 'utf8');
+    } catch (error) {
+      throw new ConfigError(`WALLET_MNEMONIC_FILE cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
+    }
+  }
+  if (!text || text.trim() === '') return undefined;
+  const words = text.trim().split(/\s+/);
+  // The words themselves never appear in a message.
+  if (words.length !== 24) throw new ConfigError(`the wallet mnemonic must be 24 words, got ${words.length}`);
+  return words;
+}
+
+export function loadLiveConfig(env: Env): LiveConfig {
+  const feeAllowance = env.LIVE_FEE_ALLOWANCE_TON || '0.01';
+  let fee: bigint;
+  try {
+    fee = parseTon(feeAllowance);
+  } catch {
+    throw new ConfigError(`LIVE_FEE_ALLOWANCE_TON must be a TON amount such as 0.01, got "${feeAllowance}"`);
+  }
+  const tolerance = parseDecimal(env.LIVE_PRICE_TOLERANCE_PERCENT || '5');
+  if (!tolerance) throw new ConfigError(`LIVE_PRICE_TOLERANCE_PERCENT must be a non-negative decimal, got "${env.LIVE_PRICE_TOLERANCE_PERCENT}"`);
+  const rateFeed = oneOf(env, 'RATE_FEED', ['fixed', 'tonapi', 'coingecko'] as const, 'fixed');
+  const refreshSeconds = int(env, 'RATE_REFRESH_SECONDS', 60, 1);
+  const maxAgeSeconds = int(env, 'RATE_MAX_AGE_SECONDS', 600, 1);
+  if (maxAgeSeconds < refreshSeconds) throw new ConfigError('RATE_MAX_AGE_SECONDS must be at least RATE_REFRESH_SECONDS');
+  return {
+    fragment: {
+      baseUrl: httpUrl(env, 'FRAGMENT_BASE_URL', 'https://fragment.com') as string,
+      cookies: env.FRAGMENT_COOKIES?.trim() || undefined,
+      maxRps: int(env, 'FRAGMENT_MAX_RPS', 3, 1),
+      timeoutMs: int(env, 'FRAGMENT_TIMEOUT_MS', 10_000, 100),
+    },
+    wallet: { mnemonic: mnemonic(env), version: oneOf(env, 'WALLET_VERSION', ['v5r1', 'v4'] as const, 'v5r1') },
+    pricing: {
+      source: oneOf(env, 'PRICE_SOURCE', ['usd', 'fragment'] as const, 'usd'),
+      rateFeed,
+      rateFeedUrl: httpUrl(env, 'RATE_FEED_URL'),
+      refreshSeconds,
+      maxAgeSeconds,
+    },
+    validateCacheSeconds: int(env, 'LIVE_VALIDATE_CACHE_SECONDS', 60),
+    maxWaitSeconds: int(env, 'LIVE_MAX_WAIT_SECONDS', 1800, 1),
+    breaker: { cooldownSeconds: int(env, 'LIVE_BREAKER_COOLDOWN_SECONDS', 60, 1), threshold: int(env, 'LIVE_BREAKER_THRESHOLD', 5, 1) },
+    feeAllowance: fee,
+    priceTolerancePercent: tolerance,
+  };
+}

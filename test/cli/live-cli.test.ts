@@ -1,0 +1,216 @@
+import { spawn } from 'node:child_process';
+import { mnemonicNew } from '@ton/crypto';
+import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
+import { createAccount } from '../../src/accounts/accounts.js';
+import { loadConfig } from '../../src/config.js';
+import { parseTon } from '../../src/domain/money.js';
+import { storedFragmentSession } from '../../src/live/fragment/session-store.js';
+import { findPayment } from '../../src/live/live-payments.js';
+import { adjustBalance } from '../../src/ledger/adjust.js';
+import { createLogger } from '../../src/logger.js';
+import { type RunningService, startService } from '../../src/service.js';
+import { BIN, childEnv, cliFor, describeRun, PROJECT_ROOT, parseJsonStdout } from '../support/cli.js';
+import { type FreshDatabase, freshDatabase } from '../support/database.js';
+import { FAKE_SESSION, FakeFragment } from '../support/fragment/fake-fragment.js';
+import { pollUntil } from '../support/http.js';
+
+/**
+ * The live operator commands as the real `bin/starport` (dist/: `npm run build` first) beside a
+ * running service on the same database: `fragment session set` (stdin or flag) picked up by the
+ * service without a restart, `live check`, and `order resolve` / `order show` of a live order.
+ */
+vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
+
+const RENEWED = 'stel_ssid=renewed-ssid; stel_dt=-180; stel_token=renewed-secret-token; stel_ton_token=renewed-ton-token';
+const SECRET_PARTS = ['renewed-secret-token', 'renewed-ton-token', 'fake-token', 'fake-ton-token'];
+
+let database: FreshDatabase;
+let fake: FakeFragment;
+let service: RunningService;
+let env: Record<string, string>;
+let cli: ReturnType<typeof cliFor>;
+
+beforeAll(async () => {
+  database = await freshDatabase();
+  fake = await FakeFragment.start();
+  fake.setRecipient('durov', { name: 'Pavel Durov' });
+  env = {
+    ...database.env,
+    FRAGMENT_BASE_URL: fake.url,
+    FRAGMENT_COOKIES: FAKE_SESSION,
+    WALLET_MNEMONIC: (await mnemonicNew()).join(' '),
+    LIVE_BREAKER_COOLDOWN_SECONDS: '1',
+  };
+  service = await startService(loadConfig({ ...env, PORT: '0' }), createLogger('silent'));
+  cli = cliFor(env);
+});
+afterAll(async () => {
+  await service?.stop();
+  await fake?.close();
+  await database?.dispose();
+});
+
+/** Runs the CLI with `input` on stdin (the way an operator pipes the cookies in). */
+function withStdin(args: string[], input: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [BIN, ...args], { env: childEnv(env), cwd: PROJECT_ROOT });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+    child.stdin.end(input);
+  });
+}
+
+async function validateLive(key: string, recipient = 'durov') {
+  const res = await fetch(`${service.url}/api/v1/recipients/validate`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ product: 'stars', recipient, quantity: 50 }),
+  });
+  return { status: res.status, body: (await res.json()) as any };
+}
+
+const noSecrets = (text: string) => {
+  for (const secret of SECRET_PARTS) expect(text).not.toContain(secret);
+};
+
+describe('fragment session set', () => {
+  test('bad input is refused and stores nothing', async () => {
+    const missing = await withStdin(['fragment', 'session', 'set'], 'stel_ssid=a; stel_dt=-180; stel_token=renewed-secret-token');
+    expect(missing.code, missing.stderr).toBe(1);
+    expect(missing.stderr).toMatch(/lacks the cookie\(s\) stel_ton_token/);
+    noSecrets(missing.stderr + missing.stdout);
+    const empty = await withStdin(['fragment', 'session', 'set'], '\n');
+    expect(empty.code).toBe(1);
+    expect(await storedFragmentSession(service.db.kysely)).toBeUndefined();
+  });
+
+  test('a renewed session piped in is used by the running service from its next call, without a restart', async () => {
+    const { liveKey } = await createAccount(service.db, `cli-live-${Date.now()}@example.com`);
+    expect((await validateLive(liveKey)).status).toBe(200);
+    // Fragment logs the old session out.
+    fake.setSession(RENEWED);
+    const refused = await validateLive(liveKey, 'durov2');
+    expect(refused.body.error.code).toBe('live_unavailable');
+
+    const result = await withStdin(['fragment', 'session', 'set', '--json', '--actor', 'ops'], `${RENEWED}\n`);
+    expect(result.code, result.stderr).toBe(0);
+    expect(JSON.parse(result.stdout)).toMatchObject({ stored: true, cookies: ['stel_ssid', 'stel_dt', 'stel_token', 'stel_ton_token'] });
+    noSecrets(result.stdout + result.stderr);
+    expect((await storedFragmentSession(service.db.kysely))?.header).toBe(RENEWED);
+
+    fake.setRecipient('durov2');
+    const ok = await pollUntil(() => validateLive(liveKey, 'durov2'), (r) => r.status === 200, { what: 'the service to use the new session', timeoutMs: 15_000 });
+    expect(ok.body.recipient.display_name).toBe('durov2');
+    expect(fake.calls.at(-1)?.cookie).toBe(RENEWED);
+
+    const audit = await cli(['audit', 'list', '--json']);
+    const entry = parseJsonStdout(audit).entries.find((e: { action: string }) => e.action === 'fragment.session_set');
+    expect(entry).toMatchObject({ actor: 'ops', details: { cookies: ['stel_ssid', 'stel_dt', 'stel_token', 'stel_ton_token'] } });
+    noSecrets(audit.stdout);
+  });
+
+  test('--cookies works too', async () => {
+    const result = await cli(['fragment', 'session', 'set', '--cookies', RENEWED]);
+    expect(result.code, describeRun(['fragment', 'session', 'set'], result)).toBe(0);
+    expect(result.stdout).toMatch(/Fragment session stored/);
+    noSecrets(result.stdout + result.stderr);
+  });
+});
+
+describe('live check', () => {
+  test('ready: session valid, KYC as last seen, wallet mnemonic valid, breaker closed', async () => {
+    await pollUntil(() => service.live.breaker.read(), (b) => b.state === 'closed', { what: 'the breaker to close' });
+    const result = await cli(['live', 'check', '--json']);
+    expect(result.code, describeRun(['live', 'check'], result)).toBe(0);
+    expect(parseJsonStdout(result)).toMatchObject({
+      ready: true,
+      fragment: { session: 'valid', source: 'database' },
+      wallet: { mnemonic: 'valid', balance: null, balance_note: 'not available until the wallet is configured' },
+      breaker: { state: 'closed' },
+    });
+    noSecrets(result.stdout + result.stderr);
+    const text = await cli(['live', 'check']);
+    expect(text.stdout).toMatch(/^live trading: ready$/m);
+    expect(text.stdout).toMatch(/balance not available until the wallet is configured/);
+  });
+
+  test('not ready (exit 2) when the session is logged out, and says why', async () => {
+    fake.expireSession();
+    try {
+      const result = await cli(['live', 'check', '--json']);
+      expect(result.code, describeRun(['live', 'check'], result)).toBe(2);
+      const report = parseJsonStdout(result);
+      expect(report).toMatchObject({ ready: false, fragment: { session: 'invalid' } });
+      expect(report.blockers).toContain('Fragment session invalid');
+      noSecrets(result.stdout + result.stderr);
+    } finally {
+      fake.setSession(RENEWED);
+    }
+  });
+});
+
+describe('order show / order resolve of a live order held with its payment request', () => {
+  test('show lists the payment request and margin; resolve --delivered debits through the ledger, audited', async () => {
+    await pollUntil(() => service.live.breaker.read(), (b) => b.state === 'closed', { what: 'the breaker to close' });
+    const account = await createAccount(service.db, `cli-resolve-${Date.now()}@example.com`);
+    await adjustBalance(service.db, { accountId: account.accountId, mode: 'live', amount: parseTon('5'), reason: 'test funding' });
+    const created = await fetch(`${service.url}/api/v1/orders`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${account.liveKey}`, 'Content-Type': 'application/json', 'Idempotency-Key': `k-${Date.now()}` },
+      body: JSON.stringify({ product: 'stars', recipient: '@durov', quantity: 50 }),
+    });
+    expect(created.status).toBe(201);
+    const id = ((await created.json()) as { id: string }).id;
+    await pollUntil(() => findPayment(service.db.kysely, id), (p) => p !== undefined, { what: 'the payment request' });
+
+    const show = parseJsonStdout(await cli(['order', 'show', id, '--json']));
+    expect(show.order.status).toBe('processing');
+    expect(show.upstream).toMatchObject({ amount: '0.245', quoted_amount: '0.245', margin: '0.005', recipient_name: 'Pavel Durov', destination: expect.any(String) });
+
+    const resolved = await cli(['order', 'resolve', id, '--delivered', '--reason', 'paid by hand, confirmed on chain', '--json', '--actor', 'ops']);
+    expect(resolved.code, describeRun(['order', 'resolve'], resolved)).toBe(0);
+    expect(parseJsonStdout(resolved)).toMatchObject({ changed: true, order: { status: 'delivered' } });
+    const verify = await cli(['ledger', 'verify', '--json']);
+    expect(verify.code, verify.stdout).toBe(0);
+    const audit = parseJsonStdout(await cli(['audit', 'list', '--json'])).entries.find((e: { action: string; order_id: string }) => e.action === 'order.resolve' && e.order_id === id);
+    expect(audit).toMatchObject({ actor: 'ops', reason: 'paid by hand, confirmed on chain' });
+  });
+});
+
+describe('the circuit breaker is shared through the database', () => {
+  test('paused by one node, every API node answers 503 live_unavailable with nothing reserved; the probe resumes all', async () => {
+    await pollUntil(() => service.live.breaker.read(), (b) => b.state === 'closed', { what: 'the breaker to close' });
+    const apiNode = await startService(loadConfig({ ...env, PORT: '0' }), createLogger('silent'), 'api');
+    try {
+      const account = await createAccount(service.db, `cli-breaker-${Date.now()}@example.com`);
+      await adjustBalance(service.db, { accountId: account.accountId, mode: 'live', amount: parseTon('5'), reason: 'test funding' });
+      const order = (url: string) =>
+        fetch(`${url}/api/v1/orders`, {
+          method: 'POST',
+          headers: { Authorization: `Bearer ${account.liveKey}`, 'Content-Type': 'application/json', 'Idempotency-Key': `k-${Math.random()}` },
+          body: JSON.stringify({ product: 'stars', recipient: '@durov', quantity: 50 }),
+        });
+      fake.kyc = false;
+      expect((await order(apiNode.url)).status).toBe(201);
+      // The worker of the first node meets need_verify and pauses live fulfilment for everyone.
+      await pollUntil(() => apiNode.live.breaker.read(), (b) => b.state === 'open', { what: 'the breaker to open' });
+      const refused = await order(apiNode.url);
+      expect(refused.status).toBe(503);
+      expect(((await refused.json()) as any).error.code).toBe('live_unavailable');
+      expect((await order(service.url)).status).toBe(503);
+      const rows = await service.db.kysely.selectFrom('orders').select('id').where('account_id', '=', account.accountId).execute();
+      expect(rows).toHaveLength(1);
+      const ready = (await (await fetch(`${apiNode.url}/readyz`)).json()) as any;
+      expect(ready.live).toMatchObject({ status: 'paused', reason: 'kyc_required' });
+      fake.kyc = true;
+      await pollUntil(() => apiNode.live.breaker.read(), (b) => b.state === 'closed', { what: 'the probe to resume live fulfilment' });
+      expect((await order(apiNode.url)).status).toBe(201);
+    } finally {
+      fake.kyc = true;
+      await apiNode.stop();
+    }
+  });
+});
