@@ -14,6 +14,8 @@ import { testFulfilmentStep } from './orders/test-fulfilment.js';
 import { FixedRateFeed, ListPriceSource } from './providers/pricing/list-price-source.js';
 import { testRecipientDirectory } from './providers/simulated/test-recipients.js';
 import { FulfilmentWorker } from './workers/fulfilment-worker.js';
+import type { DepositWatcher } from './deposits/watcher.js';
+import { rawAddressForm } from './domain/ton-address.js';
 
 
 
@@ -21,6 +23,8 @@ export interface RunningService {
   app: FastifyInstance;
   db: Db;
   worker: FulfilmentWorker | undefined;
+  /** The deposit watcher: on worker nodes when DEPOSIT_ADDRESS is set. */
+  deposits: DepositWatcher | undefined;
   /** http://HOST:PORT as bound. */
   url: string;
   stop(): Promise<void>;
@@ -32,15 +36,17 @@ export interface RunningService {
  */
 export async function startService(config: Config, logger: Logger, role: Role = 'all'): Promise<RunningService> {
   const db = await openConfiguredDatabase(config);
-  const metrics = new ServiceMetrics(db);
+  const depositRaw = config.depositAddress ? rawAddressForm(config.depositAddress) : undefined;
+  const metrics = new ServiceMetrics(db, { depositAddress: depositRaw });
   const worker = role === 'api' ? undefined : createWorker(config, db, logger, metrics);
+  const deposits = role === 'api' ? undefined : await createDepositWatcher(config, db, logger);
   let boundUrl = '';
   const api = role === 'worker' ? undefined : apiContext(config, db, (request?: ForwardedRequest) => publicOrigin(config, boundUrl, request), () => worker?.wake());
   let stopListening: Unsubscribe | undefined;
   let app: FastifyInstance | undefined;
   try {
-    const web = role === 'worker' ? undefined : { db, signup: config.signup, depositAddress: config.depositAddress, publicUrl: config.publicUrl };
-    app = await buildApp({ logger, db, metrics, api, web, trustProxy: config.trustProxy });
+    const web = role === 'worker' ? undefined : { db, signup: config.signup, depositAddress: config.depositAddress, tonNetwork: config.tonNetwork, publicUrl: config.publicUrl };
+    app = await buildApp({ logger, db, metrics, api, web, trustProxy: config.trustProxy, depositAddress: depositRaw });
     await app.listen({ port: config.port, host: config.host });
     // Orders created by other processes (API nodes) wake this one's worker at once.
     if (worker) stopListening = await db.onQueued(() => worker.wake());
@@ -53,6 +59,7 @@ export async function startService(config: Config, logger: Logger, role: Role = 
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   boundUrl = `http://${host}:${address.port}`;
   worker?.start();
+  deposits?.start();
 
   let stopping: Promise<void> | undefined;
   const server = app;
@@ -61,11 +68,29 @@ export async function startService(config: Config, logger: Logger, role: Role = 
       await server.close();
       await stopListening?.();
       await worker?.stop();
+      await deposits?.stop();
       await db.close();
     })();
     return stopping;
   };
-  return { app: server, db, worker, url: boundUrl, stop };
+  return { app: server, db, worker, deposits, url: boundUrl, stop };
+}
+
+/**
+ * Live top-ups (issue 7), when DEPOSIT_ADDRESS is set. Loaded on demand: @ton/core's full
+ * library costs a few hundred ms that the CLI's other commands need not pay.
+ */
+async function createDepositWatcher(config: Config, db: Db, logger: Logger): Promise<DepositWatcher | undefined> {
+  if (!config.depositAddress) return undefined;
+  const [{ DepositWatcher }, { ToncenterClient }] = await Promise.all([import('./deposits/watcher.js'), import('./ton/toncenter.js')]);
+  return new DepositWatcher({
+    db,
+    logger: logger.child({ component: 'deposit-watcher' }),
+    client: new ToncenterClient({ baseUrl: config.tonApiUrl, apiKey: config.tonApiKey }),
+    address: config.depositAddress,
+    minAmount: config.depositMinNanotons,
+    pollMs: config.depositPollMs,
+  });
 }
 
 function createWorker(config: Config, db: Db, logger: Logger, metrics: ServiceMetrics): FulfilmentWorker {
@@ -105,6 +130,7 @@ function apiContext(config: Config, db: Db, publicUrl: ApiContext['publicUrl'], 
     rateLimiter: rateLimiter(config),
     publicUrl,
     orders: { db, prices, gate: new IdempotencyGate(), liveAvailable: () => false, onCreated: wakeWorker },
+    deposits: config.depositAddress ? { address: config.depositAddress, network: config.tonNetwork } : undefined,
   };
 }
 

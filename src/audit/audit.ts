@@ -20,6 +20,7 @@ export const AUDIT_ACTIONS = [
   'balance.debit',
   'order.resolve',
   'database.restore',
+  'deposit.assign',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

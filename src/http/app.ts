@@ -22,6 +22,8 @@ export interface AppOptions {
   /** The client dashboard at / (src/http/web); absent on worker nodes too. */
   web?: WebContext;
   logger: Logger;
+  /** The deposit wallet (raw form) when live top-ups are configured: /readyz reports its watcher. */
+  depositAddress?: string;
 }
 
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
@@ -53,7 +55,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.setNotFoundHandler(handleNotFound);
 
   options.metrics.instrument(app);
-  healthRoutes(app, options.db);
+  healthRoutes(app, options.db, { depositAddress: options.depositAddress });
   options.metrics.routes(app);
   const { api } = options;
   if (api) {
