@@ -105,6 +105,7 @@ export class DepositWatcher {
     const found = new Map<string, V2Transaction>();
     const maxPages = this.options.maxPages ?? 200;
     let start: { lt: string; hash: string } | undefined;
+    let stalls = 0;
     for (let page = 0; page < maxPages; page++) {
       const limit = start ? this.pageSize + 1 : this.pageSize;
       const rows = await withRetry(
@@ -127,7 +128,13 @@ export class DepositWatcher {
       }
       if (reachedCursor || rows.length < limit) return [...found.values()].sort((a, b) => compareLt(a.transaction_id.lt, b.transaction_id.lt));
       const oldest = rows.reduce((min, row) => (compareLt(row.transaction_id.lt, min.transaction_id.lt) < 0 ? row : min));
-      if (added === 0 && start && oldest.transaction_id.lt === start.lt) throw new WalkError('getTransactions pages do not move back in time', true);
+ // A page that brings nothing older (a server answering from a shifted or stale view):
+      // ask again from the same start a couple of times, then give up rather than guess.
+      if (added === 0 && start && oldest.transaction_id.lt === start.lt) {
+        if (++stalls > 2) throw new WalkError('getTransactions pages do not move back in time', true);
+        continue;
+      }
+      stalls = 0;
       start = { lt: oldest.transaction_id.lt, hash: oldest.transaction_id.hash };
     }
     throw new WalkError(`more than ${maxPages} pages of new transactions; will retry`, true);
