@@ -116,7 +116,10 @@ function depositAddress(raw: string | undefined, network: TonNetwork): string | 
   try {
     return depositAddressForm(raw, network);
   } catch (error) {
-    if (error instanceof TonAddressError) throw new ConfigError(`DEPOSIT_ADDRESS must be a ${network} TON address (raw 0:… or user-friendly UQ…/EQ…), got "${raw}": ${error.message.replace(/^.*\(/, '(')}`);
+    if (error instanceof TonAddressError) {
+      if (/testnet-only/.test(error.message)) throw new ConfigError(`DEPOSIT_ADDRESS "${raw}" is a testnet-only address but TON_NETWORK is mainnet`);
+      throw new ConfigError(`DEPOSIT_ADDRESS must be a TON address (raw 0:… or user-friendly UQ…/EQ…), got "${raw}"`);
+    }
     throw error;
   }
 }
