@@ -33,3 +33,8 @@ export function rawAddressForm(text: string): string {
     throw new TonAddressError(`not a TON address: "${text}" (${error instanceof Error ? error.message : String(error)})`);
   }
 }
+
+/** How explorers and wallets show an account (user-friendly, bounceable, URL-safe), from any form. */
+export function friendlyAddress(text: string, network: 'mainnet' | 'testnet' = 'mainnet'): string {
+  return Address.parse(text.trim()).toString({ urlSafe: true, bounceable: true, testOnly: network === 'testnet' });
+}
