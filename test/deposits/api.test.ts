@@ -1,3 +1,4 @@
+import { PermissionError, Starport } from '@starport/sdk';
 import { toNano } from '@ton/core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { type Harness, startHarness } from '../support/harness.js';
@@ -94,6 +95,21 @@ describe('deposits end to end', () => {
     const b = await h.account();
     expect((await call(h, { path: '/deposits', key: b.liveKey })).body.data).toEqual([]);
     expectError(await call(h, { path: `/deposits?starting_after=${newest.id}`, key: b.liveKey }), 400, 'invalid_request', 'starting_after');
+  });
+
+  test('the SDK lists deposits and reads the deposit address; a test key is a PermissionError', async () => {
+    const a = await h.account();
+    const sdk = new Starport({ apiKey: a.liveKey, baseUrl: `${h.url}/api/v1` });
+    const address = await sdk.getDepositAddress();
+    expect(address).toMatchObject({ address: nonBounceable(), network: 'mainnet' });
+    await transfer(fake, { to: wallet.address, value: toNano('4.2'), text: address.memo });
+    await expect.poll(async () => (await sdk.listDeposits()).data.length, { timeout: 10_000, interval: 25 }).toBe(1);
+    const page = await sdk.listDeposits({ limit: 1 });
+    expect(page.data[0]?.amount).toEqual({ value: '4.2', currency: 'TON' });
+    expect(page.has_more).toBe(false);
+    const testSdk = new Starport({ apiKey: a.testKey, baseUrl: `${h.url}/api/v1` });
+    await expect(testSdk.listDeposits()).rejects.toMatchObject({ code: 'live_key_required' });
+    await expect(testSdk.getDepositAddress()).rejects.toBeInstanceOf(PermissionError);
   });
 
   test('bad pagination parameters are invalid_request naming the parameter', async () => {
