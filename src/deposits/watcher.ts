@@ -167,8 +167,19 @@ export class DepositWatcher {
     const fields = { tx_hash: chainTx.hash, lt: String(chainTx.lt) };
     if (outcome.kind === 'credited') this.options.logger.info({ ...fields, account_id: outcome.accountId, deposit_id: outcome.id }, 'deposit credited');
     else if (outcome.kind === 'unmatched') this.options.logger.warn({ ...fields, reason: outcome.reason, deposit_id: outcome.id }, 'deposit unmatched: assign it with `starport deposit assign`');
-    else this.options.logger.debug({ ...fields, outcome: outcome.kind }, 'deposit wallet transaction skipped');
+    else if (outcome.kind === 'ignored' && strandedValue(chainTx) > 0n) {
+      // Coins that stayed although the transaction aborted (a non-bounceable transfer to the
+      // wallet before it was deployed): not a deposit by the rules, but the operator should know.
+      this.options.logger.warn({ ...fields, amount: String(strandedValue(chainTx)) }, 'TON arrived in an aborted transaction and was not credited: check it on an explorer');
+    } else this.options.logger.debug({ ...fields, outcome: outcome.kind }, 'deposit wallet transaction skipped');
   }
+}
+
+/** Inbound internal value that stayed on an aborted transaction without out messages (0 otherwise). */
+function strandedValue({ tx }: ChainTransaction): bigint {
+  const info = tx.inMessage?.info;
+  if (info?.type !== 'internal' || info.bounced || tx.outMessagesCount !== 0) return 0n;
+  return tx.description.type === 'generic' && tx.description.aborted ? info.value.coins : 0n;
 }
 
 function compareLt(a: string, b: string): number {
