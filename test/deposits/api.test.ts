@@ -1,6 +1,11 @@
 import { PermissionError, Starport } from '@starport/sdk';
 import { toNano } from '@ton/core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { loadConfig } from '../../src/config.js';
+import { verifyLedger } from '../../src/ledger/verify.js';
+import { createLogger } from '../../src/logger.js';
+import { startService } from '../../src/service.js';
+import { freshDatabase } from '../support/database.js';
 import { type Harness, startHarness } from '../support/harness.js';
 import { balanceOf, call, expectError, expectOk, TIMESTAMP } from '../support/http.js';
 import { deployWallet, type TestWallet, transfer } from '../support/ton/chain.js';
@@ -110,6 +115,33 @@ describe('deposits end to end', () => {
     const testSdk = new Starport({ apiKey: a.testKey, baseUrl: `${h.url}/api/v1` });
     await expect(testSdk.listDeposits()).rejects.toMatchObject({ code: 'live_key_required' });
     await expect(testSdk.getDepositAddress()).rejects.toBeInstanceOf(PermissionError);
+  });
+
+  test('scale-out: two worker services watching one wallet credit every deposit once', async () => {
+    const database = await freshDatabase();
+    const env = { ...database.env, PORT: '0', DEPOSIT_ADDRESS: wallet.address.toString(), TON_API_URL: fake.url, TON_API_KEY: 'api-suite-key', DEPOSIT_POLL_MS: '50' };
+    const logger = createLogger('silent');
+    const nodes = [await startService(loadConfig(env), logger, 'worker'), await startService(loadConfig(env), logger, 'worker')];
+    try {
+      const db = nodes[0]?.db as (typeof nodes)[number]['db'];
+      const { createAccount } = await import('../../src/accounts/accounts.js');
+      const { depositMemo } = await import('../../src/accounts/deposit-memo.js');
+      const { readBalance } = await import('../../src/ledger/ledger.js');
+      const { accountId } = await createAccount(db, `scale-${Date.now()}@example.com`);
+      const memo = await depositMemo(db, accountId);
+      for (let i = 1; i <= 6; i++) await transfer(fake, { to: wallet.address, value: toNano(String(i)), text: memo });
+      await expect.poll(async () => (await readBalance(db.kysely, { accountId, mode: 'live' }))?.available, { timeout: 10_000, interval: 25 }).toBe(toNano('21'));
+      // Both watchers kept polling past the deposits: still exactly one credit each.
+      const polls = fake.callsTo('getTransactions').length;
+      await expect.poll(() => fake.callsTo('getTransactions').length, { timeout: 10_000, interval: 25 }).toBeGreaterThan(polls + 4);
+      expect((await readBalance(db.kysely, { accountId, mode: 'live' }))?.available).toBe(toNano('21'));
+      const credits = await db.kysely.selectFrom('journal').select('id').where('account_id', '=', accountId).where('kind', '=', 'deposit').execute();
+      expect(credits).toHaveLength(6);
+      expect(await verifyLedger(db.kysely)).toEqual([]);
+    } finally {
+      for (const node of nodes) await node.stop();
+      await database.dispose();
+    }
   });
 
   test('bad pagination parameters are invalid_request naming the parameter', async () => {
