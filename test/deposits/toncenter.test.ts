@@ -1,4 +1,4 @@
-import { toNano } from '@ton/core';
+import { beginCell, Cell, external, internal, storeMessage, toNano } from '@ton/core';
 import { TonClient, WalletContractV4 } from '@ton/ton';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { ToncenterApiError, ToncenterClient, ToncenterError, ToncenterRateLimitError, ToncenterTimeoutError, withRetry } from '../../src/ton/toncenter.js';
@@ -51,6 +51,33 @@ describe('getTransactions', () => {
     expect(state.state).toBe('active');
     // The wallet's seqno through runGetMethod (deployed with seqno 0, so now 1).
     expect(await ton.open(WalletContractV4.create({ workchain: 0, publicKey: Buffer.from(wallet.secretKey.subarray(32)) })).getSeqno()).toBe(1);
+  });
+});
+
+describe('sending (for the paying wallet)', () => {
+  test('TonClient sends a signed transfer through sendBoc; sendBocReturnHash answers the hashes; replays are refused', async () => {
+    const ton = new TonClient({ endpoint: `${fake.url}/jsonRPC` });
+    const opened = ton.open(WalletContractV4.create({ workchain: 0, publicKey: Buffer.from(wallet.secretKey.subarray(32)) }));
+    const seqno = await opened.getSeqno();
+    const payee = (await deployWallet(fake, 'payee')).address;
+    await opened.sendTransfer({ seqno, secretKey: wallet.secretKey, messages: [internal({ to: payee, value: toNano('0.5'), body: 'order 1' })] });
+    expect(await opened.getSeqno()).toBe(seqno + 1);
+    const [outgoing] = fake.transactionsOf(wallet.address);
+    expect(outgoing?.inMessage?.info.type).toBe('external-in');
+    expect(outgoing?.outMessages.values()[0]?.info.dest?.toString()).toBe(payee.toString());
+
+    // The same order again: the wallet refuses the old seqno, like toncenter answers an unappliable message.
+    const transfer2 = opened.createTransfer({ seqno: seqno + 1, secretKey: wallet.secretKey, messages: [internal({ to: payee, value: toNano('0.1') })] });
+    const boc = beginCell().store(storeMessage(external({ to: wallet.address, body: transfer2 }))).endCell().toBoc().toString('base64');
+    const sent = await client().sendBocReturnHash(boc);
+    expect(sent.hash).toBe(Cell.fromBase64(boc).hash().toString('base64'));
+    expect(sent.hash_norm).toMatch(/^[A-Za-z0-9+/]{43}=$/);
+    await expect(client().sendBoc(boc)).rejects.toMatchObject({ status: 500, retryable: true });
+    const info = await client().getAddressInformation(wallet.address.toString());
+    expect(info.state).toBe('active');
+    expect(BigInt(await client().getAddressBalance(wallet.address.toString()))).toBe(BigInt(info.balance));
+    const get = await client().runGetMethod(wallet.address.toString(), 'seqno');
+    expect(get).toMatchObject({ exit_code: 0, stack: [['num', `0x${(seqno + 2).toString(16)}`]] });
   });
 });
 
