@@ -185,6 +185,8 @@ export async function withRetry<T>(work: () => Promise<T>, policy: RetryPolicy =
       const delay = Math.min(max, Math.max(backoff, error instanceof ToncenterRateLimitError ? (error.retryAfterMs ?? 0) : 0));
       policy.onRetry?.(error, attempt, delay);
       await sleep(delay, policy.signal);
+      // Stopped while waiting: give up with the last error rather than ask once more.
+      if (policy.signal?.aborted) throw error;
     }
   }
 }

@@ -239,7 +239,7 @@ describe('exactly once under paging, restarts and scale-out', () => {
     expect(await verifyLedger(h.service.db.kysely)).toEqual([]);
   });
 
-  test('the running loop credits new deposits as they arrive and reports its lag', async () => {
+  test('the running loop credits new deposits as they arrive, rides out toncenter errors, and reports its lag', async () => {
     const wallet = await newWallet();
     const alice = await client();
     const w = watcher(wallet.address);
@@ -247,8 +247,14 @@ describe('exactly once under paging, restarts and scale-out', () => {
     try {
       await transfer(fake, { to: wallet.address, value: toNano('1.5'), text: alice.memo });
       await expect.poll(() => live(alice.accountId), { timeout: 5000, interval: 20 }).toBe(toNano('1.5'));
+      // toncenter misbehaves: a 429, then 5xx answers that outlast one poll's retries; the
+      // loop backs off and the deposit still arrives, once.
+      fake.fault({ kind: 'status', status: 429, retryAfter: 0 }, { api: 'getTransactions' });
+      fake.fault({ kind: 'status', status: 502 }, { api: 'getTransactions', times: 4 });
+      const before = fake.callsTo('getTransactions').length;
       await transfer(fake, { to: wallet.address, value: toNano('2'), text: alice.memo });
       await expect.poll(() => live(alice.accountId), { timeout: 5000, interval: 20 }).toBe(toNano('3.5'));
+      expect(fake.callsTo('getTransactions').slice(before).filter((r) => r.fault).map((r) => r.fault)).toEqual(['status', 'status', 'status', 'status', 'status']);
     } finally {
       await w.stop();
     }
