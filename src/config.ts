@@ -2,6 +2,7 @@ import { fileURLToPath } from 'node:url';
 import net from 'node:net';
 import path from 'node:path';
 import { type Decimal, parseDecimal } from './domain/decimal.js';
+import { parseTon } from './domain/money.js';
 import type { PriceList } from './domain/pricing.js';
 import { depositAddressForm, TonAddressError } from './domain/ton-address.js';
 import { type LiveConfig, loadLiveConfig } from './live/config.js';
@@ -44,7 +45,23 @@ export interface Config {
   depositAddress: string | undefined;
   /** Live fulfilment: Fragment, wallet presence, price source and rate feed, breaker (src/live/config.ts). */
   live: LiveConfig;
+  /** TON_NETWORK: which chain DEPOSIT_ADDRESS lives on (explorer links, address form, API default). */
+  tonNetwork: TonNetwork;
+  /** TON_API_URL: a toncenter API v2 base URL (…/api/v2); defaults per network. */
+  tonApiUrl: string;
+  /** TON_API_KEY: sent as X-API-Key; never logged. */
+  tonApiKey: string | undefined;
+  /** DEPOSIT_MIN_TON in nanotons: smaller transfers are recorded as unmatched (below_minimum). */
+  depositMinNanotons: bigint;
+  /** DEPOSIT_POLL_MS: how often the deposit watcher asks toncenter for new transactions. */
+  depositPollMs: number;
 }
+
+export type TonNetwork = 'mainnet' | 'testnet';
+export const TON_API_DEFAULTS: Record<TonNetwork, string> = {
+  mainnet: 'https://toncenter.com/api/v2',
+  testnet: 'https://testnet.toncenter.com/api/v2',
+};
 
 export class ConfigError extends Error {}
 
@@ -97,13 +114,47 @@ function signup(raw: string | undefined): 'open' | 'closed' {
   return raw;
 }
 
-function depositAddress(raw: string | undefined): string | undefined {
+function depositAddress(raw: string | undefined, network: TonNetwork): string | undefined {
   if (!raw) return undefined;
   try {
-    return depositAddressForm(raw);
+    return depositAddressForm(raw, network);
   } catch (error) {
-    if (error instanceof TonAddressError) throw new ConfigError(`DEPOSIT_ADDRESS must be a TON address (raw 0:… or user-friendly UQ…/EQ…), got "${raw}"`);
+    if (error instanceof TonAddressError) {
+      if (/testnet-only/.test(error.message)) throw new ConfigError(`DEPOSIT_ADDRESS "${raw}" is a testnet-only address but TON_NETWORK is mainnet`);
+      throw new ConfigError(`DEPOSIT_ADDRESS must be a TON address (raw 0:… or user-friendly UQ…/EQ…), got "${raw}"`);
+    }
     throw error;
+  }
+}
+
+function tonNetwork(raw: string | undefined): TonNetwork {
+  if (!raw) return 'mainnet';
+  if (raw !== 'mainnet' && raw !== 'testnet') throw new ConfigError(`TON_NETWORK must be mainnet or testnet, got "${raw}"`);
+  return raw;
+}
+
+function tonApiUrl(raw: string | undefined, network: TonNetwork): string {
+  if (!raw) return TON_API_DEFAULTS[network];
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError(`TON_API_URL must be an absolute http(s) URL such as ${TON_API_DEFAULTS[network]}, got "${raw}"`);
+  }
+  if (!['http:', 'https:'].includes(url.protocol) || url.search || url.hash) {
+    throw new ConfigError(`TON_API_URL must be an http(s) base URL without query, such as ${TON_API_DEFAULTS[network]}`);
+  }
+  // A key in the URL would end up in logs; it goes in TON_API_KEY (sent as a header).
+  if (url.username || url.password) throw new ConfigError('TON_API_URL must not contain credentials; set TON_API_KEY instead');
+  return raw.replace(/\/+$/, '');
+}
+
+function tonAmountNanotons(env: Env, name: string, fallback: string): bigint {
+  const raw = env[name] || fallback;
+  try {
+    return parseTon(raw.trim());
+  } catch {
+    throw new ConfigError(`${name} must be a TON amount with at most 9 decimal places, got "${raw}"`);
   }
 }
 
@@ -131,6 +182,7 @@ export function trustProxy(raw: string | undefined): TrustProxy {
 export function loadConfig(env: Env = process.env): Config {
   const tonUsdRate = decimal(env, 'TON_USD_RATE', '3.0');
   if (tonUsdRate.units === 0n) throw new ConfigError('TON_USD_RATE must be greater than 0');
+  const network = tonNetwork(env.TON_NETWORK);
   return {
     port: integer(env, 'PORT', 3000, 0, 65_535),
     host: env.HOST || '127.0.0.1',
@@ -158,7 +210,12 @@ export function loadConfig(env: Env = process.env): Config {
     workerLeaseMs: integer(env, 'WORKER_LEASE_MS', 30_000, 300),
     trustProxy: trustProxy(env.TRUST_PROXY),
     signup: signup(env.SIGNUP),
-    depositAddress: depositAddress(env.DEPOSIT_ADDRESS),
+    depositAddress: depositAddress(env.DEPOSIT_ADDRESS, network),
     live: loadLiveConfig(env),
+    tonNetwork: network,
+    tonApiUrl: tonApiUrl(env.TON_API_URL, network),
+    tonApiKey: env.TON_API_KEY || undefined,
+    depositMinNanotons: tonAmountNanotons(env, 'DEPOSIT_MIN_TON', '0.1'),
+    depositPollMs: integer(env, 'DEPOSIT_POLL_MS', 5000, 50),
   };
 }

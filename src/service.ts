@@ -14,6 +14,8 @@ import { testFulfilmentStep } from './orders/test-fulfilment.js';
 import { Live } from './live/live.js';
 import { testRecipientDirectory } from './providers/simulated/test-recipients.js';
 import { FulfilmentWorker } from './workers/fulfilment-worker.js';
+import type { DepositWatcher } from './deposits/watcher.js';
+import { rawAddressForm } from './domain/ton-address.js';
 
 
 
@@ -23,6 +25,8 @@ export interface RunningService {
   worker: FulfilmentWorker | undefined;
   /** Live mode: Fragment client, circuit breaker, live prices and checks. */
   live: Live;
+  /** The deposit watcher: on worker nodes when DEPOSIT_ADDRESS is set. */
+  deposits: DepositWatcher | undefined;
   /** http://HOST:PORT as bound. */
   url: string;
   stop(): Promise<void>;
@@ -35,7 +39,8 @@ export interface RunningService {
  */
 export async function startService(config: Config, logger: Logger, role: Role = 'all'): Promise<RunningService> {
   const db = await openConfiguredDatabase(config);
-  const metrics = new ServiceMetrics(db);
+  const depositRaw = config.depositAddress ? rawAddressForm(config.depositAddress) : undefined;
+  const metrics = new ServiceMetrics(db, { depositAddress: depositRaw });
   const live = new Live(config, db, logger, { onBreakerOpen: (reason) => metrics.liveBreakerOpened.inc({ reason }), onUpstreamError: (e) => metrics.liveUpstreamErrors.inc({ code: e.code }) });
   try {
     await live.validate();
@@ -45,13 +50,14 @@ export async function startService(config: Config, logger: Logger, role: Role = 
   }
   metrics.watchLive(() => live.status());
   const worker = role === 'api' ? undefined : createWorker(config, db, logger, metrics, live);
+  const deposits = role === 'api' ? undefined : await createDepositWatcher(config, db, logger);
   let boundUrl = '';
   const api = role === 'worker' ? undefined : apiContext(config, db, live, (request?: ForwardedRequest) => publicOrigin(config, boundUrl, request), () => worker?.wake());
   let stopListening: Unsubscribe | undefined;
   let app: FastifyInstance | undefined;
   try {
-    const web = role === 'worker' ? undefined : { db, signup: config.signup, depositAddress: config.depositAddress, publicUrl: config.publicUrl };
-    app = await buildApp({ logger, db, metrics, api, web, trustProxy: config.trustProxy, liveStatus: () => live.status() });
+    const web = role === 'worker' ? undefined : { db, signup: config.signup, depositAddress: config.depositAddress, tonNetwork: config.tonNetwork, publicUrl: config.publicUrl };
+    app = await buildApp({ logger, db, metrics, api, web, trustProxy: config.trustProxy, liveStatus: () => live.status(), depositAddress: depositRaw });
     await app.listen({ port: config.port, host: config.host });
     // Orders created by other processes (API nodes) wake this one's worker at once.
     if (worker) stopListening = await db.onQueued(() => worker.wake());
@@ -66,6 +72,7 @@ export async function startService(config: Config, logger: Logger, role: Role = 
   worker?.start();
   // Workers probe the paused upstream after each cool-down (one process wins each probe).
   if (worker) live.startProbing();
+  deposits?.start();
 
   let stopping: Promise<void> | undefined;
   const server = app;
@@ -75,11 +82,29 @@ export async function startService(config: Config, logger: Logger, role: Role = 
       await stopListening?.();
       await worker?.stop();
       await live.stop();
+      await deposits?.stop();
       await db.close();
     })();
     return stopping;
   };
-  return { app: server, db, worker, live, url: boundUrl, stop };
+  return { app: server, db, worker, live, deposits, url: boundUrl, stop };
+}
+
+/**
+ * Live top-ups (issue 7), when DEPOSIT_ADDRESS is set. Loaded on demand: @ton/core's full
+ * library costs a few hundred ms that the CLI's other commands need not pay.
+ */
+async function createDepositWatcher(config: Config, db: Db, logger: Logger): Promise<DepositWatcher | undefined> {
+  if (!config.depositAddress) return undefined;
+  const [{ DepositWatcher }, { ToncenterClient }] = await Promise.all([import('./deposits/watcher.js'), import('./ton/toncenter.js')]);
+  return new DepositWatcher({
+    db,
+    logger: logger.child({ component: 'deposit-watcher' }),
+    client: new ToncenterClient({ baseUrl: config.tonApiUrl, apiKey: config.tonApiKey }),
+    address: config.depositAddress,
+    minAmount: config.depositMinNanotons,
+    pollMs: config.depositPollMs,
+  });
 }
 
 function createWorker(config: Config, db: Db, logger: Logger, metrics: ServiceMetrics, live: Live): FulfilmentWorker {
@@ -120,6 +145,7 @@ function apiContext(config: Config, db: Db, live: Live, publicUrl: ApiContext['p
     rateLimiter: rateLimiter(config),
     publicUrl,
     orders: { db, prices, gate: new IdempotencyGate(), liveAvailable: () => live.available(), onCreated: wakeWorker },
+    deposits: config.depositAddress ? { address: config.depositAddress, network: config.tonNetwork } : undefined,
   };
 }
 

@@ -21,6 +21,7 @@ export const AUDIT_ACTIONS = [
   'order.resolve',
   'database.restore',
   'fragment.session_set',
+  'deposit.assign',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

@@ -175,6 +175,32 @@ export interface LivePaymentsTable {
   updated_at: Int;
 }
 
+/** An incoming transfer to the deposit wallet (migration 0005-deposits). */
+export interface DepositsTable {
+  id: string;
+  tx_hash: string;
+  lt: Int;
+  address: string;
+  sender: string;
+  amount: Int;
+  comment: string | null;
+  status: 'credited' | 'unmatched';
+  reason: 'no_comment' | 'memo_invalid' | 'memo_unknown' | 'below_minimum' | null;
+  account_id: string | null;
+  chain_time: Int;
+  created_at: Int;
+  credited_at: NullableInt;
+  credited_by: 'watcher' | 'operator' | null;
+}
+
+export interface DepositCursorsTable {
+  address: string;
+  lt: Int;
+  hash: string;
+  chain_time: Int;
+  checked_at: Int;
+}
+
 export interface Database {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
@@ -192,9 +218,12 @@ export interface Database {
   live_settings: LiveSettingsTable;
   live_breaker: LiveBreakerTable;
   live_payments: LivePaymentsTable;
+  deposits: DepositsTable;
+  deposit_cursors: DepositCursorsTable;
 }
 
 export type OrderRow = Selectable<OrdersTable>;
 export type NewOrderRow = Insertable<OrdersTable>;
 export type OrderEventRow = Selectable<OrderEventsTable>;
 export type AuditLogRow = Selectable<AuditLogTable>;
+export type DepositRow = Selectable<DepositsTable>;

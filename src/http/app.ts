@@ -24,6 +24,8 @@ export interface AppOptions {
   logger: Logger;
   /** Live fulfilment's state for /readyz (available, paused by the breaker, not configured). */
   liveStatus?: () => Promise<unknown>;
+  /** The deposit wallet (raw form) when live top-ups are configured: /readyz reports its watcher. */
+  depositAddress?: string;
 }
 
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
@@ -55,7 +57,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.setNotFoundHandler(handleNotFound);
 
   options.metrics.instrument(app);
-  healthRoutes(app, options.db, options.liveStatus);
+  healthRoutes(app, options.db, { depositAddress: options.depositAddress, liveStatus: options.liveStatus });
   options.metrics.routes(app);
   const { api } = options;
   if (api) {

@@ -3,6 +3,7 @@ import { sql } from 'kysely';
 import client from 'prom-client';
 import type { Db } from '../db/engine.js';
 import { ORDER_STATUSES } from '../domain/order-status.js';
+import { watcherStatus } from '../deposits/status.js';
 
 /**
  * Prometheus metrics. Each service instance has its own registry (tests run several in one
@@ -52,8 +53,10 @@ export class ServiceMetrics {
     });
   }
 
-  constructor(db: Db) {
+  /** `depositAddress`: the deposit wallet (raw form) when live top-ups are configured. */
+  constructor(db: Db, options: { depositAddress?: string } = {}) {
     client.collectDefaultMetrics({ register: this.registry, prefix: 'starport_' });
+    if (options.depositAddress) this.depositGauges(db, options.depositAddress);
     new client.Gauge({
       name: 'starport_orders',
       help: 'Orders by mode and status',
@@ -91,6 +94,38 @@ export class ServiceMetrics {
       async collect() {
         const oldest = (await queue())?.oldest;
         this.set(oldest === null || oldest === undefined ? 0 : (Date.now() - Number(oldest)) / 1000);
+      },
+    });
+  }
+
+  /** Read from the database at scrape time, like the order gauges: any node reports the watcher. */
+  private depositGauges(db: Db, rawAddress: string): void {
+    new client.Gauge({
+      name: 'starport_deposit_watcher_lag_seconds',
+      help: 'Now minus the block time of the newest deposit-wallet transaction the watcher processed (absent until the first one)',
+      registers: [this.registry],
+      async collect() {
+        const { lagSeconds } = await watcherStatus(db.kysely, rawAddress);
+        this.reset();
+        if (lagSeconds !== null) this.set(lagSeconds);
+      },
+    });
+    new client.Gauge({
+      name: 'starport_deposit_watcher_checked_age_seconds',
+      help: 'Seconds since a deposit watcher poll last reached the newest transaction of the deposit wallet (absent until the first one)',
+      registers: [this.registry],
+      async collect() {
+        const { lastCheckedAt } = await watcherStatus(db.kysely, rawAddress);
+        this.reset();
+        if (lastCheckedAt !== null) this.set(Math.max(0, (Date.now() - lastCheckedAt) / 1000));
+      },
+    });
+    new client.Gauge({
+      name: 'starport_deposits_unmatched',
+      help: 'Deposits waiting for the operator (deposit list --unmatched)',
+      registers: [this.registry],
+      async collect() {
+        this.set((await watcherStatus(db.kysely, rawAddress)).unmatched);
       },
     });
   }

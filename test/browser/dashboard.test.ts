@@ -170,7 +170,7 @@ describe.skipIf(!HAVE_CHROMIUM)('the dashboard in Chromium', { timeout: 180_000 
     // ---- Live top-up: the amount updates the link and the QR code as you type ----
     await page.goto(`${h.url}/top-up`);
     const memo = (await page.locator('#deposit-memo').innerText()).trim();
-    expect(memo).toMatch(/^[A-HJ-NP-Z2-9]{10}$/);
+    expect(memo).toMatch(/^[A-HJ-NP-Z2-9]{11}$/);
     expect((await page.locator('#deposit-address').innerText()).trim()).toBe('UQAs9VlT6S776tq3unJcP5Ogsj-ELLunLXuOb1EKcOQi41-E');
     await page.getByLabel(/Amount in TON/).fill('12.5');
     await expect

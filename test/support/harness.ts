@@ -36,7 +36,9 @@ let sequence = 0;
 export async function startHarness(env: Record<string, string> = {}): Promise<Harness> {
   const database = await freshDatabase();
   const { dataDir } = database;
-  const config = loadConfig({ PORT: '0', TEST_FULFILMENT_DELAY_MS: '100', TEST_SLOW_DELAY_MS: '1500', ...database.env, ...env });
+  // With DEPOSIT_ADDRESS the worker runs the deposit watcher: tests never reach the real
+  // toncenter (port 9 refuses at once) unless they pass a fake's TON_API_URL.
+  const config = loadConfig({ PORT: '0', TEST_FULFILMENT_DELAY_MS: '100', TEST_SLOW_DELAY_MS: '1500', TON_API_URL: 'http://127.0.0.1:9/api/v2', ...database.env, ...env });
   const logger = createLogger(process.env.TEST_LOG_LEVEL ?? 'silent');
   const service = await startService(config, logger);
   const { db } = service;

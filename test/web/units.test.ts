@@ -85,7 +85,7 @@ describe('top-up link', () => {
 });
 
 describe('memo, cursor, passwords, next', () => {
-  test('the memo is ten unambiguous characters, stable per account and different between accounts', () => {
+  test('the memo is ten unambiguous characters and a check character, stable per account and different between accounts', () => {
     expect(derivedMemo('acct_1')).toMatch(MEMO_PATTERN);
     expect(derivedMemo('acct_1')).toBe(derivedMemo('acct_1'));
     const memos = new Set(Array.from({ length: 1000 }, (_, i) => derivedMemo(`acct_${i}`)));
@@ -107,5 +107,27 @@ describe('memo, cursor, passwords, next', () => {
   test('login redirects stay on this site', () => {
     expect(safeNext('/test/orders?status=failed')).toBe('/test/orders?status=failed');
     for (const bad of ['', '//evil', '/\\evil', 'https://evil', 'evil', '/login', '/a\nb']) expect(safeNext(bad), bad).toBe('/');
+  });
+});
+
+describe('TON config (issue 7)', () => {
+  test('TON_NETWORK picks the API default and the address form; mismatches and bad values are refused', () => {
+    const mainnet = loadConfig({ DEPOSIT_ADDRESS: '0:2cf55953e92efbeadab7ba725c3f93a0b23f842cbba72d7b8e6f510a70e422e3' });
+    expect(mainnet).toMatchObject({ tonNetwork: 'mainnet', tonApiUrl: 'https://toncenter.com/api/v2', depositAddress: 'UQAs9VlT6S776tq3unJcP5Ogsj-ELLunLXuOb1EKcOQi41-E', depositMinNanotons: 100_000_000n, depositPollMs: 5000 });
+    const testnet = loadConfig({ TON_NETWORK: 'testnet', DEPOSIT_ADDRESS: 'EQAs9VlT6S776tq3unJcP5Ogsj-ELLunLXuOb1EKcOQi4wJB' });
+    expect(testnet).toMatchObject({ tonApiUrl: 'https://testnet.toncenter.com/api/v2', depositAddress: '0QAs9VlT6S776tq3unJcP5Ogsj-ELLunLXuOb1EKcOQi4-QO' });
+    expect(() => loadConfig({ DEPOSIT_ADDRESS: 'kQAs9VlT6S776tq3unJcP5Ogsj-ELLunLXuOb1EKcOQi47nL' })).toThrow(/testnet-only address but TON_NETWORK is mainnet/);
+    expect(loadConfig({ TON_API_URL: 'http://127.0.0.1:8081/api/v2/', DEPOSIT_MIN_TON: '0.000000001', DEPOSIT_POLL_MS: '250', TON_API_KEY: 'k' })).toMatchObject({
+      tonApiUrl: 'http://127.0.0.1:8081/api/v2',
+      depositMinNanotons: 1n,
+      depositPollMs: 250,
+      tonApiKey: 'k',
+    });
+    expect(() => loadConfig({ TON_NETWORK: 'devnet' })).toThrow(/TON_NETWORK must be mainnet or testnet/);
+    expect(() => loadConfig({ TON_API_URL: 'toncenter.com' })).toThrow(/TON_API_URL/);
+    expect(() => loadConfig({ TON_API_URL: 'https://user:pw@toncenter.com/api/v2' })).toThrow(/TON_API_KEY/);
+    expect(() => loadConfig({ DEPOSIT_MIN_TON: '0.0000000001' })).toThrow(/DEPOSIT_MIN_TON/);
+    expect(() => loadConfig({ DEPOSIT_MIN_TON: '-1' })).toThrow(/DEPOSIT_MIN_TON/);
+    expect(() => loadConfig({ DEPOSIT_POLL_MS: '10' })).toThrow(/DEPOSIT_POLL_MS/);
   });
 });

@@ -10,6 +10,9 @@ import {
 } from './errors.js';
 import type {
   Balance,
+  DepositAddress,
+  DepositList,
+  ListDepositsParams,
   CreateOrderParams,
   Mode,
   Order,
@@ -168,6 +171,16 @@ export class Starport {
   /** GET /balance: the balance of the key's mode. */
   getBalance(options: RequestOptions = {}): Promise<WithResponse<Balance>> {
     return this.request<Balance>({ ...options, method: 'GET', path: '/balance' });
+  }
+
+  /** GET /deposits (live keys only): TON transfers credited to the live balance, newest first, one page. */
+  listDeposits(params: ListDepositsParams = {}, options: RequestOptions = {}): Promise<WithResponse<DepositList>> {
+    return this.request<DepositList>({ ...options, method: 'GET', path: '/deposits', query: { limit: params.limit, starting_after: params.starting_after } });
+  }
+
+  /** GET /deposit_address (live keys only): the service's deposit wallet and this account's memo. */
+  getDepositAddress(options: RequestOptions = {}): Promise<WithResponse<DepositAddress>> {
+    return this.request<DepositAddress>({ ...options, method: 'GET', path: '/deposit_address' });
   }
 
   /**

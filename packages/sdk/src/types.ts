@@ -111,6 +111,47 @@ export interface Balance {
   mode: Mode;
 }
 
+/** A TON transfer credited to the live balance (GET /deposits). */
+export interface Deposit {
+  /** dep_…: the `starting_after` cursor. */
+  id: string;
+  /** The TON that arrived, to the nanoton. */
+  amount: Amount;
+  status: 'credited';
+  /** Transaction hash, hex. */
+  tx_hash: string;
+  /** The sending wallet, user-friendly form. */
+  sender: string;
+  /** Block time of the transfer. */
+  created_at: string;
+  credited_at: string;
+  explorer_url: string;
+}
+
+export interface DepositList {
+  /** Newest first. */
+  data: Deposit[];
+  /** Pass the last `id` as `starting_after` for the next page. */
+  has_more: boolean;
+}
+
+export interface ListDepositsParams {
+  /** 1–100, default 20. */
+  limit?: number;
+  starting_after?: string;
+}
+
+/** Where to send TON for a live top-up (GET /deposit_address). */
+export interface DepositAddress {
+  /** The service wallet, non-bounceable user-friendly form. */
+  address: string;
+  /** The comment every top-up must carry. */
+  memo: string;
+  network: 'mainnet' | 'testnet';
+  /** ton://transfer/<address>?text=<memo> */
+  transfer_link: string;
+}
+
 export interface CreateOrderParams {
   product: Product;
   /** A username, with or without a leading `@`. */

@@ -16,4 +16,6 @@ export interface ApiContext {
   rateLimiter?: RateLimiter;
   /** PUBLIC_URL, or the address the server bound. */
   publicUrl: (request?: { protocol: string; host: string }) => string;
+  /** Live top-ups: the deposit wallet (user-friendly, non-bounceable); undefined = not configured. */
+  deposits?: { address: string; network: 'mainnet' | 'testnet' };
 }

@@ -5,6 +5,7 @@ import type { ApiContext } from './context.js';
 import type { ApiReference } from './openapi/document.js';
 import { referenceRoutes } from './openapi/routes.js';
 import { balanceRoutes } from './routes/balance.js';
+import { depositRoutes } from './routes/deposits.js';
 import { orderRoutes } from './routes/orders.js';
 import { quoteRoutes } from './routes/quote.js';
 import { recipientRoutes } from './routes/recipients.js';
@@ -80,6 +81,7 @@ export async function apiPlugin(app: FastifyInstance, ctx: ApiContext, reference
   recipientRoutes(app, ctx);
   quoteRoutes(app, ctx);
   balanceRoutes(app, ctx);
+  depositRoutes(app, ctx);
 }
 
 /**

@@ -6,6 +6,8 @@ export interface WebContext {
   signup: 'open' | 'closed';
   /** User-friendly non-bounceable deposit address; undefined = live top-ups not configured. */
   depositAddress: string | undefined;
+  /** TON_NETWORK, for explorer links (default mainnet). */
+  tonNetwork?: 'mainnet' | 'testnet';
   /** PUBLIC_URL when set; otherwise pages use the origin the browser asked for. */
   publicUrl: string | undefined;
 }

@@ -188,6 +188,40 @@ export const COMPONENT_SCHEMAS: Record<string, JsonSchema> = {
     undefined,
     'The balance of the key’s mode.',
   ),
+  Deposit: closed(
+    {
+      id: id('dep', 'Deposit id: the `starting_after` cursor.'),
+      amount: { ...ref('Amount'), description: 'The TON that arrived, to the nanoton.' },
+      status: { type: 'string', enum: ['credited'], description: '`credited`: added to your live balance.' },
+      tx_hash: { type: 'string', pattern: '^[0-9a-f]{64}$', description: 'The transaction hash (hex), as explorers show it.' },
+      sender: { type: 'string', description: 'The sending wallet, user-friendly form.' },
+      created_at: { ...TIMESTAMP, description: 'Block time of the transfer.' },
+      credited_at: { ...TIMESTAMP, description: 'When your balance was credited.' },
+      explorer_url: { type: 'string', format: 'uri', description: 'The transaction on tonviewer.' },
+    },
+    undefined,
+    'A TON transfer credited to your live balance.',
+  ),
+  DepositList: closed(
+    {
+      ok: okTrue,
+      data: { type: 'array', items: ref('Deposit'), description: 'Newest first.' },
+      has_more: { type: 'boolean', description: 'Whether another page follows (pass the last `id` as `starting_after`).' },
+    },
+    undefined,
+    'A page of deposits.',
+  ),
+  DepositAddress: closed(
+    {
+      ok: okTrue,
+      address: { type: 'string', description: 'The service’s deposit wallet, user-friendly non-bounceable form (`UQ…`; `0Q…` on testnet).' },
+      memo: { type: 'string', pattern: '^[A-HJ-NP-Z2-9]{11}$', description: 'Your personal comment: 10 characters and a check character. Case and surrounding spaces do not matter.' },
+      network: { type: 'string', enum: ['mainnet', 'testnet'] },
+      transfer_link: { type: 'string', pattern: '^ton://transfer/', description: '`ton://transfer/<address>?text=<memo>`.' },
+    },
+    undefined,
+    'Where and how to send TON for a live top-up.',
+  ),
   ErrorCode: { ...errorCodeSchema, description: 'See the error table in the API description.' },
   Error: closed(
     {
@@ -436,6 +470,29 @@ export const EXAMPLES = {
   quote: { ok: true, product: 'stars', quantity: 50, amount: { value: '0.25', currency: 'TON' }, expires_at: '2026-11-25T21:31:00.123Z' },
   recipient: { ok: true, recipient: { username: 'durov', display_name: 'Pavel Durov', eligible: true } },
   balance: { ok: true, balance: { value: '12.5', reserved: '0.25', currency: 'TON' }, mode: 'test' },
+  depositList: {
+    ok: true,
+    data: [
+      {
+        id: 'dep_9fK2mQ7xV1bN4cL8sR3tYw',
+        amount: { value: '25', currency: 'TON' },
+        status: 'credited',
+        tx_hash: 'aee8d185a0c8f73c787bf1872ee9659ac53ce11a90b16b384856a7821eff8c29',
+        sender: 'EQCzQJJBAQ-FrEFcvxO5sNxhV9CaOdK9CCfq2yCBnwZ4aJ9R',
+        created_at: '2026-11-25T21:29:51.000Z',
+        credited_at: '2026-11-25T21:29:56.412Z',
+        explorer_url: 'https://tonviewer.com/transaction/aee8d185a0c8f73c787bf1872ee9659ac53ce11a90b16b384856a7821eff8c29',
+      },
+    ],
+    has_more: false,
+  },
+  depositAddress: {
+    ok: true,
+    address: 'UQAs9VlT6S776tq3unJcP5Ogsj-ELLunLXuOb1EKcOQi41-E',
+    memo: 'K7QM3ZP8WD9',
+    network: 'mainnet',
+    transfer_link: 'ton://transfer/UQAs9VlT6S776tq3unJcP5Ogsj-ELLunLXuOb1EKcOQi41-E?text=K7QM3ZP8WD9',
+  },
   createOrderRequest: { product: 'stars', recipient: '@durov', quantity: 50, external_id: 'invoice-1042' },
   createPremiumRequest: { product: 'premium', recipient: 'durov', quantity: 3 },
   validateRequest: { product: 'stars', recipient: '@durov', quantity: 50 },

@@ -291,6 +291,7 @@ const TAG_DESCRIPTIONS: Record<string, string> = {
   Recipients: 'Check a username before you take your customer’s money.',
   Pricing: 'What an order would cost now.',
   Balance: 'Your prepaid TON balance.',
+  Deposits: 'Live top-ups: where to send TON, and the transfers credited to your live balance.',
 };
 
 const errorTable = ERROR_CODES.map((code) => `| ${ERROR_STATUS[code]} | \`${code}\` | ${ERROR_DOCS[code].when.replace(/\|/g, '\\|')} |`).join('\n');

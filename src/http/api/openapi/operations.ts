@@ -115,3 +115,37 @@ export const GET_BALANCE: OperationDoc = {
   },
   errors: [],
 };
+
+export const LIST_DEPOSITS: OperationDoc = {
+  operationId: 'listDeposits',
+  summary: 'List deposits',
+  description:
+    'The TON transfers credited to your live balance, newest first. Cursor pagination: `limit` (1–100, default 20) and `starting_after` ' +
+    '(the last `id` of the previous page); `has_more` says whether there are more. Live keys only. A transfer that could not be matched to ' +
+    'your account (no or mistyped memo, below the minimum) appears here once the operator has assigned it to you.',
+  tag: 'Deposits',
+  success: {
+    status: 200,
+    description: 'A page of deposits.',
+    schema: 'DepositList',
+    examples: { page: { summary: 'One deposit', value: EXAMPLES.depositList } },
+  },
+  errors: ['live_key_required'],
+};
+
+export const GET_DEPOSIT_ADDRESS: OperationDoc = {
+  operationId: 'getDepositAddress',
+  summary: 'Get the deposit address',
+  description:
+    'Where to send TON to top up your live balance: the service wallet `address` and your personal `memo`, which must be the transfer’s ' +
+    'comment (it is the same for every top-up). `transfer_link` is a `ton://transfer` link wallet apps open. Live keys only; ' +
+    '503 `live_unavailable` while live top-ups are not configured.',
+  tag: 'Deposits',
+  success: {
+    status: 200,
+    description: 'The deposit address and your memo.',
+    schema: 'DepositAddress',
+    examples: { address: { value: EXAMPLES.depositAddress } },
+  },
+  errors: ['live_key_required', 'live_unavailable'],
+};

@@ -1,10 +1,12 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { depositMemo } from '../../../accounts/deposit-memo.js';
 import { formatTon } from '../../../domain/money.js';
+import { transactionUrl } from '../../../deposits/explorer.js';
+import { type Deposit, listDeposits } from '../../../deposits/store.js';
 import { adjustBalance } from '../../../ledger/adjust.js';
 import { readBalance } from '../../../ledger/ledger.js';
 import { copyField, emptyState } from '../components.js';
-import { modePath, ton } from '../format.js';
+import { modePath, time, ton } from '../format.js';
 import { type Html, html, type Slot } from '../html.js';
 import { field, redirect, sendHtml } from '../http.js';
 import { csrfField, dashboardPage, notice, type View } from '../layout.js';
@@ -15,6 +17,28 @@ import { parseAmountInput, qrSvg, transferLink } from '../ton-transfer.js';
 export const MAX_TEST_FUNDS_TON = 10_000n;
 export const TEST_FUNDS_REASON = 'dashboard test funds';
 
+/** The newest deposits shown on the top-up page (the API lists them all: GET /api/v1/deposits). */
+export const DEPOSITS_SHOWN = 20;
+
+/** The account's credited deposits: amount, status, block time and the transaction on an explorer. */
+function depositsTable(deposits: Deposit[], network: 'mainnet' | 'testnet'): Html {
+  const rows = deposits.map(
+    (d) => html`<tr>
+  <td data-label="Amount" class="num">${ton(d.amount)}</td>
+  <td data-label="Status"><span class="badge badge-credited" data-status="credited">Credited</span></td>
+  <td data-label="Sent">${time(d.chainTime)}</td>
+  <td data-label="Transaction"><a class="mono" href="${transactionUrl(d.txHash, network)}" rel="noopener noreferrer" target="_blank" title="${d.txHash}">${d.txHash.slice(0, 8)}…${d.txHash.slice(-8)}</a></td>
+</tr>`,
+  );
+  return html`<div class="table-wrap" role="region" aria-label="Your deposits" tabindex="0">
+<table class="table deposits-table">
+  <caption class="visually-hidden">Your deposits, newest first</caption>
+  <thead><tr><th scope="col" class="num">Amount</th><th scope="col">Status</th><th scope="col">Sent</th><th scope="col">Transaction</th></tr></thead>
+  <tbody>${rows}</tbody>
+</table>
+</div>`;
+}
+
 /** Top up: live (deposit address, memo, link and QR) and test ("Add test funds" through the ledger). */
 export function topUpRoutes(app: FastifyInstance, web: Web): void {
   const { ctx } = web;
@@ -23,9 +47,12 @@ export function topUpRoutes(app: FastifyInstance, web: Web): void {
     const address = ctx.depositAddress;
     const intro = html`<div class="page-head"><h1>Top up your live balance</h1></div>
 <p class="lead">Send TON from any wallet to Starport's deposit address with your personal comment. Your live balance is credited once the transfer is final on the TON blockchain.</p>`;
+    const recent = await listDeposits(ctx.db.kysely, { accountId: view.session.accountId, status: 'credited', limit: DEPOSITS_SHOWN });
     const deposits = html`<section class="section" aria-labelledby="deposits-heading">
   <div class="section-head"><h2 id="deposits-heading">Deposits</h2></div>
-  ${emptyState('No deposits yet', 'Transfers to the deposit address with your comment appear here with their status, usually within a minute of being sent.')}
+  ${recent.length === 0
+    ? emptyState('No deposits yet', 'Transfers to the deposit address with your comment appear here with their status, usually within a minute of being sent.')
+    : depositsTable(recent, ctx.tonNetwork ?? 'mainnet')}
 </section>`;
     if (!address) {
       return dashboardPage(view, {

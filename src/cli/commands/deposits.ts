@@ -1,0 +1,84 @@
+import { AssignError, assignDeposit, type Deposit, listDeposits } from '../../deposits/store.js';
+import { type Command, required, UsageError } from '../command.js';
+import { withDatabase } from '../database.js';
+import { ACTOR_HELP, actorOf, actorOption, limitOf, operatorCommand, optionalReasonOf, refuse, table, time, ton } from '../operator.js';
+
+/**
+ * Live top-ups for the operator (issue 7): the deposits the watcher recorded, and the credit
+ * of an unmatched one (no or mistyped memo, below the minimum) to the account it belongs to.
+ */
+function depositJson(d: Deposit) {
+  return {
+    id: d.id,
+    tx_hash: d.txHash,
+    lt: String(d.lt),
+    status: d.status,
+    reason: d.reason,
+    account_id: d.accountId,
+    amount: { value: ton(d.amount), currency: 'TON' },
+    sender: d.sender,
+    comment: d.comment,
+    chain_time: time(d.chainTime),
+    seen_at: time(d.createdAt),
+    credited_at: time(d.creditedAt),
+    credited_by: d.creditedBy,
+  };
+}
+
+/** Comments are untrusted chain data: one line, printable, short, in the text table. */
+const shown = (comment: string | null) => (comment === null ? null : JSON.stringify(comment.length > 40 ? `${comment.slice(0, 39)}…` : comment));
+
+export const depositList: Command = operatorCommand({
+  path: ['deposit', 'list'],
+  summary: 'List TON deposits to the deposit wallet, newest first (--unmatched: those waiting for the operator)',
+  usage:
+    'starport deposit list [--unmatched] [--account ACCOUNT_ID] [--limit N (50)] [--json]\n\n' +
+    'Unmatched reasons: no_comment, memo_invalid (wrong shape or check character: a typo), memo_unknown, below_minimum.\n' +
+    'Credit one to its account with: starport deposit assign --tx HASH --account ACCOUNT_ID',
+  options: { unmatched: { type: 'boolean' }, account: { type: 'string' }, limit: { type: 'string' } },
+  async run(values, io) {
+    if (values.account !== undefined && (typeof values.account !== 'string' || values.account === '')) throw new UsageError('--account needs a value');
+    const filter = {
+      accountId: values.account as string | undefined,
+      status: values.unmatched ? ('unmatched' as const) : undefined,
+      limit: limitOf(values, 50),
+    };
+    const deposits = await withDatabase((db) => listDeposits(db.kysely, filter));
+    io.result(
+      { deposits: deposits.map(depositJson) },
+      deposits.length === 0
+        ? values.unmatched
+          ? 'no unmatched deposits'
+          : 'no deposits'
+        : table(
+            ['TX HASH', 'STATUS', 'ACCOUNT', 'AMOUNT TON', 'COMMENT', 'CHAIN TIME'],
+            deposits.map((d) => [d.txHash, d.status + (d.reason ? ` (${d.reason})` : ''), d.accountId, ton(d.amount), shown(d.comment), time(d.chainTime)]),
+          ),
+    );
+    return 0;
+  },
+});
+
+export const depositAssign: Command = operatorCommand({
+  path: ['deposit', 'assign'],
+  summary: 'Credit an unmatched deposit to an account (once; audited)',
+  usage:
+    'starport deposit assign --tx HASH --account ACCOUNT_ID [--reason TEXT] [--actor NAME] [--json]\n\n' +
+    'HASH: the transaction hash from `deposit list` (hex, or base64 as explorers show it). The amount is credited\n' +
+    'to the live balance; a deposit already credited is refused.\n' + ACTOR_HELP,
+  options: { tx: { type: 'string' }, account: { type: 'string' }, reason: { type: 'string' }, ...actorOption },
+  async run(values, io) {
+    const txHash = required(values, 'tx');
+    const accountId = required(values, 'account');
+    const reason = optionalReasonOf(values);
+    const actor = actorOf(values);
+    try {
+      const deposit = await withDatabase((db) => assignDeposit(db, { txHash, accountId, actor, reason }));
+      io.result({ deposit: depositJson(deposit) }, `credited ${ton(deposit.amount)} TON (deposit ${deposit.txHash}) to the live balance of ${accountId}`);
+      return 0;
+    } catch (error) {
+      if (error instanceof AssignError) return refuse(io, error.message);
+      throw error;
+    }
+  },
+});

@@ -1,0 +1,9 @@
+/**
+ * Explorer links for a deposit's transaction (research/ton.md V3): tonviewer takes the hash
+ * in hex, per network.
+ */
+const TONVIEWER = { mainnet: 'https://tonviewer.com', testnet: 'https://testnet.tonviewer.com' } as const;
+
+export function transactionUrl(txHash: string, network: 'mainnet' | 'testnet'): string {
+  return `${TONVIEWER[network]}/transaction/${txHash}`;
+}

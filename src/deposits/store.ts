@@ -1,0 +1,222 @@
+import { type Kysely, sql } from 'kysely';
+import { accountForMemo } from '../accounts/deposit-memo.js';
+import { recordAudit } from '../audit/audit.js';
+import { formatTon } from '../domain/money.js';
+import { randomBase62 } from '../domain/random.js';
+import type { Db } from '../db/engine.js';
+import type { Database, DepositRow, DepositsTable } from '../db/schema.js';
+import { move } from '../ledger/ledger.js';
+
+/**
+ * The deposits table (migration 0005-deposits): one row per incoming transfer the watcher
+ * decided about, credited or unmatched, written in the same transaction as the ledger credit
+ * and the cursor. The unique transaction hash is what makes crediting exactly-once.
+ */
+export type UnmatchedReason = NonNullable<DepositsTable['reason']>;
+export const UNMATCHED_REASONS: readonly UnmatchedReason[] = ['no_comment', 'memo_invalid', 'memo_unknown', 'below_minimum'];
+
+export interface Deposit {
+  id: string;
+  txHash: string;
+  lt: bigint;
+  address: string;
+  sender: string;
+  amount: bigint;
+  comment: string | null;
+  status: 'credited' | 'unmatched';
+  reason: UnmatchedReason | null;
+  accountId: string | null;
+  chainTime: number;
+  createdAt: number;
+  creditedAt: number | null;
+  creditedBy: 'watcher' | 'operator' | null;
+}
+
+export function depositFromRow(row: DepositRow): Deposit {
+  return {
+    id: row.id,
+    txHash: row.tx_hash,
+    lt: BigInt(row.lt),
+    address: row.address,
+    sender: row.sender,
+    amount: BigInt(row.amount),
+    comment: row.comment,
+    status: row.status,
+    reason: row.reason,
+    accountId: row.account_id,
+    chainTime: Number(row.chain_time),
+    createdAt: Number(row.created_at),
+    creditedAt: row.credited_at === null ? null : Number(row.credited_at),
+    creditedBy: row.credited_by,
+  };
+}
+
+export interface Cursor {
+  lt: bigint;
+  /** Lowercase hex. */
+  hash: string;
+  chainTime: number;
+  checkedAt: number;
+}
+
+export async function readCursor(db: Kysely<Database>, address: string): Promise<Cursor | undefined> {
+  const row = await db.selectFrom('deposit_cursors').selectAll().where('address', '=', address).executeTakeFirst();
+  return row && { lt: BigInt(row.lt), hash: row.hash, chainTime: Number(row.chain_time), checkedAt: Number(row.checked_at) };
+}
+
+/** Moves the cursor forward only (two watchers may race; the newer position wins). */
+async function advanceCursor(tx: Kysely<Database>, address: string, position: { lt: bigint; hash: string; chainTime: number }, now: number): Promise<void> {
+  await tx
+    .insertInto('deposit_cursors')
+    .values({ address, lt: position.lt, hash: position.hash, chain_time: position.chainTime, checked_at: now })
+    .onConflict((oc) => oc.column('address').doNothing())
+    .execute();
+  await tx
+    .updateTable('deposit_cursors')
+    .set({ lt: position.lt, hash: position.hash, chain_time: position.chainTime })
+    .where('address', '=', address)
+    .where('lt', '<', position.lt)
+    .execute();
+}
+
+/** A poll reached the newest transaction: the watcher is caught up as of `now`. */
+export async function markChecked(db: Kysely<Database>, address: string, now: number): Promise<void> {
+  await db.updateTable('deposit_cursors').set({ checked_at: now }).where('address', '=', address).where('checked_at', '<', BigInt(now)).execute();
+}
+
+/** What the watcher makes of one transaction; `null` deposit = nothing to record (ignored). */
+export interface Processed {
+  address: string;
+  position: { lt: bigint; hash: string; chainTime: number };
+  deposit: null | { sender: string; amount: bigint; comment: string | null; memo: string | null; reason: 'no_comment' | 'memo_invalid' | 'below_minimum' | null };
+}
+
+export type Outcome = { kind: 'ignored' } | { kind: 'duplicate' } | { kind: 'credited'; accountId: string; id: string } | { kind: 'unmatched'; reason: UnmatchedReason; id: string };
+
+/**
+ * One transaction, one database transaction: the deposit row (unique per hash), the credit of
+ * the account's live balance and the cursor. A hash seen before inserts nothing and credits
+ * nothing, whoever (another watcher, a restart) recorded it first.
+ */
+export async function recordTransaction(db: Db, input: Processed, now = Date.now()): Promise<Outcome> {
+  return db.kysely.transaction().execute(async (tx) => {
+    await advanceCursor(tx, input.address, input.position, now);
+    const found = input.deposit;
+    if (!found) return { kind: 'ignored' } as const;
+    let reason: UnmatchedReason | null = found.reason;
+    const accountId = reason === null && found.memo !== null ? await accountForMemo(tx, found.memo) : undefined;
+    if (reason === null && !accountId) reason = 'memo_unknown';
+    const id = `dep_${randomBase62(22)}`;
+    const inserted = await tx
+      .insertInto('deposits')
+      .values({
+        id,
+        tx_hash: input.position.hash,
+        lt: input.position.lt,
+        address: input.address,
+        sender: found.sender,
+        amount: found.amount,
+        comment: found.comment === null ? null : [...found.comment].slice(0, 1024).join('').replace(/\u0000/g, '\uFFFD'),
+        status: reason === null ? 'credited' : 'unmatched',
+        reason,
+        account_id: reason === null ? (accountId as string) : null,
+        chain_time: input.position.chainTime,
+        created_at: now,
+        credited_at: reason === null ? now : null,
+        credited_by: reason === null ? 'watcher' : null,
+      })
+      .onConflict((oc) => oc.column('tx_hash').doNothing())
+      .executeTakeFirst();
+    if (inserted.numInsertedOrUpdatedRows !== 1n) return { kind: 'duplicate' } as const;
+    if (reason !== null) return { kind: 'unmatched', reason, id } as const;
+    await credit(tx, accountId as string, found.amount, input.position.hash, now);
+    return { kind: 'credited', accountId: accountId as string, id } as const;
+  });
+}
+
+async function credit(tx: Kysely<Database>, accountId: string, amount: bigint, txHash: string, now: number): Promise<void> {
+  const moved = await move(tx, { accountId, mode: 'live' }, { kind: 'deposit', amount, reason: `TON deposit ${txHash}`, now });
+  // A credit cannot fail a balance check; a missing balance row would be a broken account.
+  if (!moved) throw new Error(`account ${accountId} has no live balance row`);
+}
+
+export class AssignError extends Error {}
+
+/**
+ * The operator credits an unmatched deposit to an account (`deposit assign`): once only — the
+ * row is claimed with a conditional UPDATE, so a second assign (or a concurrent one) finds it
+ * already credited. The audit record commits with the credit.
+ */
+export async function assignDeposit(db: Db, input: { txHash: string; accountId: string; actor: string; reason?: string }, now = Date.now()): Promise<Deposit> {
+  const txHash = normalizeTxHash(input.txHash);
+  if (!txHash) throw new AssignError(`--tx must be a transaction hash (64 hex characters or base64), got "${input.txHash}"`);
+  return db.kysely.transaction().execute(async (tx) => {
+    const row = await tx.selectFrom('deposits').selectAll().where('tx_hash', '=', txHash).executeTakeFirst();
+    if (!row) throw new AssignError(`no deposit with transaction hash ${txHash}`);
+    if (row.status !== 'unmatched') throw new AssignError(`deposit ${txHash} is already credited to ${row.account_id}`);
+    const account = await tx.selectFrom('accounts').select('id').where('id', '=', input.accountId).executeTakeFirst();
+    if (!account) throw new AssignError(`no account ${input.accountId}`);
+    const claimed = await tx
+      .updateTable('deposits')
+      .set({ status: 'credited', account_id: input.accountId, credited_at: now, credited_by: 'operator' })
+      .where('tx_hash', '=', txHash)
+      .where('status', '=', 'unmatched')
+      .executeTakeFirst();
+    if (claimed.numUpdatedRows !== 1n) throw new AssignError(`deposit ${txHash} was credited meanwhile`);
+    const amount = BigInt(row.amount);
+    await credit(tx, input.accountId, amount, txHash, now);
+    await recordAudit(tx, {
+      actor: input.actor,
+      action: 'deposit.assign',
+      accountId: input.accountId,
+      mode: 'live',
+      reason: input.reason ?? null,
+      details: { tx_hash: txHash, deposit_id: row.id, amount: formatTon(amount), unmatched_reason: row.reason, comment: row.comment },
+      now,
+    });
+    return depositFromRow({ ...row, status: 'credited', account_id: input.accountId, credited_at: BigInt(now), credited_by: 'operator' });
+  });
+}
+
+/** A tx hash as hex (64) or base64/base64url (44/43): lowercase hex, or undefined. */
+export function normalizeTxHash(text: string): string | undefined {
+  const trimmed = text.trim();
+  if (/^[0-9a-fA-F]{64}$/.test(trimmed)) return trimmed.toLowerCase();
+  if (/^[A-Za-z0-9+/_-]{43}=?$/.test(trimmed)) {
+    const bytes = Buffer.from(trimmed.replace(/-/g, '+').replace(/_/g, '/'), 'base64');
+    if (bytes.length === 32) return bytes.toString('hex');
+  }
+  return undefined;
+}
+
+export interface DepositFilter {
+  accountId?: string;
+  status?: 'credited' | 'unmatched';
+  /** Deposits older (smaller lt) than the one with this id. */
+  startingAfter?: { lt: bigint; id: string };
+  limit: number;
+}
+
+/** Newest first (by logical time, then id). */
+export async function listDeposits(db: Kysely<Database>, filter: DepositFilter): Promise<Deposit[]> {
+  let query = db.selectFrom('deposits').selectAll();
+  if (filter.accountId) query = query.where('account_id', '=', filter.accountId);
+  if (filter.status) query = query.where('status', '=', filter.status);
+  const after = filter.startingAfter;
+  if (after) query = query.where((eb) => eb.or([eb('lt', '<', after.lt), eb.and([eb('lt', '=', after.lt), eb('id', '<', after.id)])]));
+  const rows = await query.orderBy('lt', 'desc').orderBy('id', 'desc').limit(filter.limit).execute();
+  return rows.map(depositFromRow);
+}
+
+export async function findDeposit(db: Kysely<Database>, where: { id: string; accountId?: string }): Promise<Deposit | undefined> {
+  let query = db.selectFrom('deposits').selectAll().where('id', '=', where.id);
+  if (where.accountId) query = query.where('account_id', '=', where.accountId);
+  const row = await query.executeTakeFirst();
+  return row && depositFromRow(row);
+}
+
+/** Counts for the operator (stats, readiness). */
+export async function unmatchedCount(db: Kysely<Database>): Promise<number> {
+  const row = await db.selectFrom('deposits').select(sql<string | bigint>`count(*)`.as('n')).where('status', '=', 'unmatched').executeTakeFirstOrThrow();
+  return Number(row.n);
+}

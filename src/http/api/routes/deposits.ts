@@ -1,0 +1,70 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { depositMemo } from '../../../accounts/deposit-memo.js';
+import { ApiError } from '../../../domain/api-error.js';
+import { tonAmount } from '../../../domain/money.js';
+import { formatTimestamp } from '../../../domain/time.js';
+import { friendlyAddress } from '../../../domain/ton-address.js';
+import { transactionUrl } from '../../../deposits/explorer.js';
+import { type Deposit, findDeposit, listDeposits } from '../../../deposits/store.js';
+import { transferLink } from '../../web/ton-transfer.js';
+import type { ApiContext } from '../context.js';
+import { GET_DEPOSIT_ADDRESS, LIST_DEPOSITS } from '../openapi/operations.js';
+import { listDepositsQuery } from '../schemas.js';
+
+/**
+ * Live top-ups for API clients (issue 7): where to send TON (GET /deposit_address) and the
+ * deposits credited to the account (GET /deposits, newest first, Stripe-style cursor
+ * pagination). Both are live-only: a test key gets 403 live_key_required.
+ */
+export function depositRoutes(app: FastifyInstance, ctx: ApiContext): void {
+  const network = ctx.deposits?.network ?? 'mainnet';
+
+  app.get<{ Querystring: { limit?: string; starting_after?: string } }>(
+    '/deposits',
+    { schema: { querystring: listDepositsQuery }, preValidation: requireLiveKey, config: { openapi: LIST_DEPOSITS } },
+    async (request) => {
+      const limit = request.query.limit === undefined ? 20 : Number(request.query.limit);
+      if (!Number.isInteger(limit) || limit < 1 || limit > 100) {
+        throw new ApiError('invalid_request', 'limit must be an integer from 1 to 100.', 'limit');
+      }
+      const accountId = request.caller.accountId;
+      let startingAfter: { lt: bigint; id: string } | undefined;
+      if (request.query.starting_after !== undefined) {
+        const anchor = await findDeposit(ctx.db.kysely, { id: request.query.starting_after, accountId });
+        if (!anchor) throw new ApiError('invalid_request', `No deposit ${request.query.starting_after} for this account.`, 'starting_after');
+        startingAfter = { lt: anchor.lt, id: anchor.id };
+      }
+      const rows = await listDeposits(ctx.db.kysely, { accountId, status: 'credited', startingAfter, limit: limit + 1 });
+      return { ok: true, data: rows.slice(0, limit).map((d) => depositJson(d, network)), has_more: rows.length > limit };
+    },
+  );
+
+  app.get('/deposit_address', { preValidation: requireLiveKey, config: { openapi: GET_DEPOSIT_ADDRESS } }, async (request) => {
+    if (!ctx.deposits) throw new ApiError('live_unavailable', 'Live top-ups are not configured on this Starport installation.');
+    const memo = await depositMemo(ctx.db, request.caller.accountId);
+    return {
+      ok: true,
+      address: ctx.deposits.address,
+      memo,
+      network: ctx.deposits.network,
+      transfer_link: transferLink(ctx.deposits.address, memo, undefined),
+    };
+  });
+}
+
+async function requireLiveKey(request: FastifyRequest): Promise<void> {
+  if (request.caller.mode !== 'live') throw new ApiError('live_key_required', 'Deposits are live-only: call this endpoint with a live key (sk_live_…).');
+}
+
+export function depositJson(deposit: Deposit, network: 'mainnet' | 'testnet') {
+  return {
+    id: deposit.id,
+    amount: tonAmount(deposit.amount),
+    status: deposit.status,
+    tx_hash: deposit.txHash,
+    sender: friendlyAddress(deposit.sender, network),
+    created_at: formatTimestamp(deposit.chainTime),
+    credited_at: formatTimestamp(deposit.creditedAt ?? deposit.createdAt),
+    explorer_url: transactionUrl(deposit.txHash, network),
+  };
+}

@@ -1,0 +1,173 @@
+import { PermissionError, Starport } from '@starport/sdk';
+import { toNano } from '@ton/core';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { loadConfig } from '../../src/config.js';
+import { verifyLedger } from '../../src/ledger/verify.js';
+import { createLogger } from '../../src/logger.js';
+import { startService } from '../../src/service.js';
+import { freshDatabase } from '../support/database.js';
+import { type Harness, startHarness } from '../support/harness.js';
+import { balanceOf, call, expectError, expectOk, TIMESTAMP } from '../support/http.js';
+import { deployWallet, type TestWallet, transfer } from '../support/ton/chain.js';
+import { FakeToncenter } from '../support/ton/fake-toncenter.js';
+
+/**
+ * Live top-ups end to end: a real service (its worker runs the deposit watcher) against the
+ * fake toncenter, and the two API endpoints, every response checked against the OpenAPI document.
+ */
+let h: Harness;
+let off: Harness;
+let fake: FakeToncenter;
+let wallet: TestWallet;
+
+beforeAll(async () => {
+  fake = await FakeToncenter.start();
+  wallet = await deployWallet(fake, 'api suite deposit wallet');
+  [h, off] = await Promise.all([
+    startHarness({ DEPOSIT_ADDRESS: wallet.address.toRawString(), TON_API_URL: fake.url, TON_API_KEY: 'api-suite-key', DEPOSIT_POLL_MS: '50' }),
+    startHarness(),
+  ]);
+});
+afterAll(async () => {
+  await Promise.all([h?.close(), off?.close()]);
+  await fake?.close();
+});
+
+const nonBounceable = () => wallet.address.toString({ urlSafe: true, bounceable: false });
+
+describe('GET /deposit_address', () => {
+  test('the address in non-bounceable form, the account’s memo and a ton:// link; test keys are refused', async () => {
+    const a = await h.account();
+    const res = await call(h, { path: '/deposit_address', key: a.liveKey });
+    expectOk(res);
+    expect(res.body).toEqual({
+      ok: true,
+      address: nonBounceable(),
+      memo: expect.stringMatching(/^[A-HJ-NP-Z2-9]{11}$/),
+      network: 'mainnet',
+      transfer_link: `ton://transfer/${nonBounceable()}?text=${res.body.memo}`,
+    });
+    expect((await call(h, { path: '/deposit_address', key: a.liveKey })).body.memo).toBe(res.body.memo);
+    expectError(await call(h, { path: '/deposit_address', key: a.testKey }), 403, 'live_key_required');
+    expectError(await call(h, { path: '/deposits', key: a.testKey }), 403, 'live_key_required');
+    expectError(await call(h, { path: '/deposits?limit=0', key: a.testKey }), 403, 'live_key_required');
+  });
+
+  test('not configured: 503 live_unavailable, and an empty deposit list', async () => {
+    const a = await off.account();
+    expectError(await call(off, { path: '/deposit_address', key: a.liveKey }), 503, 'live_unavailable');
+    const list = await call(off, { path: '/deposits', key: a.liveKey });
+    expectOk(list);
+    expect(list.body).toEqual({ ok: true, data: [], has_more: false });
+  });
+});
+
+describe('deposits end to end', () => {
+  test('a transfer with the memo is credited by the service’s watcher and listed, paginated', async () => {
+    const a = await h.account();
+    const memo = (await call(h, { path: '/deposit_address', key: a.liveKey })).body.memo as string;
+    await transfer(fake, { to: wallet.address, value: 123_456_789_012n, text: memo });
+    await expect.poll(async () => (await balanceOf(h, a.liveKey)).value, { timeout: 10_000, interval: 25 }).toBe('123.456789012');
+    await transfer(fake, { to: wallet.address, value: toNano('2'), text: memo });
+    await transfer(fake, { to: wallet.address, value: toNano('3'), text: ` ${memo.toLowerCase()} ` });
+    await expect.poll(async () => (await balanceOf(h, a.liveKey)).value, { timeout: 10_000, interval: 25 }).toBe('128.456789012');
+    expect((await balanceOf(h, a.testKey)).value).toBe('0');
+
+    const all = await call(h, { path: '/deposits', key: a.liveKey });
+    expectOk(all);
+    expect(all.body.has_more).toBe(false);
+    expect(all.body.data.map((d: { amount: { value: string } }) => d.amount.value)).toEqual(['3', '2', '123.456789012']);
+    const [newest] = all.body.data;
+    const chainTx = fake.transactionsOf(wallet.address)[0];
+    expect(newest).toEqual({
+      id: expect.stringMatching(/^dep_/),
+      amount: { value: '3', currency: 'TON' },
+      status: 'credited',
+      tx_hash: chainTx?.hash().toString('hex'),
+      sender: expect.stringMatching(/^EQ/),
+      created_at: new Date((chainTx?.now as number) * 1000).toISOString(),
+      credited_at: expect.stringMatching(TIMESTAMP),
+      explorer_url: `https://tonviewer.com/transaction/${chainTx?.hash().toString('hex')}`,
+    });
+
+    const page1 = await call(h, { path: '/deposits?limit=2', key: a.liveKey });
+    expect(page1.body.data).toEqual(all.body.data.slice(0, 2));
+    expect(page1.body.has_more).toBe(true);
+    const page2 = await call(h, { path: `/deposits?limit=2&starting_after=${page1.body.data[1].id}`, key: a.liveKey });
+    expect(page2.body).toEqual({ ok: true, data: all.body.data.slice(2), has_more: false });
+
+    // Another account sees none of them, and cannot page from them.
+    const b = await h.account();
+    expect((await call(h, { path: '/deposits', key: b.liveKey })).body.data).toEqual([]);
+    expectError(await call(h, { path: `/deposits?starting_after=${newest.id}`, key: b.liveKey }), 400, 'invalid_request', 'starting_after');
+  });
+
+  test('the SDK lists deposits and reads the deposit address; a test key is a PermissionError', async () => {
+    const a = await h.account();
+    const sdk = new Starport({ apiKey: a.liveKey, baseUrl: `${h.url}/api/v1` });
+    const address = await sdk.getDepositAddress();
+    expect(address).toMatchObject({ address: nonBounceable(), network: 'mainnet' });
+    await transfer(fake, { to: wallet.address, value: toNano('4.2'), text: address.memo });
+    await expect.poll(async () => (await sdk.listDeposits()).data.length, { timeout: 10_000, interval: 25 }).toBe(1);
+    const page = await sdk.listDeposits({ limit: 1 });
+    expect(page.data[0]?.amount).toEqual({ value: '4.2', currency: 'TON' });
+    expect(page.has_more).toBe(false);
+    const testSdk = new Starport({ apiKey: a.testKey, baseUrl: `${h.url}/api/v1` });
+    await expect(testSdk.listDeposits()).rejects.toMatchObject({ code: 'live_key_required' });
+    await expect(testSdk.getDepositAddress()).rejects.toBeInstanceOf(PermissionError);
+  });
+
+  test('scale-out: two worker services watching one wallet credit every deposit once', async () => {
+    const database = await freshDatabase();
+    const env = { ...database.env, PORT: '0', DEPOSIT_ADDRESS: wallet.address.toString(), TON_API_URL: fake.url, TON_API_KEY: 'api-suite-key', DEPOSIT_POLL_MS: '50' };
+    const logger = createLogger('silent');
+    const nodes = [await startService(loadConfig(env), logger, 'worker'), await startService(loadConfig(env), logger, 'worker')];
+    try {
+      const db = nodes[0]?.db as (typeof nodes)[number]['db'];
+      const { createAccount } = await import('../../src/accounts/accounts.js');
+      const { depositMemo } = await import('../../src/accounts/deposit-memo.js');
+      const { readBalance } = await import('../../src/ledger/ledger.js');
+      const { accountId } = await createAccount(db, `scale-${Date.now()}@example.com`);
+      const memo = await depositMemo(db, accountId);
+      for (let i = 1; i <= 6; i++) await transfer(fake, { to: wallet.address, value: toNano(String(i)), text: memo });
+      await expect.poll(async () => (await readBalance(db.kysely, { accountId, mode: 'live' }))?.available, { timeout: 10_000, interval: 25 }).toBe(toNano('21'));
+      // Both watchers kept polling past the deposits: still exactly one credit each.
+      const polls = fake.callsTo('getTransactions').length;
+      await expect.poll(() => fake.callsTo('getTransactions').length, { timeout: 10_000, interval: 25 }).toBeGreaterThan(polls + 4);
+      expect((await readBalance(db.kysely, { accountId, mode: 'live' }))?.available).toBe(toNano('21'));
+      const credits = await db.kysely.selectFrom('journal').select('id').where('account_id', '=', accountId).where('kind', '=', 'deposit').execute();
+      expect(credits).toHaveLength(6);
+      expect(await verifyLedger(db.kysely)).toEqual([]);
+    } finally {
+      for (const node of nodes) await node.stop();
+      await database.dispose();
+    }
+  });
+
+  test('bad pagination parameters are invalid_request naming the parameter', async () => {
+    const a = await h.account();
+    for (const limit of ['0', '101', '1.0', '-1', 'abc', '']) {
+      expectError(await call(h, { path: `/deposits?limit=${limit}`, key: a.liveKey }), 400, 'invalid_request', 'limit');
+    }
+    expectError(await call(h, { path: '/deposits?limit=1&limit=2', key: a.liveKey }), 400, 'invalid_request', 'limit');
+    expectError(await call(h, { path: '/deposits?starting_after=dep_nope', key: a.liveKey }), 400, 'invalid_request', 'starting_after');
+  });
+
+  test('/readyz reports the watcher (lag, last poll, unmatched) and /metrics its lag', async () => {
+    await transfer(fake, { to: wallet.address, value: toNano('1'), text: 'no such memo' });
+    await expect.poll(async () => (await h.inject({ url: '/readyz' })).json().deposits?.unmatched, { timeout: 10_000, interval: 25 }).toBeGreaterThanOrEqual(1);
+    const ready = (await h.inject({ url: '/readyz' })).json();
+    expect(ready).toEqual({ ok: true, deposits: { lag_seconds: expect.any(Number), last_checked_at: expect.stringMatching(TIMESTAMP), unmatched: expect.any(Number) } });
+    expect(ready.deposits.lag_seconds).toBeLessThan(120);
+    const metrics = (await h.inject({ url: '/metrics' })).body;
+    expect(metrics).toMatch(/^starport_deposit_watcher_lag_seconds \d/m);
+    expect(metrics).toMatch(/^starport_deposit_watcher_checked_age_seconds \d/m);
+    expect(metrics).toMatch(/^starport_deposits_unmatched [1-9]/m);
+    // The API key reached toncenter as a header, never in a URL.
+    const polls = fake.callsTo('getTransactions');
+    expect(polls.length).toBeGreaterThan(0);
+    expect(polls.every((r) => r.apiKey === 'api-suite-key' && !r.url.includes('api-suite-key'))).toBe(true);
+    // Without DEPOSIT_ADDRESS there is no watcher detail.
+    expect((await off.inject({ url: '/readyz' })).json()).toEqual({ ok: true });
+  });
+});

@@ -1,0 +1,279 @@
+import { type Address, toNano } from '@ton/core';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { depositMemo, MEMO_ALPHABET } from '../../src/accounts/deposit-memo.js';
+import { formatTon } from '../../src/domain/money.js';
+import { readBalance } from '../../src/ledger/ledger.js';
+import { verifyLedger } from '../../src/ledger/verify.js';
+import { createLogger } from '../../src/logger.js';
+import { listDeposits, readCursor } from '../../src/deposits/store.js';
+import { watcherStatus } from '../../src/deposits/status.js';
+import { DepositWatcher, type WatcherOptions } from '../../src/deposits/watcher.js';
+import { ToncenterClient } from '../../src/ton/toncenter.js';
+import { type Harness, startHarness } from '../support/harness.js';
+import { deployWallet, transfer, twoCellComment, walletSend } from '../support/ton/chain.js';
+import { FakeToncenter } from '../support/ton/fake-toncenter.js';
+
+/**
+ * The deposit watcher against a fake toncenter v2 on loopback whose transactions are real ones
+ * executed by @ton/sandbox: real BOCs, real JSON shapes, real paging.
+ */
+let h: Harness;
+let fake: FakeToncenter;
+let walletSeq = 0;
+
+beforeAll(async () => {
+  [h, fake] = await Promise.all([startHarness(), FakeToncenter.start()]);
+});
+afterAll(async () => {
+  await Promise.all([h?.close(), fake?.close()]);
+});
+
+const logger = createLogger('silent');
+
+function watcher(address: Address, options: Partial<WatcherOptions> = {}): DepositWatcher {
+  return new DepositWatcher({
+    db: h.service.db,
+    logger,
+    client: new ToncenterClient({ baseUrl: fake.url, apiKey: 'test-api-key', timeoutMs: 2000 }),
+    address: address.toString(),
+    minAmount: toNano('0.1'),
+    pollMs: 50,
+    retry: { baseDelayMs: 1, maxDelayMs: 5 },
+    ...options,
+  });
+}
+
+async function client(): Promise<{ accountId: string; memo: string }> {
+  const { accountId } = await h.account();
+  return { accountId, memo: await depositMemo(h.service.db, accountId) };
+}
+
+const live = async (accountId: string) => (await readBalance(h.service.db.kysely, { accountId, mode: 'live' }))?.available;
+const depositsOf = (address: Address) => h.service.db.kysely.selectFrom('deposits').selectAll().where('address', '=', address.toRawString()).orderBy('lt').execute();
+
+async function newWallet() {
+  return deployWallet(fake, `deposit wallet ${++walletSeq} ${Math.random()}`);
+}
+
+describe('crediting', () => {
+  test('a deposit with the right memo is credited once, to the nanoton (123.456789012 TON)', async () => {
+    const wallet = await newWallet();
+    const alice = await client();
+    await transfer(fake, { to: wallet.address, value: 123_456_789_012n, text: alice.memo });
+    const w = watcher(wallet.address);
+    const first = await w.pollOnce();
+    // The wallet's funding reached it undeployed (aborted: not a deposit), its deployment
+    // (external-in) is skipped, the transfer credited.
+    expect(first.outcomes.map((o) => o.kind)).toEqual(['ignored', 'ignored', 'credited']);
+    expect(await live(alice.accountId)).toBe(123_456_789_012n);
+    expect(formatTon((await live(alice.accountId)) as bigint)).toBe('123.456789012');
+    // Polling again, and re-reading from scratch (cursor deleted), never credits twice.
+    expect((await w.pollOnce()).outcomes).toEqual([]);
+    await h.service.db.kysely.deleteFrom('deposit_cursors').where('address', '=', wallet.address.toRawString()).execute();
+    expect((await w.pollOnce()).outcomes.map((o) => o.kind)).toEqual(['ignored', 'ignored', 'duplicate']);
+    expect(await live(alice.accountId)).toBe(123_456_789_012n);
+    const rows = await depositsOf(wallet.address);
+    expect(rows).toHaveLength(1);
+    expect(rows[0]).toMatchObject({ status: 'credited', account_id: alice.accountId, credited_by: 'watcher', comment: alice.memo, reason: null });
+    const journal = await h.service.db.kysely.selectFrom('journal').selectAll().where('account_id', '=', alice.accountId).where('kind', '=', 'deposit').execute();
+    expect(journal).toHaveLength(1);
+    expect(BigInt(journal[0]?.available_delta as bigint)).toBe(123_456_789_012n);
+    expect(await verifyLedger(h.service.db.kysely)).toEqual([]);
+  });
+
+  test('memo matching is exact after trimming and case-folding; a memo spanning two cells is read whole', async () => {
+    const wallet = await newWallet();
+    const [a, b, c] = [await client(), await client(), await client()];
+    await transfer(fake, { to: wallet.address, value: toNano('1'), text: `  ${a.memo.toLowerCase()}\n` });
+    // 125 spaces fill the root cell (123 bytes after the op): the memo lives in the second cell.
+    await transfer(fake, { to: wallet.address, value: toNano('2'), text: `${' '.repeat(125)}${b.memo}` });
+    // Split by hand in the middle of the memo.
+    await transfer(fake, { to: wallet.address, value: toNano('3'), body: twoCellComment(c.memo.slice(0, 4), c.memo.slice(4)) });
+    // Exact: a memo inside a sentence is not a match.
+    await transfer(fake, { to: wallet.address, value: toNano('4'), text: `for ${a.memo}` });
+    const result = await watcher(wallet.address).pollOnce();
+    expect(result.outcomes.filter((o) => o.kind !== 'ignored').map((o) => o.kind)).toEqual(['credited', 'credited', 'credited', 'unmatched']);
+    expect([await live(a.accountId), await live(b.accountId), await live(c.accountId)]).toEqual([toNano('1'), toNano('2'), toNano('3')]);
+    const unmatched = (await depositsOf(wallet.address)).filter((d) => d.status === 'unmatched');
+    expect(unmatched.map((d) => [d.reason, d.comment])).toEqual([['memo_invalid', `for ${a.memo}`]]);
+  });
+
+  test('a memo with one wrong character goes to unmatched, never to another account', async () => {
+    const wallet = await newWallet();
+    const victim = await client();
+    // Every single-character substitution and every adjacent swap of the memo is refused by the check character.
+    const typos = new Set<string>();
+    for (let i = 0; i < victim.memo.length; i++) {
+      for (const ch of MEMO_ALPHABET) if (ch !== victim.memo[i]) typos.add(victim.memo.slice(0, i) + ch + victim.memo.slice(i + 1));
+      if (i + 1 < victim.memo.length && victim.memo[i] !== victim.memo[i + 1]) {
+        typos.add(victim.memo.slice(0, i) + victim.memo[i + 1] + victim.memo[i] + victim.memo.slice(i + 2));
+      }
+    }
+    const { memoOf } = await import('../../src/deposits/classify.js');
+    for (const typo of typos) expect(memoOf(typo), typo).toEqual({ ok: false, reason: 'memo_invalid' });
+    // On chain: a typo of an existing account's memo, and a well-formed memo nobody holds.
+    const typo = [...typos][7] as string;
+    const { checkCharacter } = await import('../../src/accounts/deposit-memo.js');
+    const stranger = 'ABCDEFGHJK' + checkCharacter('ABCDEFGHJK');
+    await transfer(fake, { to: wallet.address, value: toNano('5'), text: typo });
+    await transfer(fake, { to: wallet.address, value: toNano('6'), text: stranger });
+    await transfer(fake, { to: wallet.address, value: toNano('7') });
+    await watcher(wallet.address).pollOnce();
+    const rows = await depositsOf(wallet.address);
+    expect(rows.map((r) => [r.status, r.reason, r.account_id])).toEqual([
+      ['unmatched', 'memo_invalid', null],
+      ['unmatched', 'memo_unknown', null],
+      ['unmatched', 'no_comment', null],
+    ]);
+    expect(await live(victim.accountId)).toBe(0n);
+  });
+
+  test('bounced, aborted, zero-value, external-in and outgoing transactions are not deposits; below-minimum is unmatched', async () => {
+    const wallet = await newWallet();
+    const alice = await client();
+    const nowhere = (await deployWallet(fake, `elsewhere ${Math.random()}`)).address;
+    const uninit = (await import('@ton/core')).Address.parse('0:' + '7'.repeat(64));
+    // Outgoing: an external order of the deposit wallet sending TON away.
+    await walletSend(fake, wallet, [{ to: nowhere, value: toNano('1') }]);
+    // Bounced: a bounceable payout to an account that does not exist comes back.
+    await walletSend(fake, wallet, [{ to: uninit, value: toNano('0.5'), bounce: true }]);
+    // Zero value, with a valid memo: no gas, compute skipped, aborted.
+    await transfer(fake, { to: wallet.address, value: 0n, text: alice.memo });
+    // Below the minimum, with a valid memo.
+    await transfer(fake, { to: wallet.address, value: toNano('0.09'), text: alice.memo });
+    const w = watcher(wallet.address);
+    await w.pollOnce();
+    const kinds = fake.transactionsOf(wallet.address).reverse().map((tx) => {
+      const info = tx.inMessage?.info;
+      return info?.type === 'internal' ? (info.bounced ? 'bounced' : 'internal') : info?.type;
+    });
+    // funding, deploy, outgoing, bounce order, bounced return, zero-value, below-minimum
+    expect(kinds).toEqual(['internal', 'external-in', 'external-in', 'external-in', 'bounced', 'internal', 'internal']);
+    const rows = await depositsOf(wallet.address);
+    // Only the below-minimum transfer is recorded.
+    expect(rows.map((r) => [r.status, r.reason, formatTon(BigInt(r.amount))])).toEqual([
+      ['unmatched', 'below_minimum', '0.09'],
+    ]);
+    expect(await live(alice.accountId)).toBe(0n);
+    // The cursor still moved past every transaction.
+    const cursor = await readCursor(h.service.db.kysely, wallet.address.toRawString());
+    expect(cursor?.lt).toBe(fake.transactionsOf(wallet.address)[0]?.lt);
+  });
+
+  test('an aborted transfer (to the wallet before it is deployed, bounceable) is not credited', async () => {
+    const { keyPairFromSeed } = await import('@ton/crypto');
+    const { WalletContractV4 } = await import('@ton/ton');
+    const undeployed = WalletContractV4.create({ workchain: 0, publicKey: keyPairFromSeed(Buffer.alloc(32, ++walletSeq)).publicKey }).address;
+    const alice = await client();
+    await transfer(fake, { to: undeployed, value: toNano('3'), text: alice.memo, bounce: true });
+    const [tx] = fake.transactionsOf(undeployed);
+    expect(tx?.description.type === 'generic' && tx.description.aborted).toBe(true);
+    expect((await watcher(undeployed).pollOnce()).outcomes).toEqual([{ kind: 'ignored' }]);
+    expect(await live(alice.accountId)).toBe(0n);
+  });
+});
+
+describe('exactly once under paging, restarts and scale-out', () => {
+  async function walletWithDeposits(count: number) {
+    const wallet = await newWallet();
+    const alice = await client();
+    for (let i = 1; i <= count; i++) await transfer(fake, { to: wallet.address, value: toNano(String(i)), text: alice.memo });
+    const expected = (BigInt(count) * BigInt(count + 1) * toNano('1')) / 2n;
+    return { wallet, alice, expected };
+  }
+
+  test('small pages that overlap, and a duplicated page, credit each deposit once', async () => {
+    const { wallet, alice, expected } = await walletWithDeposits(7);
+    fake.fault({ kind: 'overlap', shift: 2 }, { api: 'getTransactions', times: 3 });
+    const w = watcher(wallet.address, { pageSize: 2 });
+    const result = await w.pollOnce();
+    expect(result.outcomes.filter((o) => o.kind === 'credited')).toHaveLength(7);
+    expect(await live(alice.accountId)).toBe(expected);
+    // Pages of 2 (3 with the inclusive start row): the walk really paged back.
+    expect(fake.callsTo('getTransactions').filter((r) => r.params.address === wallet.address.toString()).length).toBeGreaterThanOrEqual(4);
+
+    // A duplicated page (the newest again instead of the next one): the walk refuses to guess, processes nothing, and the next poll finishes.
+    const more = await walletWithDeposits(0);
+    for (let i = 0; i < 5; i++) await transfer(fake, { to: more.wallet.address, value: toNano('1'), text: more.alice.memo });
+    const w2 = watcher(more.wallet.address, { pageSize: 2, retry: { attempts: 1 } });
+    fake.fault({ kind: 'duplicate_page' }, { api: 'getTransactions', times: 5 });
+    const calls = fake.callsTo('getTransactions').length;
+    await expect(w2.pollOnce()).rejects.toThrow(/do not move back/);
+    expect(fake.callsTo('getTransactions').length).toBeGreaterThan(calls);
+    expect(await live(more.alice.accountId)).toBe(0n);
+    while ((await w2.pollOnce().catch(() => undefined)) === undefined);
+    expect(await live(more.alice.accountId)).toBe(toNano('5'));
+  });
+
+  test('a watcher stopped mid-page and a new one started: each deposit once, and the cursor survives', async () => {
+    const { wallet, alice, expected } = await walletWithDeposits(6);
+    let credited = 0;
+    const first = watcher(wallet.address, {
+      pageSize: 4,
+      onOutcome: (outcome) => {
+        if (outcome.kind === 'credited' && ++credited === 2) void first.stop();
+      },
+    });
+    await first.pollOnce();
+    expect(credited).toBe(2);
+    expect(await live(alice.accountId)).toBe(toNano('3'));
+    const cursor = await readCursor(h.service.db.kysely, wallet.address.toRawString());
+    const history = fake.transactionsOf(wallet.address);
+    // funding, deploy, deposits 1 and 2 processed: the cursor is at deposit 2.
+    expect(cursor?.lt).toBe(history[history.length - 4]?.lt);
+    const restarted = watcher(wallet.address, { pageSize: 4 });
+    const result = await restarted.pollOnce();
+    expect(result.outcomes.map((o) => o.kind)).toEqual(['credited', 'credited', 'credited', 'credited']);
+    expect(await live(alice.accountId)).toBe(expected);
+  });
+
+  test('two watchers polling at once never double credit', async () => {
+    const { wallet, alice, expected } = await walletWithDeposits(8);
+    const a = watcher(wallet.address, { pageSize: 3 });
+    const b = watcher(wallet.address, { pageSize: 5 });
+    const results = await Promise.all([a.pollOnce(), b.pollOnce(), a.pollOnce(), b.pollOnce()]);
+    const credited = results.flatMap((r) => r.outcomes).filter((o) => o.kind === 'credited');
+    expect(credited).toHaveLength(8);
+    expect(await live(alice.accountId)).toBe(expected);
+    expect((await depositsOf(wallet.address)).filter((d) => d.status === 'credited')).toHaveLength(8);
+    expect(await verifyLedger(h.service.db.kysely)).toEqual([]);
+  });
+
+  test('the running loop credits new deposits as they arrive, rides out toncenter errors, and reports its lag', async () => {
+    const wallet = await newWallet();
+    const alice = await client();
+    const w = watcher(wallet.address);
+    w.start();
+    try {
+      await transfer(fake, { to: wallet.address, value: toNano('1.5'), text: alice.memo });
+      await expect.poll(() => live(alice.accountId), { timeout: 5000, interval: 20 }).toBe(toNano('1.5'));
+      // toncenter misbehaves: a 429, then 5xx answers that outlast one poll's retries; the
+      // loop backs off and the deposit still arrives, once.
+      fake.fault({ kind: 'status', status: 429, retryAfter: 0 }, { api: 'getTransactions' });
+      fake.fault({ kind: 'status', status: 502 }, { api: 'getTransactions', times: 4 });
+      const before = fake.callsTo('getTransactions').length;
+      await transfer(fake, { to: wallet.address, value: toNano('2'), text: alice.memo });
+      await expect.poll(() => live(alice.accountId), { timeout: 5000, interval: 20 }).toBe(toNano('3.5'));
+      expect(fake.callsTo('getTransactions').slice(before).filter((r) => r.fault).map((r) => r.fault)).toEqual(['status', 'status', 'status', 'status', 'status']);
+    } finally {
+      await w.stop();
+    }
+    const status = await watcherStatus(h.service.db.kysely, wallet.address.toRawString());
+    expect(status.lagSeconds).not.toBeNull();
+    expect(status.lagSeconds as number).toBeLessThan(60);
+    expect(status.lastCheckedAt as number).toBeGreaterThan(Date.now() - 60_000);
+  });
+});
+
+describe('listing', () => {
+  test('newest first, by account and status, with a cursor', async () => {
+    const wallet = await newWallet();
+    const alice = await client();
+    for (const v of ['1', '2', '3']) await transfer(fake, { to: wallet.address, value: toNano(v), text: alice.memo });
+    await watcher(wallet.address).pollOnce();
+    const all = await listDeposits(h.service.db.kysely, { accountId: alice.accountId, limit: 10 });
+    expect(all.map((d) => formatTon(d.amount))).toEqual(['3', '2', '1']);
+    const after = await listDeposits(h.service.db.kysely, { accountId: alice.accountId, limit: 10, startingAfter: { lt: all[0]?.lt as bigint, id: all[0]?.id as string } });
+    expect(after.map((d) => formatTon(d.amount))).toEqual(['2', '1']);
+  });
+});
