@@ -157,7 +157,7 @@ describe('deposits end to end', () => {
     await transfer(fake, { to: wallet.address, value: toNano('1'), text: 'no such memo' });
     await expect.poll(async () => (await h.inject({ url: '/readyz' })).json().deposits?.unmatched, { timeout: 10_000, interval: 25 }).toBeGreaterThanOrEqual(1);
     const ready = (await h.inject({ url: '/readyz' })).json();
-    expect(ready).toEqual({ ok: true, deposits: { lag_seconds: expect.any(Number), last_checked_at: expect.stringMatching(TIMESTAMP), unmatched: expect.any(Number) } });
+    expect(ready).toEqual({ ok: true, live: expect.objectContaining({ status: "not_configured" }), deposits: { lag_seconds: expect.any(Number), last_checked_at: expect.stringMatching(TIMESTAMP), unmatched: expect.any(Number) } });
     expect(ready.deposits.lag_seconds).toBeLessThan(120);
     const metrics = (await h.inject({ url: '/metrics' })).body;
     expect(metrics).toMatch(/^starport_deposit_watcher_lag_seconds \d/m);
