@@ -168,6 +168,6 @@ describe('deposits end to end', () => {
     expect(polls.length).toBeGreaterThan(0);
     expect(polls.every((r) => r.apiKey === 'api-suite-key' && !r.url.includes('api-suite-key'))).toBe(true);
     // Without DEPOSIT_ADDRESS there is no watcher detail.
-    expect((await off.inject({ url: '/readyz' })).json()).toEqual({ ok: true });
+    expect((await off.inject({ url: '/readyz' })).json()).toEqual({ ok: true, live: expect.objectContaining({ status: 'not_configured' }) });
   });
 });
