@@ -14,6 +14,7 @@ import { testFulfilmentStep } from './orders/test-fulfilment.js';
 import { FixedRateFeed, ListPriceSource } from './providers/pricing/list-price-source.js';
 import { testRecipientDirectory } from './providers/simulated/test-recipients.js';
 import { FulfilmentWorker } from './workers/fulfilment-worker.js';
+import { WebhookDispatcher } from './webhooks/dispatcher.js';
 
 
 
@@ -21,6 +22,7 @@ export interface RunningService {
   app: FastifyInstance;
   db: Db;
   worker: FulfilmentWorker | undefined;
+  webhooks: WebhookDispatcher | undefined;
   /** http://HOST:PORT as bound. */
   url: string;
   stop(): Promise<void>;
@@ -35,15 +37,21 @@ export async function startService(config: Config, logger: Logger, role: Role = 
   const metrics = new ServiceMetrics(db);
   const worker = role === 'api' ? undefined : createWorker(config, db, logger, metrics);
   let boundUrl = '';
+  const webhooks = role === 'api' ? undefined : createDispatcher(config, db, logger, metrics, () => publicOrigin(config, boundUrl));
   const api = role === 'worker' ? undefined : apiContext(config, db, (request?: ForwardedRequest) => publicOrigin(config, boundUrl, request), () => worker?.wake());
   let stopListening: Unsubscribe | undefined;
   let app: FastifyInstance | undefined;
   try {
-    const web = role === 'worker' ? undefined : { db, signup: config.signup, depositAddress: config.depositAddress, publicUrl: config.publicUrl };
+    const web = role === 'worker' ? undefined : { db, signup: config.signup, depositAddress: config.depositAddress, publicUrl: config.publicUrl, webhooks: config.webhooks };
     app = await buildApp({ logger, db, metrics, api, web, trustProxy: config.trustProxy });
     await app.listen({ port: config.port, host: config.host });
     // Orders created by other processes (API nodes) wake this one's worker at once.
-    if (worker) stopListening = await db.onQueued(() => worker.wake());
+    if (worker) {
+      stopListening = await db.onQueued(() => {
+        worker.wake();
+        webhooks?.wake();
+      });
+    }
   } catch (error) {
     await app?.close();
     await db.close();
@@ -53,6 +61,7 @@ export async function startService(config: Config, logger: Logger, role: Role = 
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   boundUrl = `http://${host}:${address.port}`;
   worker?.start();
+  webhooks?.start();
 
   let stopping: Promise<void> | undefined;
   const server = app;
@@ -61,11 +70,28 @@ export async function startService(config: Config, logger: Logger, role: Role = 
       await server.close();
       await stopListening?.();
       await worker?.stop();
+      await webhooks?.stop();
       await db.close();
     })();
     return stopping;
   };
-  return { app: server, db, worker, url: boundUrl, stop };
+  return { app: server, db, worker, webhooks, url: boundUrl, stop };
+}
+
+function createDispatcher(config: Config, db: Db, logger: Logger, metrics: ServiceMetrics, publicUrl: () => string): WebhookDispatcher {
+  const { webhooks } = config;
+  return new WebhookDispatcher({
+    db,
+    logger,
+    policy: { allowLoopback: webhooks.allowLoopback },
+    timeoutMs: webhooks.timeoutMs,
+    retryDelaysMs: webhooks.retryDelaysMs,
+    disableAfterMs: webhooks.disableAfterMs,
+    // A claim outlives the attempt it covers, so no second worker sends the same attempt.
+    leaseMarginMs: Math.min(config.workerLeaseMs, 5_000),
+    publicUrl,
+    onAttempt: (outcome) => metrics.webhookDeliveries.inc({ outcome }),
+  });
 }
 
 function createWorker(config: Config, db: Db, logger: Logger, metrics: ServiceMetrics): FulfilmentWorker {
@@ -105,6 +131,7 @@ function apiContext(config: Config, db: Db, publicUrl: ApiContext['publicUrl'], 
     rateLimiter: rateLimiter(config),
     publicUrl,
     orders: { db, prices, gate: new IdempotencyGate(), liveAvailable: () => false, onCreated: wakeWorker },
+    webhooks: config.webhooks,
   };
 }
 

@@ -1,3 +1,4 @@
+import type { WebhookConfig } from '../../config.js';
 import type { Mode } from '../../domain/api-key.js';
 import type { Db } from '../../db/engine.js';
 import type { CreateOrderDeps } from '../../orders/create-order.js';
@@ -16,4 +17,6 @@ export interface ApiContext {
   rateLimiter?: RateLimiter;
   /** PUBLIC_URL, or the address the server bound. */
   publicUrl: (request?: { protocol: string; host: string }) => string;
+  /** Webhook URL rules and the rotation grace; absent = the defaults (no loopback). */
+  webhooks?: WebhookConfig;
 }

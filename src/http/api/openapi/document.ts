@@ -291,6 +291,7 @@ const TAG_DESCRIPTIONS: Record<string, string> = {
   Recipients: 'Check a username before you take your customer’s money.',
   Pricing: 'What an order would cost now.',
   Balance: 'Your prepaid TON balance.',
+  Webhooks: 'Be told when an order changes instead of polling: signed POSTs per Standard Webhooks (see docs/api.md "Webhooks").',
 };
 
 const errorTable = ERROR_CODES.map((code) => `| ${ERROR_STATUS[code]} | \`${code}\` | ${ERROR_DOCS[code].when.replace(/\|/g, '\\|')} |`).join('\n');
