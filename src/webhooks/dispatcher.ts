@@ -89,8 +89,9 @@ export class WebhookDispatcher {
       }
       for (const message of claimed) this.track(this.deliver(message));
       if (!this.running) break;
-      // A full claim may leave more due; otherwise wait for a send to finish, a wake-up or the poll.
-      await this.sleep(claimed.length === free && free > 0 ? 0 : this.pollMs);
+      // A full claim may leave more due; otherwise wait for the next due message, a finished
+      // send, a wake-up or the poll interval, whichever comes first.
+      await this.sleep(claimed.length === free && free > 0 ? 0 : await this.msUntilNextDue());
     }
   }
 
@@ -206,6 +207,18 @@ export class WebhookDispatcher {
         await disable.execute();
       }
     });
+  }
+
+  private async msUntilNextDue(): Promise<number> {
+    const row = await this.options.db.kysely
+      .selectFrom('webhook_messages')
+      // A message under someone's lease is not due before the lease ends.
+      .select(sql<bigint | null>`min(case when lease_until > next_attempt_at then lease_until else next_attempt_at end)`.as('next'))
+      .where('status', '=', 'pending')
+      .executeTakeFirst()
+      .catch(() => undefined);
+    if (row?.next === null || row?.next === undefined) return this.pollMs;
+    return Math.max(0, Math.min(this.pollMs, Number(row.next) - Date.now()));
   }
 
   /** Waits for a wake-up (new work, a finished send) or the poll interval; always a real timer. */
