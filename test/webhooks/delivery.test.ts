@@ -1,5 +1,7 @@
 import { verifyWebhook } from '@starport/sdk';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
+import { createLogger } from '../../src/logger.js';
+import { WebhookDispatcher } from '../../src/webhooks/dispatcher.js';
 import { enqueueTestEvent } from '../../src/webhooks/outbox.js';
 import { findEndpoint } from '../../src/webhooks/endpoints.js';
 import { type Harness, startHarness, type TestAccount } from '../support/harness.js';
@@ -243,6 +245,44 @@ describe('deliveries', () => {
     const attempts = await pollUntil(() => attemptsOf(messageId), (list) => list.length === 4, { what: 'all 4 attempts' });
     expect(attempts.every((a) => Number(a.status_code) === 302 && a.outcome === 'failed')).toBe(true);
     expect(receivedBy(account)).toHaveLength(4);
+  });
+});
+
+describe('several workers', () => {
+  test('three dispatchers on one database send each message once (no attempt is sent twice)', async () => {
+    const account = await h.account();
+    const endpoint = await endpointFor(account);
+    const extra = [1, 2].map(
+      () =>
+        new WebhookDispatcher({
+          db: h.service.db,
+          logger: createLogger('silent'),
+          policy: { allowLoopback: true },
+          timeoutMs: 5_000,
+          retryDelaysMs: [30],
+          disableAfterMs: 0,
+          leaseMarginMs: 500,
+          publicUrl: () => h.url,
+          concurrency: 4,
+          pollMs: 20,
+        }),
+    );
+    for (const dispatcher of extra) dispatcher.start();
+    try {
+      const row = (await findEndpoint(h.service.db.kysely, endpoint.id, { accountId: account.accountId, mode: 'test' }))!;
+      const ids = new Set<string>();
+      for (let i = 0; i < 60; i++) ids.add(await enqueueTestEvent(h.service.db.kysely, row, Date.now()));
+      const deliveries = await waitForDeliveries(account, 60);
+      const messages = await pollUntil(
+        () => h.service.db.kysely.selectFrom('webhook_messages').selectAll().where('endpoint_id', '=', endpoint.id).execute(),
+        (list) => list.every((m) => m.status === 'succeeded'),
+        { what: 'all 60 messages recorded' },
+      );
+      expect(deliveries.map((d) => String(d.headers['webhook-id'])).sort()).toEqual([...ids].sort());
+      expect(messages.every((m) => Number(m.attempts) === 1)).toBe(true);
+    } finally {
+      await Promise.all(extra.map((dispatcher) => dispatcher.stop()));
+    }
   });
 });
 
