@@ -286,6 +286,28 @@ describe('several workers', () => {
   });
 });
 
+describe('metrics', () => {
+  test('attempts by outcome and the outbox backlog are exported', async () => {
+    const metric = async (name: string) => {
+      const text = (await h.inject({ method: 'GET', url: '/metrics' })).body;
+      const line = text.split('\n').find((l) => l.startsWith(name));
+      return line === undefined ? 0 : Number(line.split(' ').pop());
+    };
+    const account = await h.account();
+    const endpoint = await endpointFor(account);
+    const before = { ok: await metric('starport_webhook_attempts_total{outcome="succeeded"}'), failed: await metric('starport_webhook_attempts_total{outcome="failed"}') };
+    receiver.script.push({ status: 500 });
+    // Held back: the endpoint is not due for a minute, so the backlog is observable.
+    const row = (await findEndpoint(h.service.db.kysely, endpoint.id, { accountId: account.accountId, mode: 'test' }))!;
+    const messageId = await enqueueTestEvent(h.service.db.kysely, row, Date.now() + 60_000);
+    expect(await metric('starport_webhook_outbox_backlog')).toBeGreaterThanOrEqual(1);
+    await h.service.db.kysely.updateTable('webhook_messages').set({ next_attempt_at: Date.now() }).where('id', '=', messageId).execute();
+    await pollUntil(() => attemptsOf(messageId), (list) => list.some((a) => a.outcome === 'succeeded'), { what: 'a success after a failure' });
+    expect(await metric('starport_webhook_attempts_total{outcome="failed"}')).toBe(before.failed + 1);
+    expect(await metric('starport_webhook_attempts_total{outcome="succeeded"}')).toBe(before.ok + 1);
+  });
+});
+
 describe('secret rotation', () => {
   test('after a rotation deliveries carry both signatures during the grace; the new secret is shown once', async () => {
     const account = await h.account();

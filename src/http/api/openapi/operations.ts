@@ -125,7 +125,7 @@ const WEBHOOK_EXAMPLE = {
   disabled_reason: null,
   created_at: '2026-11-25T21:30:00.123Z',
 } as const;
-const WEBHOOK_SECRET_EXAMPLE = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
+const WEBHOOK_SECRET_EXAMPLE = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw1cSXm2ryq0U=';
 
 export const CREATE_WEBHOOK_ENDPOINT: OperationDoc = {
   operationId: 'createWebhookEndpoint',
