@@ -79,19 +79,22 @@ export class WebhookDispatcher {
     while (this.running) {
       this.woken = false;
       const free = this.concurrency - this.inflight.size;
+      if (free === 0) {
+        // Every slot busy: a finished send wakes the loop (no polling of a due backlog meanwhile).
+        await this.sleep(this.pollMs);
+        continue;
+      }
       let claimed: MessageRow[] = [];
-      if (free > 0) {
-        try {
-          claimed = await this.claim(free, Date.now());
-        } catch (error) {
-          this.options.logger.error({ err: error, worker: this.id }, 'webhook claim failed');
-        }
+      try {
+        claimed = await this.claim(free, Date.now());
+      } catch (error) {
+        this.options.logger.error({ err: error, worker: this.id }, 'webhook claim failed');
       }
       for (const message of claimed) this.track(this.deliver(message));
       if (!this.running) break;
       // A full claim may leave more due; otherwise wait for the next due message, a finished
       // send, a wake-up or the poll interval, whichever comes first.
-      await this.sleep(claimed.length === free && free > 0 ? 0 : await this.msUntilNextDue());
+      await this.sleep(claimed.length === free ? 0 : await this.msUntilNextDue());
     }
   }
 

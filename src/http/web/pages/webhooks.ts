@@ -123,7 +123,7 @@ export function webhookRoutes(app: FastifyInstance, web: Web): void {
 <p class="lead">Be told when an order changes instead of polling. Deliveries are signed (Standard Webhooks), retried for about 3 days, at least once and in no guaranteed order: deduplicate on <code>webhook-id</code>.</p>
 ${disabled}
 ${table}
-${addForm(view, form)}`;
+<div class="section">${addForm(view, form)}</div>`;
     return sendHtml(reply, dashboardPage(view, { title: 'Webhooks', section: 'webhooks', body, notice: NOTICES[field(request.query, 'notice')] }), form?.error ? 400 : 200);
   }
 
@@ -157,7 +157,7 @@ ${addForm(view, form)}`;
     const logTable = log.length
       ? html`<div class="table-wrap" tabindex="0" role="region" aria-label="Delivery log"><table class="table">
 <caption class="visually-hidden">Delivery log, newest first</caption>
-<thead><tr><th scope="col">Event</th><th scope="col">Message</th><th scope="col">Attempt</th><th scope="col">Time</th><th scope="col">HTTP status</th><th scope="col">Latency</th><th scope="col">Response</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
+<thead><tr><th scope="col">Event</th><th scope="col">Status</th><th scope="col">Attempt</th><th scope="col">Time</th><th scope="col">HTTP status</th><th scope="col">Latency</th><th scope="col">Response</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
 <tbody>${rows}</tbody></table></div>`
       : emptyState('No deliveries yet', 'Send a test event, or create an order, to see deliveries here.');
     const body = html`<div class="page-head"><h1>Webhook endpoint</h1></div>
@@ -176,9 +176,13 @@ ${endpoint.status === 'disabled' ? disabledNotice(view, endpoint) : ''}
     ${action('delete', 'Delete endpoint', 'button-danger', 'delete')}
   </div>
 </section>
-<h2>Delivery log</h2>
-${logTable}
-<p><a href="${modePath(mode, '/webhooks')}">All endpoints</a></p>`;
+<section class="section" aria-labelledby="log-heading">
+  <div class="section-head">
+    <h2 id="log-heading">Delivery log</h2>
+    <a href="${modePath(mode, '/webhooks')}">All endpoints</a>
+  </div>
+  ${logTable}
+</section>`;
     return sendHtml(reply, dashboardPage(view, { title: 'Webhook endpoint', section: 'webhooks', body, notice: NOTICES[field(request.query, 'notice')] }));
   });
 
