@@ -167,6 +167,19 @@ export class WebhookDispatcher {
     const now = Date.now();
     const delay = result.ok ? undefined : retryDelay(this.options.retryDelaysMs, attempt);
     await this.options.db.kysely.transaction().execute(async (tx) => {
+      const status = result.ok ? 'succeeded' : delay === undefined ? 'failed' : 'pending';
+      const updated = await tx
+        .updateTable('webhook_messages')
+        .set({ status, next_attempt_at: status === 'pending' ? now + (delay as number) : null, lease_owner: null, lease_until: null })
+        .where('id', '=', message.id)
+        .where('lease_owner', '=', this.id)
+        .executeTakeFirst();
+      if (updated.numUpdatedRows === 0n) {
+        // Deleted with its endpoint while the request ran: nothing to record. (A lost lease, which
+        // the lease length rules out, would still get its attempt logged.)
+        const exists = await tx.selectFrom('webhook_messages').select('id').where('id', '=', message.id).executeTakeFirst();
+        if (!exists) return;
+      }
       await tx
         .insertInto('webhook_attempts')
         .values({
@@ -182,13 +195,7 @@ export class WebhookDispatcher {
           response_snippet: result.snippet,
         })
         .execute();
-      const status = result.ok ? 'succeeded' : delay === undefined ? 'failed' : 'pending';
-      await tx
-        .updateTable('webhook_messages')
-        .set({ status, next_attempt_at: status === 'pending' ? now + (delay as number) : null, lease_owner: null, lease_until: null })
-        .where('id', '=', message.id)
-        .where('lease_owner', '=', this.id)
-        .execute();
+      if (updated.numUpdatedRows === 0n) return;
       if (result.ok) {
         await tx.updateTable('webhook_endpoints').set({ failing_since: null }).where('id', '=', message.endpoint_id).execute();
         return;

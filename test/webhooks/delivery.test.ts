@@ -236,6 +236,24 @@ describe('deliveries', () => {
     receiver.releaseHeld();
   });
 
+  test('an endpoint deleted while its delivery is in flight: the answer is dropped, nothing breaks', async () => {
+    const account = await h.account();
+    const endpoint = await endpointFor(account);
+    receiver.script.push('hang');
+    const row = (await findEndpoint(h.service.db.kysely, endpoint.id, { accountId: account.accountId, mode: 'test' }))!;
+    await enqueueTestEvent(h.service.db.kysely, row, Date.now());
+    await pollUntil(async () => receiver.held(), (n) => n === 1, { what: 'the held delivery' });
+    expectOk(await call(h, { method: 'DELETE', path: `/webhook_endpoints/${endpoint.id}`, key: account.testKey }));
+    receiver.releaseHeld(200);
+    // The dispatcher goes on delivering for others.
+    const other = await endpointFor(account);
+    const otherRow = (await findEndpoint(h.service.db.kysely, other.id, { accountId: account.accountId, mode: 'test' }))!;
+    const messageId = await enqueueTestEvent(h.service.db.kysely, otherRow, Date.now());
+    await pollUntil(() => attemptsOf(messageId), (list) => list.length === 1, { what: 'the other endpoint delivered' });
+    expect(await h.service.db.kysely.selectFrom('webhook_attempts').selectAll().where('endpoint_id', '=', endpoint.id).execute()).toEqual([]);
+    expect(await h.service.db.kysely.selectFrom('webhook_messages').selectAll().where('endpoint_id', '=', endpoint.id).execute()).toEqual([]);
+  });
+
   test('redirects are not followed: a 3xx is a failed attempt', async () => {
     const account = await h.account();
     const endpoint = await endpointFor(account);
