@@ -2,6 +2,7 @@ import { describe, expect, test } from 'vitest';
 import { classifyAddress, parseWebhookUrl, refusalFor } from '../../src/webhooks/address-policy.js';
 import { checkWebhookUrl, type Resolver, sendWebhook, vetDestination } from '../../src/webhooks/sender.js';
 import { retryDelay, DEFAULT_RETRY_DELAYS_MS } from '../../src/webhooks/schedule.js';
+import { startReceiver } from '../support/webhook-receiver.js';
 
 /** The SSRF address classifier and URL rules of webhooks (src/webhooks/address-policy.ts). */
 
@@ -150,6 +151,50 @@ describe('resolution at creation and at send time', () => {
     answer = '127.0.0.1';
     const result = await sendWebhook({ url: 'https://rebind.example/h', mode: 'live', headers: {}, body: '{}', timeoutMs: 1000, policy: { allowLoopback: true }, resolve });
     expect(result).toMatchObject({ ok: false, statusCode: null, error: expect.stringMatching(/^refused: 127\.0\.0\.1 is a loopback address/) });
+  });
+});
+
+describe('the connection goes to the vetted address', () => {
+  test('a name is resolved once, checked, and connected to at exactly that address (no second lookup)', async () => {
+    const receiver = await startReceiver();
+    try {
+      const port = new URL(receiver.url).port;
+      let lookups = 0;
+      const resolve: Resolver = async (hostname) => {
+        lookups++;
+        expect(hostname).toBe('hooks.starport-test.invalid');
+        return [{ address: '127.0.0.1', family: 4 }];
+      };
+      // The system resolver cannot resolve *.invalid: the request arriving proves the pinned address was used.
+      const result = await sendWebhook({
+        url: `http://hooks.starport-test.invalid:${port}/pinned`,
+        mode: 'test',
+        headers: { 'webhook-id': 'msg_1' },
+        body: '{"a":1}',
+        timeoutMs: 2000,
+        policy: { allowLoopback: true },
+        resolve,
+      });
+      expect(result).toMatchObject({ ok: true, statusCode: 200, error: null });
+      expect(lookups).toBe(1);
+      expect(receiver.received).toHaveLength(1);
+      expect(receiver.received[0]).toMatchObject({ path: '/pinned', body: '{"a":1}' });
+      expect(receiver.received[0]!.headers.host).toBe(`hooks.starport-test.invalid:${port}`);
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  test('a connection failure and an oversized answer are reported, not thrown', async () => {
+    const receiver = await startReceiver();
+    const port = new URL(receiver.url).port;
+    receiver.fallback = { status: 201, body: 'é'.repeat(5000) };
+    const ok = await sendWebhook({ url: receiver.url, mode: 'test', headers: {}, body: '{}', timeoutMs: 2000, policy: { allowLoopback: true } });
+    expect(ok).toMatchObject({ ok: true, statusCode: 201 });
+    expect(ok.snippet).toBe('é'.repeat(256));
+    await receiver.close();
+    const refused = await sendWebhook({ url: `http://127.0.0.1:${port}/gone`, mode: 'test', headers: {}, body: '{}', timeoutMs: 2000, policy: { allowLoopback: true } });
+    expect(refused).toMatchObject({ ok: false, statusCode: null, error: 'connection failed (ECONNREFUSED)' });
   });
 });
 
