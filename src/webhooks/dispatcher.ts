@@ -165,7 +165,7 @@ export class WebhookDispatcher {
   private async record(message: MessageRow, startedAt: number, result: SendResult): Promise<void> {
     const attempt = Number(message.attempts);
     const now = Date.now();
-    const delay = result.ok ? undefined : retryDelay(this.options.retryDelaysMs, attempt);
+    const delay = result.ok ? undefined : retryDelay(this.options.retryDelaysMs, attempt, Math.random, result.retryAfterMs);
     await this.options.db.kysely.transaction().execute(async (tx) => {
       const status = result.ok ? 'succeeded' : delay === undefined ? 'failed' : 'pending';
       const updated = await tx

@@ -1,10 +1,9 @@
-import type { Kysely } from 'kysely';
+import type { Kysely, Selectable } from 'kysely';
 import { ApiError } from '../domain/api-error.js';
 import type { Mode } from '../domain/api-key.js';
 import { EVENT_TYPES } from '../domain/order-status.js';
 import { newId } from '../domain/random.js';
 import type { Database, WebhookEndpointsTable } from '../db/schema.js';
-import type { Selectable } from 'kysely';
 import { newWebhookSecret } from './signing.js';
 
 /** Webhook endpoints of one account and mode: create, list, delete, rotate, enable. */

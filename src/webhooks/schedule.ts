@@ -7,9 +7,16 @@
  */
 export const DEFAULT_RETRY_DELAYS_MS = [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 50_400_000, 72_000_000, 86_400_000];
 
-/** The delay before the attempt after `attempt` (1-based), or undefined when none is left. */
-export function retryDelay(delays: readonly number[], attempt: number, random: () => number = Math.random): number | undefined {
+/** A receiver's Retry-After is honoured up to this long (it cannot stretch the schedule further). */
+export const MAX_RETRY_AFTER_MS = 86_400_000;
+
+/**
+ * The delay before the attempt after `attempt` (1-based), or undefined when none is left. A
+ * Retry-After from a 429 or 503 answer lengthens (never shortens) the wait, up to 24 h.
+ */
+export function retryDelay(delays: readonly number[], attempt: number, random: () => number = Math.random, retryAfterMs?: number): number | undefined {
   const base = delays[attempt - 1];
   if (base === undefined) return undefined;
-  return Math.round(base * (0.9 + 0.2 * random()));
+  const jittered = Math.round(base * (0.9 + 0.2 * random()));
+  return retryAfterMs === undefined ? jittered : Math.max(jittered, Math.min(retryAfterMs, MAX_RETRY_AFTER_MS));
 }

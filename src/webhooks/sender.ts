@@ -38,6 +38,8 @@ export interface SendResult {
   error: string | null;
   snippet: string | null;
   durationMs: number;
+  /** A 429 or 503 answer's Retry-After, in ms (seconds form only), when it sent one. */
+  retryAfterMs?: number;
 }
 
 class Refused extends Error {}
@@ -79,9 +81,10 @@ export async function sendWebhook(input: SendInput): Promise<SendResult> {
       vetDestination(parsed.url, input.mode, input.policy, input.resolve),
       new Promise<never>((_, reject) => controller.signal.addEventListener('abort', () => reject(new Error('timeout')))),
     ]);
-    const { statusCode, snippet } = await post(parsed.url, destination, input, controller.signal);
+    const { statusCode, snippet, retryAfter } = await post(parsed.url, destination, input, controller.signal);
     const ok = statusCode >= 200 && statusCode < 300;
-    return finish({ ok, statusCode, error: ok ? null : `HTTP ${statusCode}`, snippet });
+    const retryAfterMs = (statusCode === 429 || statusCode === 503) && retryAfter && /^\d{1,6}$/.test(retryAfter) ? Number(retryAfter) * 1000 : undefined;
+    return finish({ ok, statusCode, error: ok ? null : `HTTP ${statusCode}`, snippet, ...(retryAfterMs !== undefined && { retryAfterMs }) });
   } catch (error) {
     if (error instanceof Refused) return finish({ ok: false, statusCode: null, error: `refused: ${error.message}`, snippet: null });
     if (controller.signal.aborted) return finish({ ok: false, statusCode: null, error: `timed out after ${input.timeoutMs} ms`, snippet: null });
@@ -92,7 +95,12 @@ export async function sendWebhook(input: SendInput): Promise<SendResult> {
   }
 }
 
-function post(url: URL, destination: { address: string; family: number }, input: SendInput, signal: AbortSignal): Promise<{ statusCode: number; snippet: string }> {
+function post(
+  url: URL,
+  destination: { address: string; family: number },
+  input: SendInput,
+  signal: AbortSignal,
+): Promise<{ statusCode: number; snippet: string; retryAfter: string | undefined }> {
   const client = url.protocol === 'https:' ? https : http;
   const pinned: net.LookupFunction = (_hostname, options, callback) => {
     const cb = callback as (...args: unknown[]) => void;
@@ -122,7 +130,8 @@ function post(url: URL, destination: { address: string; family: number }, input:
         let size = 0;
         const done = () => {
           const text = Buffer.concat(chunks).subarray(0, RESPONSE_READ_LIMIT).toString('utf8');
-          resolve({ statusCode: response.statusCode ?? 0, snippet: [...text].slice(0, SNIPPET_CHARS).join('') });
+          const retryAfter = response.headers['retry-after'];
+          resolve({ statusCode: response.statusCode ?? 0, snippet: [...text].slice(0, SNIPPET_CHARS).join(''), retryAfter: Array.isArray(retryAfter) ? retryAfter[0] : retryAfter });
         };
         response.on('data', (chunk: Buffer) => {
           chunks.push(chunk);

@@ -14,7 +14,7 @@ export interface Received {
   at: number;
 }
 
-export type Behaviour = { status: number; body?: string } | 'hang';
+export type Behaviour = { status: number; body?: string; headers?: Record<string, string> } | 'hang';
 
 export interface Receiver {
   url: string;
@@ -59,7 +59,7 @@ export async function startReceiver(): Promise<Receiver> {
       receiver.received.push({ headers: request.headers, body, json, path: request.url ?? '', at: Date.now() });
       const behaviour = receiver.script.shift() ?? receiver.fallback;
       if (behaviour === 'hang') held.push(response);
-      else response.writeHead(behaviour.status, { 'content-type': 'text/plain' }).end(behaviour.body ?? '');
+      else response.writeHead(behaviour.status, { 'content-type': 'text/plain', ...behaviour.headers }).end(behaviour.body ?? '');
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

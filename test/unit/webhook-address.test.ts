@@ -210,3 +210,12 @@ describe('retry schedule', () => {
     expect(retryDelay(DEFAULT_RETRY_DELAYS_MS, 10)).toBeUndefined();
   });
 });
+
+describe('Retry-After', () => {
+  test('lengthens the wait, never shortens it, and is capped at 24 h', () => {
+    expect(retryDelay([1000], 1, () => 0.5, 5000)).toBe(5000);
+    expect(retryDelay([10_000], 1, () => 0.5, 5000)).toBe(10_000);
+    expect(retryDelay([1000], 1, () => 0.5, 10 * 86_400_000)).toBe(86_400_000);
+    expect(retryDelay([1000], 2, () => 0.5, 5000)).toBeUndefined();
+  });
+});

@@ -221,6 +221,17 @@ describe('deliveries', () => {
     expect(after).toMatchObject({ status: 'enabled', failingSince: null });
   });
 
+  test('a 429 with Retry-After is retried no sooner than it asks', async () => {
+    const account = await h.account();
+    const endpoint = await endpointFor(account);
+    receiver.script.push({ status: 429, headers: { 'retry-after': '1' } });
+    const row = (await findEndpoint(h.service.db.kysely, endpoint.id, { accountId: account.accountId, mode: 'test' }))!;
+    await enqueueTestEvent(h.service.db.kysely, row, Date.now());
+    const deliveries = await waitForDeliveries(account, 2);
+    // The schedule alone would retry after ~30 ms.
+    expect(deliveries[1]!.at - deliveries[0]!.at).toBeGreaterThanOrEqual(950);
+  });
+
   test('a receiver that does not answer in time is retried after the timeout', async () => {
     const account = await h.account();
     const endpoint = await endpointFor(account);
