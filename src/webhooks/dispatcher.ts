@@ -4,7 +4,7 @@ import { randomBase62, newId } from '../domain/random.js';
 import type { Db } from '../db/engine.js';
 import type { DestinationPolicy } from './address-policy.js';
 import { endpointFromRow, signingSecrets } from './endpoints.js';
-import type { MessageRow } from './outbox.js';
+import { MESSAGE_RETENTION_MS, type MessageRow, pruneMessages } from './outbox.js';
 import { retryDelay } from './schedule.js';
 import { type Resolver, type SendResult, sendWebhook } from './sender.js';
 import { signedHeaders } from './signing.js';
@@ -45,6 +45,7 @@ export class WebhookDispatcher {
   private woken = false;
   private readonly concurrency: number;
   private readonly pollMs: number;
+  private nextPruneAt = 0;
 
   constructor(private readonly options: DispatcherOptions) {
     this.concurrency = options.concurrency ?? 8;
@@ -84,6 +85,7 @@ export class WebhookDispatcher {
         await this.sleep(this.pollMs);
         continue;
       }
+      await this.pruneNowAndThen();
       let claimed: MessageRow[] = [];
       try {
         claimed = await this.claim(free, Date.now());
@@ -217,6 +219,19 @@ export class WebhookDispatcher {
         await disable.execute();
       }
     });
+  }
+
+  /** Every 10 minutes: drops finished messages past the retention (one batch; the next round takes more). */
+  private async pruneNowAndThen(): Promise<void> {
+    const now = Date.now();
+    if (now < this.nextPruneAt) return;
+    this.nextPruneAt = now + 600_000;
+    try {
+      const pruned = await pruneMessages(this.options.db.kysely, now - MESSAGE_RETENTION_MS);
+      if (pruned > 0) this.options.logger.info({ pruned }, 'old webhook messages pruned');
+    } catch (error) {
+      this.options.logger.warn({ err: error }, 'webhook message pruning failed');
+    }
   }
 
   private async msUntilNextDue(): Promise<number> {

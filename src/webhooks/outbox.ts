@@ -111,3 +111,27 @@ export async function deliveryLog(db: Kysely<Database>, endpointId: string, limi
     .execute();
   return messages.map((message) => ({ message, attempts: attempts.filter((a) => a.message_id === message.id) }));
 }
+
+/** Delivered and failed messages (with their attempt log) are kept this long, then pruned. */
+export const MESSAGE_RETENTION_MS = 30 * 86_400_000;
+
+/**
+ * Deletes up to `limit` finished messages created before `before`, with their attempts, and
+ * returns how many. Pending messages are never pruned. Safe to run on several workers at once.
+ */
+export async function pruneMessages(db: Kysely<Database>, before: number, limit = 1000): Promise<number> {
+  return db.transaction().execute(async (tx) => {
+    const rows = await tx
+      .selectFrom('webhook_messages')
+      .select('id')
+      .where('status', 'in', ['succeeded', 'failed'])
+      .where('created_at', '<', BigInt(before))
+      .limit(limit)
+      .execute();
+    if (rows.length === 0) return 0;
+    const ids = rows.map((r) => r.id);
+    await tx.deleteFrom('webhook_attempts').where('message_id', 'in', ids).execute();
+    const deleted = await tx.deleteFrom('webhook_messages').where('id', 'in', ids).where('status', '<>', 'pending').executeTakeFirst();
+    return Number(deleted.numDeletedRows);
+  });
+}

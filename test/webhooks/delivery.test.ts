@@ -2,7 +2,7 @@ import { verifyWebhook } from '@starport/sdk';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { createLogger } from '../../src/logger.js';
 import { WebhookDispatcher } from '../../src/webhooks/dispatcher.js';
-import { enqueueTestEvent } from '../../src/webhooks/outbox.js';
+import { enqueueTestEvent, pruneMessages } from '../../src/webhooks/outbox.js';
 import { findEndpoint } from '../../src/webhooks/endpoints.js';
 import { type Harness, startHarness, type TestAccount } from '../support/harness.js';
 import { call, EVENT_ID, expectError, expectOk, ORDER_ID, pollUntil, postOrder, TIMESTAMP, waitForStatus } from '../support/http.js';
@@ -312,6 +312,23 @@ describe('several workers', () => {
     } finally {
       await Promise.all(extra.map((dispatcher) => dispatcher.stop()));
     }
+  });
+});
+
+describe('retention', () => {
+  test('finished messages older than the cut-off are pruned with their attempts; pending ones never', async () => {
+    const account = await h.account();
+    const endpoint = await endpointFor(account);
+    const row = (await findEndpoint(h.service.db.kysely, endpoint.id, { accountId: account.accountId, mode: 'test' }))!;
+    const delivered = await enqueueTestEvent(h.service.db.kysely, row, Date.now());
+    await pollUntil(() => attemptsOf(delivered), (list) => list.length === 1, { what: 'the delivery' });
+    const waiting = await enqueueTestEvent(h.service.db.kysely, row, Date.now() + 3_600_000);
+    const db = h.service.db.kysely;
+    await db.updateTable('webhook_messages').set({ created_at: 1 }).where('endpoint_id', '=', endpoint.id).execute();
+    expect(await pruneMessages(db, 2)).toBeGreaterThanOrEqual(1);
+    const left = await db.selectFrom('webhook_messages').select('id').where('endpoint_id', '=', endpoint.id).execute();
+    expect(left.map((m) => m.id)).toEqual([waiting]);
+    expect(await attemptsOf(delivered)).toEqual([]);
   });
 });
 
