@@ -46,6 +46,8 @@ export class WebhookDispatcher {
   private readonly concurrency: number;
   private readonly pollMs: number;
   private nextPruneAt = 0;
+  /** Loop rounds so far: lets a test see that an idle dispatcher sleeps rather than spins. */
+  rounds = 0;
 
   constructor(private readonly options: DispatcherOptions) {
     this.concurrency = options.concurrency ?? 8;
@@ -78,6 +80,7 @@ export class WebhookDispatcher {
 
   private async run(): Promise<void> {
     while (this.running) {
+      this.rounds++;
       this.woken = false;
       const free = this.concurrency - this.inflight.size;
       if (free === 0) {
@@ -240,6 +243,8 @@ export class WebhookDispatcher {
       // A message under someone's lease is not due before the lease ends.
       .select(sql<bigint | null>`min(case when lease_until > next_attempt_at then lease_until else next_attempt_at end)`.as('next'))
       .where('status', '=', 'pending')
+      // Messages of a disabled endpoint are not due, however old: counting them would spin the loop.
+      .where('endpoint_id', 'in', (sub) => sub.selectFrom('webhook_endpoints').select('id').where('status', '=', 'enabled'))
       .executeTakeFirst()
       .catch(() => undefined);
     if (row?.next === null || row?.next === undefined) return this.pollMs;

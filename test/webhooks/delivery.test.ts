@@ -408,6 +408,39 @@ describe('disabling', () => {
     expect(receivedBy(account)).toHaveLength(4);
   });
 
+  test('a disabled endpoint with due messages does not make the dispatcher spin', async () => {
+    const account = await h.account();
+    const endpoint = await endpointFor(account);
+    const db = h.service.db.kysely;
+    await db.updateTable('webhook_endpoints').set({ status: 'disabled', disabled_reason: 'test' }).where('id', '=', endpoint.id).execute();
+    const row = (await findEndpoint(db, endpoint.id, { accountId: account.accountId, mode: 'test' }))!;
+    for (let i = 0; i < 3; i++) await enqueueTestEvent(db, row, Date.now() - 60_000);
+    const dispatcher = new WebhookDispatcher({
+      db: h.service.db,
+      logger: createLogger('silent'),
+      policy: { allowLoopback: true },
+      timeoutMs: 1000,
+      retryDelaysMs: [30],
+      disableAfterMs: 0,
+      leaseMarginMs: 500,
+      publicUrl: () => h.url,
+      pollMs: 200,
+    });
+    dispatcher.start();
+    const started = Date.now();
+    await pollUntil(async () => Date.now() - started, (elapsed) => elapsed >= 1000, { what: 'one second' });
+    await dispatcher.stop();
+    // About 5 rounds at a 200 ms poll; a loop that counted the disabled endpoint's messages as due would run thousands.
+    expect(dispatcher.rounds).toBeLessThan(20);
+    expect(receivedBy(account)).toEqual([]);
+    const pending = await db.selectFrom('webhook_messages').select(['status', 'attempts']).where('endpoint_id', '=', endpoint.id).execute();
+    expect(pending.map((m) => [m.status, Number(m.attempts)])).toEqual([
+      ['pending', 0],
+      ['pending', 0],
+      ['pending', 0],
+    ]);
+  });
+
   test('a 410 Gone disables the endpoint at once', async () => {
     const account = await h.account();
     const endpoint = await endpointFor(account);
