@@ -6,6 +6,7 @@ import { parseTon } from './domain/money.js';
 import type { PriceList } from './domain/pricing.js';
 import { depositAddressForm, TonAddressError } from './domain/ton-address.js';
 import { type LiveConfig, loadLiveConfig } from './live/config.js';
+import { DEFAULT_RETRY_DELAYS_MS } from './webhooks/schedule.js';
 
 /** Everything the environment can set, validated once at start-up with the embedded defaults. */
 export interface Config {
@@ -55,6 +56,21 @@ export interface Config {
   depositMinNanotons: bigint;
   /** DEPOSIT_POLL_MS: how often the deposit watcher asks toncenter for new transactions. */
   depositPollMs: number;
+  /** Webhooks (WEBHOOK_*): see docs/api.md "Webhooks". */
+  webhooks: WebhookConfig;
+}
+
+export interface WebhookConfig {
+  /** WEBHOOK_TIMEOUT_MS: one delivery attempt, resolution to last byte (default 10 s). */
+  timeoutMs: number;
+  /** WEBHOOK_ALLOW_LOOPBACK=1: test-mode endpoints may target loopback (development, tests). */
+  allowLoopback: boolean;
+  /** WEBHOOK_RETRY_DELAYS_MS: comma-separated waits after each failed attempt. */
+  retryDelaysMs: number[];
+  /** WEBHOOK_DISABLE_AFTER_MS: failing this long when a message runs out of attempts disables the endpoint. */
+  disableAfterMs: number;
+  /** WEBHOOK_ROTATION_GRACE_MS: how long a rotated-out secret still signs (default 24 h). */
+  rotationGraceMs: number;
 }
 
 export type TonNetwork = 'mainnet' | 'testnet';
@@ -217,5 +233,28 @@ export function loadConfig(env: Env = process.env): Config {
     tonApiKey: env.TON_API_KEY || undefined,
     depositMinNanotons: tonAmountNanotons(env, 'DEPOSIT_MIN_TON', '0.1'),
     depositPollMs: integer(env, 'DEPOSIT_POLL_MS', 5000, 50),
+    webhooks: {
+      timeoutMs: integer(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100, 60_000),
+      allowLoopback: flag(env, 'WEBHOOK_ALLOW_LOOPBACK'),
+      retryDelaysMs: retryDelays(env.WEBHOOK_RETRY_DELAYS_MS),
+      disableAfterMs: integer(env, 'WEBHOOK_DISABLE_AFTER_MS', 3 * 86_400_000),
+      rotationGraceMs: integer(env, 'WEBHOOK_ROTATION_GRACE_MS', 86_400_000),
+    },
   };
+}
+
+function flag(env: Env, name: string): boolean {
+  const raw = env[name] ?? '';
+  if (raw === '' || raw === '0' || raw === 'false') return false;
+  if (raw === '1' || raw === 'true') return true;
+  throw new ConfigError(`${name} must be 1 or 0, got "${raw}"`);
+}
+
+function retryDelays(raw: string | undefined): number[] {
+  if (raw === undefined || raw === '') return DEFAULT_RETRY_DELAYS_MS;
+  const parts = raw.split(',').map((part) => part.trim());
+  if (parts.length > 20 || !parts.every((part) => /^\d+$/.test(part))) {
+    throw new ConfigError(`WEBHOOK_RETRY_DELAYS_MS must be up to 20 comma-separated millisecond counts, got "${raw}"`);
+  }
+  return parts.map(Number);
 }

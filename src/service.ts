@@ -16,6 +16,7 @@ import { testRecipientDirectory } from './providers/simulated/test-recipients.js
 import { FulfilmentWorker } from './workers/fulfilment-worker.js';
 import type { DepositWatcher } from './deposits/watcher.js';
 import { rawAddressForm } from './domain/ton-address.js';
+import { WebhookDispatcher } from './webhooks/dispatcher.js';
 
 
 
@@ -27,6 +28,7 @@ export interface RunningService {
   live: Live;
   /** The deposit watcher: on worker nodes when DEPOSIT_ADDRESS is set. */
   deposits: DepositWatcher | undefined;
+  webhooks: WebhookDispatcher | undefined;
   /** http://HOST:PORT as bound. */
   url: string;
   stop(): Promise<void>;
@@ -52,15 +54,24 @@ export async function startService(config: Config, logger: Logger, role: Role = 
   const worker = role === 'api' ? undefined : createWorker(config, db, logger, metrics, live);
   const deposits = role === 'api' ? undefined : await createDepositWatcher(config, db, logger);
   let boundUrl = '';
+  const webhooks = role === 'api' ? undefined : createDispatcher(config, db, logger, metrics, () => publicOrigin(config, boundUrl));
   const api = role === 'worker' ? undefined : apiContext(config, db, live, (request?: ForwardedRequest) => publicOrigin(config, boundUrl, request), () => worker?.wake());
   let stopListening: Unsubscribe | undefined;
   let app: FastifyInstance | undefined;
   try {
-    const web = role === 'worker' ? undefined : { db, signup: config.signup, depositAddress: config.depositAddress, tonNetwork: config.tonNetwork, publicUrl: config.publicUrl };
+    const web =
+      role === 'worker'
+        ? undefined
+        : { db, signup: config.signup, depositAddress: config.depositAddress, tonNetwork: config.tonNetwork, publicUrl: config.publicUrl, webhooks: config.webhooks };
     app = await buildApp({ logger, db, metrics, api, web, trustProxy: config.trustProxy, liveStatus: () => live.status(), depositAddress: depositRaw });
     await app.listen({ port: config.port, host: config.host });
     // Orders created by other processes (API nodes) wake this one's worker at once.
-    if (worker) stopListening = await db.onQueued(() => worker.wake());
+    if (worker) {
+      stopListening = await db.onQueued(() => {
+        worker.wake();
+        webhooks?.wake();
+      });
+    }
   } catch (error) {
     await app?.close();
     await db.close();
@@ -73,6 +84,7 @@ export async function startService(config: Config, logger: Logger, role: Role = 
   // Workers probe the paused upstream after each cool-down (one process wins each probe).
   if (worker) live.startProbing();
   deposits?.start();
+  webhooks?.start();
 
   let stopping: Promise<void> | undefined;
   const server = app;
@@ -83,11 +95,28 @@ export async function startService(config: Config, logger: Logger, role: Role = 
       await worker?.stop();
       await live.stop();
       await deposits?.stop();
+      await webhooks?.stop();
       await db.close();
     })();
     return stopping;
   };
-  return { app: server, db, worker, live, deposits, url: boundUrl, stop };
+  return { app: server, db, worker, live, deposits, webhooks, url: boundUrl, stop };
+}
+
+function createDispatcher(config: Config, db: Db, logger: Logger, metrics: ServiceMetrics, publicUrl: () => string): WebhookDispatcher {
+  const { webhooks } = config;
+  return new WebhookDispatcher({
+    db,
+    logger,
+    policy: { allowLoopback: webhooks.allowLoopback },
+    timeoutMs: webhooks.timeoutMs,
+    retryDelaysMs: webhooks.retryDelaysMs,
+    disableAfterMs: webhooks.disableAfterMs,
+    // A claim outlives the attempt it covers, so no second worker sends the same attempt.
+    leaseMarginMs: Math.min(config.workerLeaseMs, 5_000),
+    publicUrl,
+    onAttempt: (outcome) => metrics.webhookDeliveries.inc({ outcome }),
+  });
 }
 
 /**
@@ -146,6 +175,7 @@ function apiContext(config: Config, db: Db, live: Live, publicUrl: ApiContext['p
     publicUrl,
     orders: { db, prices, gate: new IdempotencyGate(), liveAvailable: () => live.available(), onCreated: wakeWorker },
     deposits: config.depositAddress ? { address: config.depositAddress, network: config.tonNetwork } : undefined,
+    webhooks: config.webhooks,
   };
 }
 

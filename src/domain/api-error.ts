@@ -30,6 +30,11 @@ export const ERROR_STATUS = {
   live_unavailable: 503,
   price_unavailable: 503,
   internal_error: 500,
+  // Webhooks (extension).
+  invalid_url: 400,
+  invalid_events: 400,
+  webhook_endpoint_not_found: 404,
+  webhook_endpoint_limit: 409,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

@@ -53,6 +53,13 @@ export class ServiceMetrics {
     });
   }
 
+  readonly webhookDeliveries = new client.Counter({
+    name: 'starport_webhook_attempts_total',
+    help: 'Webhook delivery attempts by outcome (succeeded: a 2xx answer)',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+
   /** `depositAddress`: the deposit wallet (raw form) when live top-ups are configured. */
   constructor(db: Db, options: { depositAddress?: string } = {}) {
     client.collectDefaultMetrics({ register: this.registry, prefix: 'starport_' });
@@ -71,6 +78,20 @@ export class ServiceMetrics {
         this.reset();
         for (const mode of ['live', 'test']) for (const status of ORDER_STATUSES) this.set({ mode, status }, 0);
         for (const row of rows) this.set({ mode: row.mode, status: row.status }, Number(row.n));
+      },
+    });
+    new client.Gauge({
+      name: 'starport_webhook_outbox_backlog',
+      help: 'Webhook messages waiting to be delivered (pending, to enabled endpoints)',
+      registers: [this.registry],
+      async collect() {
+        const row = await db.kysely
+          .selectFrom('webhook_messages')
+          .select((eb) => eb.fn.countAll().as('n'))
+          .where('status', '=', 'pending')
+          .where('endpoint_id', 'in', (sub) => sub.selectFrom('webhook_endpoints').select('id').where('status', '=', 'enabled'))
+          .executeTakeFirst();
+        this.set(Number(row?.n ?? 0));
       },
     });
     const queue = async () =>

@@ -4,6 +4,7 @@ import type { EventType, OrderStatus } from '../domain/order-status.js';
 import { newId } from '../domain/random.js';
 import { preparedQuery } from '../db/prepared.js';
 import type { Database } from '../db/schema.js';
+import { enqueueOrderEvent } from '../webhooks/outbox.js';
 import { eventFromRow, type Order, type OrderEvent, orderFromRow } from './order.js';
 
 const ORDER_ID = /^ord_[0-9A-Za-z]{1,64}$/;
@@ -56,10 +57,11 @@ export async function appendEvent(
     .select(sql<bigint | null>`max(seq)`.as('seq'))
     .where('order_id', '=', event.orderId)
     .executeTakeFirst();
+  const id = newId('evt');
   await tx
     .insertInto('order_events')
     .values({
-      id: newId('evt'),
+      id,
       order_id: event.orderId,
       seq: BigInt(last?.seq ?? 0) + 1n,
       type: event.type,
@@ -68,4 +70,7 @@ export async function appendEvent(
       created_at: event.now,
     })
     .execute();
+  // The webhook outbox is written in this same transaction: an event is never committed
+  // without its deliveries, nor a delivery without its event.
+  await enqueueOrderEvent(tx, event.orderId, { id, type: event.type, createdAt: event.now, data: event.data });
 }

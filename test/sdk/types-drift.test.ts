@@ -40,6 +40,11 @@ const PAIRS: [sdk: string, generated: string][] = [
   ['sdk.ErrorCode', "S['ErrorCode']"],
   ['sdk.CreateOrderParams', "S['CreateOrderRequest']"],
   ['sdk.ValidateRecipientParams', "S['ValidateRecipientRequest']"],
+  ['sdk.WebhookEndpoint', "S['WebhookEndpoint']"],
+  ['sdk.WebhookEndpointWithSecret', "Body<S['WebhookEndpointWithSecret']>"],
+  ['sdk.WebhookEndpointList', "Body<S['WebhookEndpointList']>"],
+  ['sdk.WebhookEndpointDeleted', "Body<S['WebhookEndpointDeleted']>"],
+  ['sdk.CreateWebhookEndpointParams', "S['CreateWebhookEndpointRequest']"],
   ['sdk.QuoteParams["product"]', "NonNullable<operations['getQuote']['parameters']['query']>['product']"],
   ['keyof sdk.QuoteParams', "keyof NonNullable<operations['getQuote']['parameters']['query']>"],
 ];

@@ -22,6 +22,10 @@ import type {
   RecipientValidation,
   ResponseInfo,
   ValidateRecipientParams,
+  CreateWebhookEndpointParams,
+  WebhookEndpointDeleted,
+  WebhookEndpointList,
+  WebhookEndpointWithSecret,
   WithResponse,
 } from './types.js';
 import { VERSION } from './version.js';
@@ -80,7 +84,7 @@ export interface WaitForOrderOptions {
 }
 
 export interface LowLevelRequest extends RequestOptions {
-  method: 'GET' | 'POST';
+  method: 'GET' | 'POST' | 'DELETE';
   /** Below the base URL, e.g. `/orders`. */
   path: string;
   query?: Record<string, string | number | undefined>;
@@ -181,6 +185,33 @@ export class Starport {
   /** GET /deposit_address (live keys only): the service's deposit wallet and this account's memo. */
   getDepositAddress(options: RequestOptions = {}): Promise<WithResponse<DepositAddress>> {
     return this.request<DepositAddress>({ ...options, method: 'GET', path: '/deposit_address' });
+  }
+
+  /**
+   * POST /webhook_endpoints: order events of the key's mode are POSTed to `params.url`. The
+   * answer's `secret` is shown only here: store it for verifyWebhook. Not retried (no
+   * Idempotency-Key): on a network error, list the endpoints before creating again.
+   */
+  createWebhookEndpoint(params: CreateWebhookEndpointParams, options: RequestOptions = {}): Promise<WithResponse<WebhookEndpointWithSecret>> {
+    return this.request<WebhookEndpointWithSecret>({ ...options, method: 'POST', path: '/webhook_endpoints', body: params });
+  }
+
+  /** GET /webhook_endpoints: the endpoints of the key's mode (without secrets). */
+  listWebhookEndpoints(options: RequestOptions = {}): Promise<WithResponse<WebhookEndpointList>> {
+    return this.request<WebhookEndpointList>({ ...options, method: 'GET', path: '/webhook_endpoints' });
+  }
+
+  /** DELETE /webhook_endpoints/{id}: stops deliveries and deletes the endpoint's log. */
+  deleteWebhookEndpoint(id: string, options: RequestOptions = {}): Promise<WithResponse<WebhookEndpointDeleted>> {
+    return this.request<WebhookEndpointDeleted>({ ...options, method: 'DELETE', path: `/webhook_endpoints/${encodeURIComponent(id)}` });
+  }
+
+  /**
+   * POST /webhook_endpoints/{id}/rotate_secret: a new secret (in the answer only). The old one
+   * keeps signing alongside it for 24 hours, so verify with either while you switch.
+   */
+  rotateWebhookEndpointSecret(id: string, options: RequestOptions = {}): Promise<WithResponse<WebhookEndpointWithSecret>> {
+    return this.request<WebhookEndpointWithSecret>({ ...options, method: 'POST', path: `/webhook_endpoints/${encodeURIComponent(id)}/rotate_secret`, body: {} });
   }
 
   /**

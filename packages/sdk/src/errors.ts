@@ -140,6 +140,10 @@ export const ERROR_CLASSES: Record<ErrorCode, ErrorClass> = {
   live_unavailable: LiveUnavailableError,
   price_unavailable: PriceUnavailableError,
   internal_error: InternalServerError,
+  invalid_url: InvalidRequestError,
+  invalid_events: InvalidRequestError,
+  webhook_endpoint_not_found: NotFoundError,
+  webhook_endpoint_limit: ConflictError,
 };
 
 /** Every error code the SDK knows. */

@@ -173,6 +173,53 @@ export interface QuoteParams {
   quantity: number;
 }
 
+/** The order event types a webhook endpoint can subscribe to. */
+export type OrderEventType = OrderEvent['type'];
+
+/** A webhook endpoint (never with its secret). */
+export interface WebhookEndpoint {
+  id: string;
+  url: string;
+  /** The event types sent to it; `['*']` = all. */
+  events: (OrderEventType | '*')[];
+  mode: Mode;
+  /** `disabled` after persistent failure (or a 410 answer); re-enable it in the dashboard. */
+  status: 'enabled' | 'disabled';
+  disabled_reason: string | null;
+  created_at: Timestamp;
+}
+
+/** Creation and rotation answers: the endpoint with its signing secret, shown only then. */
+export interface WebhookEndpointWithSecret extends WebhookEndpoint {
+  /** `whsec_…`: pass it to verifyWebhook. */
+  secret: string;
+}
+
+export interface WebhookEndpointList {
+  data: WebhookEndpoint[];
+}
+
+export interface WebhookEndpointDeleted {
+  id: string;
+  deleted: true;
+}
+
+export interface CreateWebhookEndpointParams {
+  /** https:// (plain http:// only in test mode), a public address. */
+  url: string;
+  /** Event types, or `['*']` (the default) for all. */
+  events?: string[];
+}
+
+/**
+ * The body of a webhook delivery (verifyWebhook's result): the order event with the order as it
+ * stood right after it. `webhook.test` events (dashboard "send test event") carry only
+ * `data.endpoint_id`.
+ */
+export type WebhookEvent =
+  | { id: string; type: OrderEventType; created_at: Timestamp; data: { order: Order } & Record<string, unknown> }
+  | { id: string; type: 'webhook.test'; created_at: Timestamp; data: { endpoint_id: string } };
+
 /** Every error code of the API (see the error table of the API reference). */
 export type ErrorCode =
   | 'insufficient_balance'
@@ -201,7 +248,11 @@ export type ErrorCode =
   | 'rate_limited'
   | 'live_unavailable'
   | 'price_unavailable'
-  | 'internal_error';
+  | 'internal_error'
+  | 'invalid_url'
+  | 'invalid_events'
+  | 'webhook_endpoint_not_found'
+  | 'webhook_endpoint_limit';
 
 /** The body of every error response. */
 export interface ErrorBody {

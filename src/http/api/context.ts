@@ -1,3 +1,4 @@
+import type { WebhookConfig } from '../../config.js';
 import type { Mode } from '../../domain/api-key.js';
 import type { Db } from '../../db/engine.js';
 import type { CreateOrderDeps } from '../../orders/create-order.js';
@@ -18,4 +19,6 @@ export interface ApiContext {
   publicUrl: (request?: { protocol: string; host: string }) => string;
   /** Live top-ups: the deposit wallet (user-friendly, non-bounceable); undefined = not configured. */
   deposits?: { address: string; network: 'mainnet' | 'testnet' };
+  /** Webhook URL rules and the rotation grace; absent = the defaults (no loopback). */
+  webhooks?: WebhookConfig;
 }

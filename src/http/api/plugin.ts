@@ -9,6 +9,7 @@ import { depositRoutes } from './routes/deposits.js';
 import { orderRoutes } from './routes/orders.js';
 import { quoteRoutes } from './routes/quote.js';
 import { recipientRoutes } from './routes/recipients.js';
+import { webhookRoutes } from './routes/webhooks.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -82,6 +83,7 @@ export async function apiPlugin(app: FastifyInstance, ctx: ApiContext, reference
   quoteRoutes(app, ctx);
   balanceRoutes(app, ctx);
   depositRoutes(app, ctx);
+  webhookRoutes(app, ctx);
 }
 
 /**

@@ -81,3 +81,31 @@ export const listDepositsQuery = {
     starting_after: { type: 'string', description: 'A deposit id (dep_…) from the previous page: returns the deposits after it (older).', examples: ['dep_4Xb0Yw3kq9T2mZlF8sV1aC'] },
   },
 } as const;
+
+export const createWebhookEndpointBody = {
+  type: 'object',
+  required: ['url'],
+  additionalProperties: false,
+  properties: {
+    url: {
+      type: 'string',
+      description: 'Where to POST events: https:// (plain http:// only in test mode), a public address, at most 2048 characters.',
+      examples: ['https://example.com/webhooks/starport'],
+    },
+    events: {
+      type: 'array',
+      items: { type: 'string' },
+      description: 'Event types to receive (`order.created`, `order.delivered`, …), or `["*"]` for all (the default).',
+      examples: [['order.delivered', 'order.failed']],
+    },
+  },
+} as const;
+
+export const webhookEndpointIdParams = {
+  type: 'object',
+  required: ['id'],
+  properties: { id: { type: 'string', description: 'Webhook endpoint id, we_…' } },
+} as const;
+
+/** POST bodies are always JSON objects (CONTRACT); rotation takes no fields: send `{}`. */
+export const emptyBody = { type: 'object', additionalProperties: false, properties: {} } as const;

@@ -1,3 +1,4 @@
+import type { WebhookConfig } from '../../config.js';
 import type { Db } from '../../db/engine.js';
 
 /** What the dashboard needs from the composition root (src/service.ts). */
@@ -10,4 +11,6 @@ export interface WebContext {
   tonNetwork?: 'mainnet' | 'testnet';
   /** PUBLIC_URL when set; otherwise pages use the origin the browser asked for. */
   publicUrl: string | undefined;
+  /** Webhook URL rules and the rotation grace (webhooks page). */
+  webhooks?: WebhookConfig;
 }

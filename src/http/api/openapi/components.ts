@@ -133,6 +133,51 @@ const eventSchemas = Object.fromEntries(
   }),
 );
 
+// --- Webhooks (extension) ------------------------------------------------------------------------
+
+const webhookEndpointFields = {
+  id: id('we', 'Webhook endpoint id.'),
+  url: { type: 'string', description: 'Where events are POSTed.' },
+  events: {
+    type: 'array',
+    items: { type: 'string', enum: [...EVENT_TYPES, '*'] },
+    description: 'The event types sent to this endpoint; `["*"]` = all.',
+  },
+  mode: { type: 'string', enum: [...MODES], description: 'Only events of orders of this mode are sent.' },
+  status: {
+    type: 'string',
+    enum: ['enabled', 'disabled'],
+    description: '`disabled` after persistent failure (or a 410 answer); re-enable it in the dashboard.',
+  },
+  disabled_reason: { type: ['string', 'null'], description: 'Why the endpoint was disabled, or `null`.' },
+  created_at: TIMESTAMP,
+};
+
+const webhookSecret = {
+  type: 'string',
+  pattern: '^whsec_[A-Za-z0-9+/]+={0,2}$',
+  description: 'The signing secret (Standard Webhooks `whsec_<base64>`). Shown only in this response: store it now.',
+};
+
+const WEBHOOK_SCHEMAS: Record<string, JsonSchema> = {
+  WebhookEndpoint: closed(webhookEndpointFields, undefined, 'A webhook endpoint (never with its secret).'),
+  WebhookEndpointWithSecret: closed(
+    { ok: okTrue, ...webhookEndpointFields, secret: webhookSecret },
+    undefined,
+    'A webhook endpoint with its signing secret, as creation and rotation answer it (the only times the secret is shown).',
+  ),
+  WebhookEndpointList: closed(
+    { ok: okTrue, data: { type: 'array', items: ref('WebhookEndpoint'), description: 'Oldest first; at most 16.' } },
+    undefined,
+    'The webhook endpoints of the key’s mode.',
+  ),
+  WebhookEndpointDeleted: closed(
+    { ok: okTrue, id: id('we', 'The deleted endpoint.'), deleted: { type: 'boolean', const: true } },
+    undefined,
+    'The endpoint, its pending messages and its delivery log are gone.',
+  ),
+};
+
 export const errorCodeSchema = { type: 'string', enum: Object.keys(ERROR_STATUS) as ErrorCode[] };
 
 export const COMPONENT_SCHEMAS: Record<string, JsonSchema> = {
@@ -222,6 +267,7 @@ export const COMPONENT_SCHEMAS: Record<string, JsonSchema> = {
     undefined,
     'Where and how to send TON for a live top-up.',
   ),
+  ...WEBHOOK_SCHEMAS,
   ErrorCode: { ...errorCodeSchema, description: 'See the error table in the API description.' },
   Error: closed(
     {
@@ -378,6 +424,25 @@ export const ERROR_DOCS = {
   internal_error: {
     when: 'A bug on our side; never leaks a stack trace. Retry later; if it persists, contact support with the request_id.',
     message: 'Something went wrong on our side. Retry later; if it persists, contact support with the request_id.',
+  },
+  invalid_url: {
+    when: 'POST /webhook_endpoints: `url` is not an absolute http(s) URL, is not https:// in live mode, carries credentials or a fragment, or points to a private, loopback, link-local or otherwise non-public address (extension).',
+    message: 'url points to 10.0.0.5, a private address; webhooks are only sent to public internet addresses.',
+    param: 'url',
+  },
+  invalid_events: {
+    when: 'POST /webhook_endpoints: `events` is not a non-empty array of order event types, or `["*"]` (extension).',
+    message: 'events may only contain order.created, order.processing, order.attempt_failed, order.payment_sent, order.delivered, order.failed or "*".',
+    param: 'events',
+  },
+  webhook_endpoint_not_found: {
+    when: 'Unknown or malformed webhook endpoint id, another account’s endpoint, or one of the other mode (extension).',
+    message: 'No webhook endpoint we_3kP9sQ2wE5rT8yU1iOpZxC in test mode for this account.',
+    param: 'id',
+  },
+  webhook_endpoint_limit: {
+    when: 'POST /webhook_endpoints when the account already has 16 endpoints in this mode (extension).',
+    message: 'An account can have at most 16 webhook endpoints per mode; delete one first.',
   },
 } satisfies Record<ErrorCode, ErrorDoc>;
 

@@ -292,6 +292,7 @@ const TAG_DESCRIPTIONS: Record<string, string> = {
   Pricing: 'What an order would cost now.',
   Balance: 'Your prepaid TON balance.',
   Deposits: 'Live top-ups: where to send TON, and the transfers credited to your live balance.',
+  Webhooks: 'Be told when an order changes instead of polling: signed POSTs per Standard Webhooks (see docs/api.md "Webhooks").',
 };
 
 const errorTable = ERROR_CODES.map((code) => `| ${ERROR_STATUS[code]} | \`${code}\` | ${ERROR_DOCS[code].when.replace(/\|/g, '\\|')} |`).join('\n');

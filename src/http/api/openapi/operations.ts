@@ -149,3 +149,84 @@ export const GET_DEPOSIT_ADDRESS: OperationDoc = {
   },
   errors: ['live_key_required', 'live_unavailable'],
 };
+
+const WEBHOOK_EXAMPLE = {
+  id: 'we_3kP9sQ2wE5rT8yU1iOpZxC',
+  url: 'https://example.com/webhooks/starport',
+  events: ['*'],
+  mode: 'test',
+  status: 'enabled',
+  disabled_reason: null,
+  created_at: '2026-11-25T21:30:00.123Z',
+} as const;
+const WEBHOOK_SECRET_EXAMPLE = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw1cSXm2ryq0U=';
+
+export const CREATE_WEBHOOK_ENDPOINT: OperationDoc = {
+  operationId: 'createWebhookEndpoint',
+  summary: 'Add a webhook endpoint',
+  description:
+    'Events of the key’s mode are POSTed to `url`, signed per Standard Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature`). ' +
+    'The answer carries the signing `secret`: it is shown only here (and on rotation). Live endpoints must be https:// and resolve to public addresses; ' +
+    'at most 16 endpoints per mode.',
+  tag: 'Webhooks',
+  requestBody: {
+    name: 'CreateWebhookEndpointRequest',
+    description: '`events` defaults to `["*"]` (every order event).',
+    examples: {
+      all: { summary: 'Every event', value: { url: 'https://example.com/webhooks/starport' } },
+      final: { summary: 'Final states only', value: { url: 'https://example.com/webhooks/starport', events: ['order.delivered', 'order.failed'] } },
+    },
+  },
+  success: {
+    status: 201,
+    description: 'The endpoint, with its secret (shown once).',
+    schema: 'WebhookEndpointWithSecret',
+    examples: { created: { value: { ok: true, ...WEBHOOK_EXAMPLE, secret: WEBHOOK_SECRET_EXAMPLE } } },
+  },
+  errors: ['invalid_url', 'invalid_events', 'webhook_endpoint_limit'],
+};
+
+export const LIST_WEBHOOK_ENDPOINTS: OperationDoc = {
+  operationId: 'listWebhookEndpoints',
+  summary: 'List webhook endpoints',
+  description: 'The endpoints of the key’s mode, oldest first. Secrets are never listed.',
+  tag: 'Webhooks',
+  success: {
+    status: 200,
+    description: 'The endpoints.',
+    schema: 'WebhookEndpointList',
+    examples: { one: { value: { ok: true, data: [WEBHOOK_EXAMPLE] } } },
+  },
+  errors: [],
+};
+
+export const DELETE_WEBHOOK_ENDPOINT: OperationDoc = {
+  operationId: 'deleteWebhookEndpoint',
+  summary: 'Delete a webhook endpoint',
+  description: 'Stops deliveries at once: the endpoint, its undelivered messages and its delivery log are deleted.',
+  tag: 'Webhooks',
+  success: {
+    status: 200,
+    description: 'Deleted.',
+    schema: 'WebhookEndpointDeleted',
+    examples: { deleted: { value: { ok: true, id: WEBHOOK_EXAMPLE.id, deleted: true } } },
+  },
+  errors: ['webhook_endpoint_not_found'],
+};
+
+export const ROTATE_WEBHOOK_SECRET: OperationDoc = {
+  operationId: 'rotateWebhookEndpointSecret',
+  summary: 'Rotate a webhook signing secret',
+  description:
+    'Issues a new secret (shown only in this answer). For 24 hours deliveries carry two signatures, one with the new secret and one with the old, ' +
+    'so receivers can switch without rejecting anything; rotating again ends the older secret at once. Send `{}` as the body.',
+  tag: 'Webhooks',
+  requestBody: { name: 'RotateWebhookSecretRequest', description: 'No fields: `{}`.', examples: { empty: { value: {} } } },
+  success: {
+    status: 200,
+    description: 'The endpoint with its new secret.',
+    schema: 'WebhookEndpointWithSecret',
+    examples: { rotated: { value: { ok: true, ...WEBHOOK_EXAMPLE, secret: WEBHOOK_SECRET_EXAMPLE } } },
+  },
+  errors: ['webhook_endpoint_not_found'],
+};

@@ -148,7 +148,7 @@ ${pre(curlFor(path, method, operation), `curl ${id}`)}
 </section>`;
 }
 
-const OBJECTS = ['Order', 'OrderWithEvents', 'OrderEvent', 'Amount', 'Quote', 'RecipientValidation', 'Balance', 'Error'];
+const OBJECTS = ['Order', 'OrderWithEvents', 'OrderEvent', 'Amount', 'Quote', 'RecipientValidation', 'Balance', 'WebhookEndpoint', 'Error'];
 
 function objectSection(doc: ReferenceDocument, name: string): string {
   const schema = doc.components.schemas[name];

@@ -1,0 +1,286 @@
+import { sql } from 'kysely';
+import type { Logger } from 'pino';
+import { randomBase62, newId } from '../domain/random.js';
+import type { Db } from '../db/engine.js';
+import type { DestinationPolicy } from './address-policy.js';
+import { endpointFromRow, signingSecrets } from './endpoints.js';
+import { MESSAGE_RETENTION_MS, type MessageRow, pruneMessages } from './outbox.js';
+import { retryDelay } from './schedule.js';
+import { type Resolver, type SendResult, sendWebhook } from './sender.js';
+import { signedHeaders } from './signing.js';
+
+export interface DispatcherOptions {
+  db: Db;
+  logger: Logger;
+  policy: DestinationPolicy;
+  timeoutMs: number;
+  retryDelaysMs: readonly number[];
+  /** An endpoint whose failures have lasted this long when a message runs out of attempts is disabled. */
+  disableAfterMs: number;
+  /** Extra lease beyond the timeout: a claim outlives the attempt it covers. */
+  leaseMarginMs: number;
+  /** The public origin for the order's status_url. */
+  publicUrl: () => string;
+  concurrency?: number;
+  pollMs?: number;
+  resolve?: Resolver;
+  onAttempt?: (outcome: 'succeeded' | 'failed') => void;
+}
+
+/**
+ * Delivers the webhook outbox (worker role). Like the fulfilment worker it claims due rows with
+ * a lease (FOR UPDATE SKIP LOCKED on PostgreSQL), so any number of workers share the outbox.
+ * Claiming counts the attempt, and a lease lasts longer than an attempt can (timeout + margin),
+ * so no two workers ever send the same attempt; a worker killed mid-send leaves a lease that
+ * runs out, and the next claim sends the message again with the same webhook-id
+ * (at-least-once). Up to `concurrency` sends run at once, so one slow endpoint does not hold
+ * up the others. Messages are sent in no guaranteed order.
+ */
+export class WebhookDispatcher {
+  readonly id = `whd_${randomBase62(12)}`;
+  private running = false;
+  private loop: Promise<void> | undefined;
+  private readonly inflight = new Set<Promise<void>>();
+  private wakeUp: (() => void) | undefined;
+  private woken = false;
+  private readonly concurrency: number;
+  private readonly pollMs: number;
+  private nextPruneAt = 0;
+  /** Loop rounds so far: lets a test see that an idle dispatcher sleeps rather than spins. */
+  rounds = 0;
+
+  constructor(private readonly options: DispatcherOptions) {
+    this.concurrency = options.concurrency ?? 8;
+    this.pollMs = options.pollMs ?? 250;
+  }
+
+  get leaseMs(): number {
+    return this.options.timeoutMs + this.options.leaseMarginMs;
+  }
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.loop = this.run();
+  }
+
+  wake(): void {
+    this.woken = true;
+    this.wakeUp?.();
+  }
+
+  /** Stops claiming and waits for the sends in flight (each bounded by the timeout). */
+  async stop(): Promise<void> {
+    if (!this.running) return;
+    this.running = false;
+    this.wake();
+    await this.loop;
+    await Promise.allSettled([...this.inflight]);
+  }
+
+  private async run(): Promise<void> {
+    while (this.running) {
+      this.rounds++;
+      this.woken = false;
+      const free = this.concurrency - this.inflight.size;
+      if (free === 0) {
+        // Every slot busy: a finished send wakes the loop (no polling of a due backlog meanwhile).
+        await this.sleep(this.pollMs);
+        continue;
+      }
+      await this.pruneNowAndThen();
+      let claimed: MessageRow[] = [];
+      try {
+        claimed = await this.claim(free, Date.now());
+      } catch (error) {
+        this.options.logger.error({ err: error, worker: this.id }, 'webhook claim failed');
+      }
+      for (const message of claimed) this.track(this.deliver(message));
+      if (!this.running) break;
+      // A full claim may leave more due; otherwise wait for the next due message, a finished
+      // send, a wake-up or the poll interval, whichever comes first.
+      await this.sleep(claimed.length === free ? 0 : await this.msUntilNextDue());
+    }
+  }
+
+  private track(work: Promise<void>): void {
+    const tracked = work
+      .catch((error) => this.options.logger.error({ err: error, worker: this.id }, 'webhook delivery failed'))
+      .finally(() => {
+        this.inflight.delete(tracked);
+        this.wake();
+      });
+    this.inflight.add(tracked);
+  }
+
+  /** Claims up to `limit` due messages of enabled endpoints and counts their attempt. */
+  async claim(limit: number, now: number): Promise<MessageRow[]> {
+    const { kysely, engine } = this.options.db;
+    return kysely
+      .updateTable('webhook_messages')
+      .set((eb) => ({ lease_owner: this.id, lease_until: now + this.leaseMs, attempts: eb('attempts', '+', 1n), last_attempt_at: now }))
+      .where('id', 'in', (eb) =>
+        engine.lockForClaim(
+          eb
+            .selectFrom('webhook_messages')
+            .select('id')
+            .where('status', '=', 'pending')
+            .where('next_attempt_at', '<=', BigInt(now))
+            .where((w) => w.or([w('lease_until', 'is', null), w('lease_until', '<', BigInt(now))]))
+            .where('endpoint_id', 'in', (sub) => sub.selectFrom('webhook_endpoints').select('id').where('status', '=', 'enabled'))
+            .orderBy('next_attempt_at')
+            .limit(limit),
+        ),
+      )
+      .returningAll()
+      .execute();
+  }
+
+  /** One attempt of one claimed message, and its outcome recorded. */
+  async deliver(message: MessageRow): Promise<void> {
+    const { kysely } = this.options.db;
+    const row = await kysely.selectFrom('webhook_endpoints').selectAll().where('id', '=', message.endpoint_id).executeTakeFirst();
+    if (!row) return; // deleted meanwhile (its messages went with it)
+    const endpoint = endpointFromRow(row);
+    const body = this.body(message);
+    const startedAt = Date.now();
+    const headers = signedHeaders(signingSecrets(endpoint, startedAt), message.id, Math.floor(startedAt / 1000), body);
+    const result = await sendWebhook({
+      url: endpoint.url,
+      mode: endpoint.mode,
+      headers,
+      body,
+      timeoutMs: this.options.timeoutMs,
+      policy: this.options.policy,
+      resolve: this.options.resolve,
+    });
+    await this.record(message, startedAt, result);
+    this.options.onAttempt?.(result.ok ? 'succeeded' : 'failed');
+    if (!result.ok) this.options.logger.info({ message_id: message.id, endpoint_id: endpoint.id, attempt: Number(message.attempts), error: result.error }, 'webhook attempt failed');
+  }
+
+  /** The stored payload with the order's status_url (from this node's public origin). */
+  private body(message: MessageRow): string {
+    const payload = JSON.parse(message.payload) as { data: { order?: Record<string, unknown> } };
+    const order = payload.data.order;
+    if (order) order.status_url = `${this.options.publicUrl()}/api/v1/orders/${String(order.id)}`;
+    return JSON.stringify(payload);
+  }
+
+  private async record(message: MessageRow, startedAt: number, result: SendResult): Promise<void> {
+    const attempt = Number(message.attempts);
+    const now = Date.now();
+    const delay = result.ok ? undefined : retryDelay(this.options.retryDelaysMs, attempt, Math.random, result.retryAfterMs);
+    await this.options.db.kysely.transaction().execute(async (tx) => {
+      const status = result.ok ? 'succeeded' : delay === undefined ? 'failed' : 'pending';
+      const updated = await tx
+        .updateTable('webhook_messages')
+        .set({ status, next_attempt_at: status === 'pending' ? now + (delay as number) : null, lease_owner: null, lease_until: null })
+        .where('id', '=', message.id)
+        .where('lease_owner', '=', this.id)
+        .executeTakeFirst();
+      if (updated.numUpdatedRows === 0n) {
+        // Deleted with its endpoint while the request ran: nothing to record. (A lost lease, which
+        // the lease length rules out, would still get its attempt logged.)
+        const exists = await tx.selectFrom('webhook_messages').select('id').where('id', '=', message.id).executeTakeFirst();
+        if (!exists) return;
+      }
+      await tx
+        .insertInto('webhook_attempts')
+        .values({
+          id: newId('wha'),
+          message_id: message.id,
+          endpoint_id: message.endpoint_id,
+          attempt,
+          started_at: startedAt,
+          duration_ms: result.durationMs,
+          status_code: result.statusCode,
+          outcome: result.ok ? 'succeeded' : 'failed',
+          error: result.error,
+          response_snippet: result.snippet,
+        })
+        .execute();
+      if (updated.numUpdatedRows === 0n) return;
+      if (result.ok) {
+        await tx.updateTable('webhook_endpoints').set({ failing_since: null }).where('id', '=', message.endpoint_id).execute();
+        return;
+      }
+      await tx
+        .updateTable('webhook_endpoints')
+        .set({ failing_since: sql`coalesce(failing_since, ${startedAt})` })
+        .where('id', '=', message.endpoint_id)
+        .execute();
+      const reason = disableReason(result, status, this.options.disableAfterMs);
+      if (reason) {
+        let disable = tx
+          .updateTable('webhook_endpoints')
+          .set({ status: 'disabled', disabled_reason: reason, disabled_at: now, updated_at: now })
+          .where('id', '=', message.endpoint_id)
+          .where('status', '=', 'enabled');
+        // Unless the receiver said 410, only an endpoint failing for long enough is disabled.
+        if (result.statusCode !== 410) disable = disable.where('failing_since', '<=', BigInt(now - this.options.disableAfterMs));
+        await disable.execute();
+      }
+    });
+  }
+
+  /** Every 10 minutes: drops finished messages past the retention (one batch; the next round takes more). */
+  private async pruneNowAndThen(): Promise<void> {
+    const now = Date.now();
+    if (now < this.nextPruneAt) return;
+    this.nextPruneAt = now + 600_000;
+    try {
+      const pruned = await pruneMessages(this.options.db.kysely, now - MESSAGE_RETENTION_MS);
+      if (pruned > 0) this.options.logger.info({ pruned }, 'old webhook messages pruned');
+    } catch (error) {
+      this.options.logger.warn({ err: error }, 'webhook message pruning failed');
+    }
+  }
+
+  private async msUntilNextDue(): Promise<number> {
+    const row = await this.options.db.kysely
+      .selectFrom('webhook_messages')
+      // A message under someone's lease is not due before the lease ends.
+      .select(sql<bigint | null>`min(case when lease_until > next_attempt_at then lease_until else next_attempt_at end)`.as('next'))
+      .where('status', '=', 'pending')
+      // Messages of a disabled endpoint are not due, however old: counting them would spin the loop.
+      .where('endpoint_id', 'in', (sub) => sub.selectFrom('webhook_endpoints').select('id').where('status', '=', 'enabled'))
+      .executeTakeFirst()
+      .catch(() => undefined);
+    if (row?.next === null || row?.next === undefined) return this.pollMs;
+    return Math.max(0, Math.min(this.pollMs, Number(row.next) - Date.now()));
+  }
+
+  /** Waits for a wake-up (new work, a finished send) or the poll interval; always a real timer. */
+  private sleep(ms: number): Promise<void> {
+    if (this.woken) ms = 0;
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms);
+      const self = this;
+      function done() {
+        clearTimeout(timer);
+        self.wakeUp = undefined;
+        resolve();
+      }
+      this.wakeUp = done;
+    });
+  }
+}
+
+/**
+ * When an endpoint is switched off: at once when it answers 410 Gone (the receiver says it is
+ * gone for good); otherwise when a message has used all its attempts and every attempt to the
+ * endpoint has failed for at least `disableAfterMs` (3 days by default, so one dead message
+ * alone never disables an endpoint that works for others).
+ */
+function disableReason(result: SendResult, status: string, disableAfterMs: number): string | undefined {
+  if (result.statusCode === 410) return 'The endpoint answered 410 Gone.';
+  if (status === 'failed') return `Every delivery failed for at least ${formatDuration(disableAfterMs)}; the last error: ${result.error ?? 'unknown'}.`;
+  return undefined;
+}
+
+function formatDuration(ms: number): string {
+  if (ms >= 86_400_000) return `${Math.round(ms / 86_400_000)} days`;
+  if (ms >= 3_600_000) return `${Math.round(ms / 3_600_000)} hours`;
+  return `${Math.round(ms / 1000)} s`;
+}
