@@ -85,22 +85,25 @@ export function sqliteDialect(db: BetterSqlite3.Database): Dialect {
 /**
  * Db.keysVersion on SQLite: `PRAGMA data_version` changes when another connection (the CLI,
  * another process) commits, and TEMP triggers, which fire for this connection's own writes
- * only, count its changes to keys and accounts. Called once the schema exists.
+ * only, count its changes to keys and accounts in memory (a trigger of a write that is then
+ * rolled back still counts: that only costs a cache miss). Called once the schema exists.
  */
 export function sqliteKeysVersion(db: BetterSqlite3.Database): () => string {
+  let localChanges = 0;
+  db.function('starport_keys_changed', { deterministic: false, directOnly: true }, () => {
+    localChanges++;
+    return null;
+  });
+  const count = 'begin select starport_keys_changed(); end';
   db.exec(`
-    create temp table starport_key_changes (n integer not null);
-    insert into temp.starport_key_changes values (0);
-    create temp trigger starport_keys_inserted after insert on main.api_keys begin update temp.starport_key_changes set n = n + 1; end;
-    create temp trigger starport_keys_updated after update on main.api_keys begin update temp.starport_key_changes set n = n + 1; end;
-    create temp trigger starport_keys_deleted after delete on main.api_keys begin update temp.starport_key_changes set n = n + 1; end;
-    create temp trigger starport_accounts_updated after update on main.accounts begin update temp.starport_key_changes set n = n + 1; end;
-    create temp trigger starport_accounts_deleted after delete on main.accounts begin update temp.starport_key_changes set n = n + 1; end;
+    create temp trigger starport_keys_inserted after insert on main.api_keys ${count};
+    create temp trigger starport_keys_updated after update on main.api_keys ${count};
+    create temp trigger starport_keys_deleted after delete on main.api_keys ${count};
+    create temp trigger starport_accounts_updated after update on main.accounts ${count};
+    create temp trigger starport_accounts_deleted after delete on main.accounts ${count};
   `);
-  // Two plain statements: cheaper than one with the pragma_data_version() table function.
-  const localChanges = db.prepare('select n from temp.starport_key_changes').pluck();
   const dataVersion = db.prepare('pragma data_version').pluck();
-  return () => `${localChanges.get() as bigint}:${dataVersion.get() as bigint}`;
+  return () => `${localChanges}:${dataVersion.get() as bigint}`;
 }
 
 function sqliteCode(error: unknown): string | undefined {
