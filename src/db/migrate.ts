@@ -3,13 +3,14 @@ import type { Engine } from './engine.js';
 import * as core from './migrations/0001-core.js';
 import * as dashboard from './migrations/0002-dashboard.js';
 import * as operator from './migrations/0003-operator.js';
+import * as apiExtensions from './migrations/0004-api-extensions.js';
 
 /** Migrations live in code (no files to locate at run time) and are applied in name order. */
 function provider(engine: Engine): MigrationProvider {
   const withEngine = (m: { up(db: Kysely<any>, engine: Engine): Promise<void> }): Migration => ({
     up: (db) => m.up(db, engine),
   });
-  return { getMigrations: async () => ({ '0001-core': withEngine(core), '0002-dashboard': withEngine(dashboard), '0003-operator': withEngine(operator) }) };
+  return { getMigrations: async () => ({ '0001-core': withEngine(core), '0002-dashboard': withEngine(dashboard), '0003-operator': withEngine(operator), '0004-api-extensions': withEngine(apiExtensions) }) };
 }
 
 export class SchemaTooNewError extends Error {}
