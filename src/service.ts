@@ -23,6 +23,8 @@ export interface RunningService {
   worker: FulfilmentWorker | undefined;
   /** http://HOST:PORT as bound. */
   url: string;
+  /** The TON/USD rate feed the API prices with (TON_USD_RATE); tests move it at run time. */
+  rateFeed: FixedRateFeed;
   stop(): Promise<void>;
 }
 
@@ -35,7 +37,8 @@ export async function startService(config: Config, logger: Logger, role: Role = 
   const metrics = new ServiceMetrics(db);
   const worker = role === 'api' ? undefined : createWorker(config, db, logger, metrics);
   let boundUrl = '';
-  const api = role === 'worker' ? undefined : apiContext(config, db, (request?: ForwardedRequest) => publicOrigin(config, boundUrl, request), () => worker?.wake());
+  const rateFeed = new FixedRateFeed(config.tonUsdRate);
+  const api = role === 'worker' ? undefined : apiContext(config, db, rateFeed, (request?: ForwardedRequest) => publicOrigin(config, boundUrl, request), () => worker?.wake());
   let stopListening: Unsubscribe | undefined;
   let app: FastifyInstance | undefined;
   try {
@@ -65,7 +68,7 @@ export async function startService(config: Config, logger: Logger, role: Role = 
     })();
     return stopping;
   };
-  return { app: server, db, worker, url: boundUrl, stop };
+  return { app: server, db, worker, url: boundUrl, rateFeed, stop };
 }
 
 function createWorker(config: Config, db: Db, logger: Logger, metrics: ServiceMetrics): FulfilmentWorker {
@@ -95,8 +98,8 @@ export function publicOrigin(config: Pick<Config, 'publicUrl' | 'trustProxy'>, b
   return boundUrl;
 }
 
-function apiContext(config: Config, db: Db, publicUrl: ApiContext['publicUrl'], wakeWorker: () => void): ApiContext {
-  const prices = new ListPriceSource(config.prices, new FixedRateFeed(config.tonUsdRate));
+function apiContext(config: Config, db: Db, rateFeed: FixedRateFeed, publicUrl: ApiContext['publicUrl'], wakeWorker: () => void): ApiContext {
+  const prices = new ListPriceSource(config.prices, rateFeed);
   return {
     db,
     prices,

@@ -8,6 +8,7 @@ import { balanceRoutes } from './routes/balance.js';
 import { orderRoutes } from './routes/orders.js';
 import { quoteRoutes } from './routes/quote.js';
 import { recipientRoutes } from './routes/recipients.js';
+import { testHelperRoutes } from './routes/test-helpers.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -80,6 +81,7 @@ export async function apiPlugin(app: FastifyInstance, ctx: ApiContext, reference
   recipientRoutes(app, ctx);
   quoteRoutes(app, ctx);
   balanceRoutes(app, ctx);
+  testHelperRoutes(app, ctx);
 }
 
 /**
