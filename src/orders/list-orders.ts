@@ -33,6 +33,15 @@ export interface OrderList {
 }
 
 export async function listOrders(db: Kysely<Database>, query: OrderListQuery): Promise<OrderList> {
+  const rows = await orderPageQuery(db, query).execute();
+  const orders = rows.slice(0, query.limit).map(orderFromRow);
+  // Backwards, the page was read oldest first from the cursor: the list is always newest first.
+  if (query.endingBefore !== undefined) orders.reverse();
+  return { orders, hasMore: rows.length > query.limit };
+}
+
+/** The one statement behind a page (one row more than `limit`, to know whether more follow). */
+export function orderPageQuery(db: Kysely<Database>, query: OrderListQuery) {
   let select = db.selectFrom('orders').selectAll().where('account_id', '=', query.accountId).where('mode', '=', query.mode);
   if (query.status !== undefined) select = select.where('status', '=', query.status);
   if (query.externalId !== undefined) select = select.where('external_id', '=', query.externalId);
@@ -46,9 +55,5 @@ export async function listOrders(db: Kysely<Database>, query: OrderListQuery): P
     select = select.where((eb) => eb.or([eb('created_at', op, at), eb.and([eb('created_at', '=', at), eb('id', op, cursor.id)])]));
   }
   const direction = backwards ? 'asc' : 'desc';
-  const rows = await select.orderBy('created_at', direction).orderBy('id', direction).limit(query.limit + 1).execute();
-  const orders = rows.slice(0, query.limit).map(orderFromRow);
-  // Backwards, the page was read oldest first from the cursor: the list is always newest first.
-  if (backwards) orders.reverse();
-  return { orders, hasMore: rows.length > query.limit };
+  return select.orderBy('created_at', direction).orderBy('id', direction).limit(query.limit + 1);
 }

@@ -53,7 +53,10 @@ export function validationError(errors: FastifySchemaValidationError[], context:
   const firstMissing = missing.sort(byFieldOrder)[0];
   if (firstMissing !== undefined) return missingField(firstMissing, where);
   const firstMalformed = malformed.sort(byFieldOrder)[0];
-  if (firstMalformed !== undefined && firstMalformed in MALFORMED) return malformedField(firstMalformed as Field);
+  // In a query string only GET /quote's product and quantity have codes of their own; a list's
+  // malformed `external_id` filter is a plain invalid_request.
+  const ownCode = where === 'body' || firstMalformed === 'product' || firstMalformed === 'quantity';
+  if (firstMalformed !== undefined && firstMalformed in MALFORMED && ownCode) return malformedField(firstMalformed as Field);
   const firstUnknown = unknown[0];
   if (firstUnknown !== undefined) {
     return new ApiError('invalid_request', `Unknown body field "${firstUnknown}".`, firstUnknown);
