@@ -15,6 +15,7 @@ import { orderRoutes } from './pages/orders.js';
 import { overviewRoutes } from './pages/overview.js';
 import { topUpRoutes } from './pages/top-up.js';
 import { guideRoutes } from './pages/guide.js';
+import { balanceHistoryRoutes } from './pages/balance-history.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -138,4 +139,5 @@ export async function webPlugin(app: FastifyInstance, ctx: WebContext): Promise<
   keyRoutes(app, web);
   orderRoutes(app, web);
   guideRoutes(app, web);
+  balanceHistoryRoutes(app, web);
 }
