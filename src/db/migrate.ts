@@ -28,3 +28,9 @@ export async function migrateToLatest(db: Kysely<any>, engine: Engine): Promise<
   if (error) throw error;
   return results.filter((r) => r.status === 'Success').map((r) => r.migrationName);
 }
+
+/** Applies the migrations up to and including `name` only (tests of a migration's backfill). */
+export async function migrateUpTo(db: Kysely<any>, engine: Engine, name: string): Promise<void> {
+  const { error } = await new Migrator({ db, provider: provider(engine) }).migrateTo(name);
+  if (error) throw error;
+}
