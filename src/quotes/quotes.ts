@@ -37,6 +37,15 @@ function quoteFromRow(row: QuoteRow): Quote {
   };
 }
 
+/**
+ * Every GET /quote writes a row; unused quotes are useless an hour after they expire. Every
+ * PRUNE_EVERY-th quote of a process deletes those (index quotes_expires), so the table stays
+ * bounded by the quote rate of about an hour. Used quotes stay: they record an order's price lock.
+ */
+const PRUNE_EVERY = 100;
+const PRUNE_AFTER_MS = 60 * 60 * 1000;
+let savedSincePrune = 0;
+
 export async function saveQuote(
   db: Kysely<Database>,
   input: { accountId: string; mode: Mode; product: Product; quantity: number; amount: bigint; now: number; ttlSeconds: number },
@@ -66,7 +75,15 @@ export async function saveQuote(
       used_by_order_id: null,
     })
     .execute();
+  if (++savedSincePrune >= PRUNE_EVERY) {
+    savedSincePrune = 0;
+    await pruneQuotes(db, input.now);
+  }
   return quote;
+}
+
+export async function pruneQuotes(db: Kysely<Database>, now: number): Promise<void> {
+  await db.deleteFrom('quotes').where('expires_at', '<', BigInt(now - PRUNE_AFTER_MS)).where('used_by_order_id', 'is', null).execute();
 }
 
 const mismatch = (why: string) => new ApiError('quote_mismatch', `${why} Ask GET /quote for a new quote, or send the order without quote_id.`, 'quote_id');

@@ -1,5 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { verifyLedger } from '../../src/ledger/verify.js';
+import { pruneQuotes, saveQuote } from '../../src/quotes/quotes.js';
 import { type Harness, startHarness } from '../support/harness.js';
 import {
   balanceOf,
@@ -167,6 +168,21 @@ describe('expiry (QUOTE_TTL_SECONDS=1)', () => {
     await quiesce(short);
     expect(await verifyLedger(short.service.db.kysely)).toEqual([]);
   });
+});
+
+test('unused quotes are pruned an hour after they expire; used ones are kept', async () => {
+  const a = await h.account();
+  const { kysely } = h.service.db;
+  const base = { accountId: a.accountId, mode: 'test' as const, product: 'stars' as const, quantity: 50, amount: 1n, ttlSeconds: 60 };
+  const now = Date.now();
+  const old = await saveQuote(kysely, { ...base, now: now - 3 * 3600_000 });
+  const oldUsed = await saveQuote(kysely, { ...base, now: now - 3 * 3600_000 });
+  await kysely.updateTable('quotes').set({ used_by_order_id: 'ord_pruneTestOrder000000' }).where('id', '=', oldUsed.id).execute();
+  const recent = await saveQuote(kysely, { ...base, now: now - 30 * 60_000 });
+  await pruneQuotes(kysely, now);
+  const left = await kysely.selectFrom('quotes').select('id').where('account_id', '=', a.accountId).execute();
+  expect(left.map((q) => q.id).sort()).toEqual([oldUsed.id, recent.id].sort());
+  expect(left.map((q) => q.id)).not.toContain(old.id);
 });
 
 test('the journal and balances stay consistent (ledger verify)', async () => {
