@@ -363,7 +363,8 @@ export const ERROR_DOCS = {
   idempotency_key_invalid: { when: 'The key is empty or longer than 255 characters.', message: 'Idempotency-Key must be 1 to 255 characters.' },
   invalid_json: { when: 'The body is not valid JSON, or not a JSON object.', message: 'The request body is not valid JSON.' },
   invalid_request: {
-    when: 'A required field or query parameter is missing, a body field is unknown, or a query parameter is repeated; `param` names it.',
+    when:
+      'A required field or query parameter is missing, a body field is unknown, or a query parameter is repeated or malformed (lists: `limit`, a filter or a cursor; `quote_id`; test funding `amount`); `param` names it.',
     message: 'Missing required body field "quantity".',
     param: 'quantity',
   },
