@@ -13,6 +13,7 @@ import { IdempotencyGate } from './orders/idempotency-gate.js';
 import { testFulfilmentStep } from './orders/test-fulfilment.js';
 import { Live } from './live/live.js';
 import { testRecipientDirectory } from './providers/simulated/test-recipients.js';
+import type { FixedRateFeed } from './providers/pricing/list-price-source.js';
 import { FulfilmentWorker } from './workers/fulfilment-worker.js';
 import type { DepositWatcher } from './deposits/watcher.js';
 import { rawAddressForm } from './domain/ton-address.js';
@@ -31,6 +32,8 @@ export interface RunningService {
   webhooks: WebhookDispatcher | undefined;
   /** http://HOST:PORT as bound. */
   url: string;
+  /** The TON/USD rate feed the API prices with (TON_USD_RATE); tests move it at run time. */
+  rateFeed: FixedRateFeed;
   stop(): Promise<void>;
 }
 
@@ -100,7 +103,7 @@ export async function startService(config: Config, logger: Logger, role: Role = 
     })();
     return stopping;
   };
-  return { app: server, db, worker, live, deposits, webhooks, url: boundUrl, stop };
+  return { app: server, db, worker, live, deposits, webhooks, url: boundUrl, rateFeed: live.fixedRate, stop };
 }
 
 function createDispatcher(config: Config, db: Db, logger: Logger, metrics: ServiceMetrics, publicUrl: () => string): WebhookDispatcher {

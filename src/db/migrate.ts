@@ -3,6 +3,7 @@ import type { Engine } from './engine.js';
 import * as core from './migrations/0001-core.js';
 import * as dashboard from './migrations/0002-dashboard.js';
 import * as operator from './migrations/0003-operator.js';
+import * as apiExtensions from './migrations/0004-api-extensions.js';
 import * as deposits from './migrations/0005-deposits.js';
 import * as live from './migrations/0007-live.js';
 import * as webhooks from './migrations/0006-webhooks.js';
@@ -12,7 +13,7 @@ function provider(engine: Engine): MigrationProvider {
   const withEngine = (m: { up(db: Kysely<any>, engine: Engine): Promise<void> }): Migration => ({
     up: (db) => m.up(db, engine),
   });
-  return { getMigrations: async () => ({ '0001-core': withEngine(core), '0002-dashboard': withEngine(dashboard), '0003-operator': withEngine(operator), '0005-deposits': withEngine(deposits), '0006-webhooks': withEngine(webhooks), '0007-live': withEngine(live) }) };
+  return { getMigrations: async () => ({ '0001-core': withEngine(core), '0002-dashboard': withEngine(dashboard), '0003-operator': withEngine(operator), '0004-api-extensions': withEngine(apiExtensions), '0005-deposits': withEngine(deposits), '0006-webhooks': withEngine(webhooks), '0007-live': withEngine(live) }) };
 }
 
 export class SchemaTooNewError extends Error {}
@@ -29,4 +30,10 @@ export async function migrateToLatest(db: Kysely<any>, engine: Engine): Promise<
   }
   if (error) throw error;
   return results.filter((r) => r.status === 'Success').map((r) => r.migrationName);
+}
+
+/** Applies the migrations up to and including `name` only (tests of a migration's backfill). */
+export async function migrateUpTo(db: Kysely<any>, engine: Engine, name: string): Promise<void> {
+  const { error } = await new Migrator({ db, provider: provider(engine) }).migrateTo(name);
+  if (error) throw error;
 }

@@ -30,6 +30,8 @@ export interface BalancesTable {
   mode: 'live' | 'test';
   available: Int;
   reserved: Int;
+  /** The `seq` of the balance's last journal row (bumped by the movement's own UPDATE). */
+  journal_seq: ColumnType<bigint, bigint | number | undefined, bigint | number>;
 }
 
 export interface JournalTable {
@@ -42,6 +44,11 @@ export interface JournalTable {
   reserved_delta: Int;
   reason: string | null;
   created_at: Int;
+  /** Per account and mode: 1, 2, 3… in the order the movements were applied. */
+  seq: Int;
+  /** The balance right after this movement. */
+  balance_available: Int;
+  balance_reserved: Int;
 }
 
 export interface OrdersTable {
@@ -251,6 +258,19 @@ export interface WebhookAttemptsTable {
   response_snippet: string | null;
 }
 
+/** A price given by GET /quote, which one order may lock (POST /orders `quote_id`). */
+export interface QuotesTable {
+  id: string;
+  account_id: string;
+  mode: 'live' | 'test';
+  product: 'stars' | 'premium';
+  quantity: Int;
+  amount: Int;
+  created_at: Int;
+  expires_at: Int;
+  used_by_order_id: string | null;
+}
+
 export interface Database {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
@@ -273,6 +293,7 @@ export interface Database {
   webhook_endpoints: WebhookEndpointsTable;
   webhook_messages: WebhookMessagesTable;
   webhook_attempts: WebhookAttemptsTable;
+  quotes: QuotesTable;
 }
 
 export type OrderRow = Selectable<OrdersTable>;
@@ -280,3 +301,5 @@ export type NewOrderRow = Insertable<OrdersTable>;
 export type OrderEventRow = Selectable<OrderEventsTable>;
 export type AuditLogRow = Selectable<AuditLogTable>;
 export type DepositRow = Selectable<DepositsTable>;
+export type JournalRow = Selectable<JournalTable>;
+export type QuoteRow = Selectable<QuotesTable>;

@@ -42,39 +42,82 @@ export interface Movement {
   now: number;
 }
 
+/** A journal row as balance history shows it. */
+export interface JournalEntry {
+  id: string;
+  accountId: string;
+  mode: Mode;
+  kind: Kind;
+  orderId: string | null;
+  reason: string | null;
+  availableDelta: bigint;
+  reservedDelta: bigint;
+  seq: bigint;
+  /** The balance right after this movement. */
+  after: Balance;
+  createdAt: number;
+}
+
 /**
  * Applies a movement if neither side of the balance would go negative. Returns false (and
  * writes nothing) otherwise. The check and the change are one statement: no read-modify-write.
  */
 export async function move(tx: Kysely<Database>, ref: BalanceRef, movement: Movement): Promise<boolean> {
+  return (await applyMovement(tx, ref, movement)) !== undefined;
+}
+
+/**
+ * `move()` returning the journal entry it wrote (undefined when refused). The balance after the
+ * movement and the entry's sequence number come back from the same UPDATE (RETURNING), so the
+ * journal's `balance_*` columns are exactly what the balance row became, even under concurrency.
+ */
+export async function applyMovement(tx: Kysely<Database>, ref: BalanceRef, movement: Movement): Promise<JournalEntry | undefined> {
   const [availableDelta, reservedDelta] = DELTAS[movement.kind](movement.amount);
-  const result = await tx
+  const updated = await tx
     .updateTable('balances')
     .set({
       available: sql`available + ${availableDelta}`,
       reserved: sql`reserved + ${reservedDelta}`,
+      journal_seq: sql`journal_seq + 1`,
     })
     .where('account_id', '=', ref.accountId)
     .where('mode', '=', ref.mode)
     .where(sql<boolean>`available + ${availableDelta} >= 0`)
     .where(sql<boolean>`reserved + ${reservedDelta} >= 0`)
+    .returning(['available', 'reserved', 'journal_seq'])
     .executeTakeFirst();
-  if (result.numUpdatedRows !== 1n) return false;
+  if (!updated) return undefined;
+  const entry: JournalEntry = {
+    id: newId('jrn'),
+    accountId: ref.accountId,
+    mode: ref.mode,
+    kind: movement.kind,
+    orderId: movement.orderId ?? null,
+    reason: movement.reason ?? null,
+    availableDelta,
+    reservedDelta,
+    seq: BigInt(updated.journal_seq),
+    after: { available: BigInt(updated.available), reserved: BigInt(updated.reserved) },
+    createdAt: movement.now,
+  };
   await tx
     .insertInto('journal')
     .values({
-      id: newId('jrn'),
+      id: entry.id,
       account_id: ref.accountId,
       mode: ref.mode,
       kind: movement.kind,
-      order_id: movement.orderId ?? null,
+      order_id: entry.orderId,
       available_delta: availableDelta,
       reserved_delta: reservedDelta,
-      reason: movement.reason ?? null,
+      reason: entry.reason,
       created_at: movement.now,
+      seq: entry.seq,
+      balance_available: entry.after.available,
+      balance_reserved: entry.after.reserved,
     })
     .execute();
-  return true;
+  return entry;
 }
 
 export async function openBalances(tx: Kysely<Database>, accountId: string): Promise<void> {

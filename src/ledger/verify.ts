@@ -12,7 +12,8 @@ export interface Violation {
     | 'journal_matches_reserved'
     | 'balance_not_negative'
     | 'reserved_matches_open_orders'
-    | 'order_journal_matches_status';
+    | 'order_journal_matches_status'
+    | 'journal_balance_after_matches';
   account_id: string;
   mode: string;
   order_id?: string;
@@ -68,6 +69,7 @@ export async function verifyLedger(db: Kysely<Database>): Promise<Violation[]> {
       }
     }
     violations.push(...(await verifyOrders(tx)));
+    violations.push(...(await verifyBalanceAfter(tx)));
     return violations;
   });
 }
@@ -107,6 +109,52 @@ async function verifyOrders(tx: Kysely<Database>): Promise<Violation[]> {
         actual: `available ${actual.available}, reserved ${actual.reserved}`,
         message: `journal of ${row.status} order ${row.id} does not match its amount ${amount}`,
       });
+    }
+  }
+  return violations;
+}
+
+/**
+ * Balance history's `balance_after`: the last journal row of each balance (seq = journal_seq)
+ * records exactly the balance, and the sequence has no gaps (journal_seq rows numbered 1…n).
+ */
+async function verifyBalanceAfter(tx: Kysely<Database>): Promise<Violation[]> {
+  const rows = await tx
+    .selectFrom('balances as b')
+    .leftJoin('journal as last', (join) =>
+      join.onRef('last.account_id', '=', 'b.account_id').onRef('last.mode', '=', 'b.mode').onRef('last.seq', '=', 'b.journal_seq'),
+    )
+    .select([
+      'b.account_id',
+      'b.mode',
+      'b.available',
+      'b.reserved',
+      'b.journal_seq',
+      'last.balance_available',
+      'last.balance_reserved',
+      (eb) =>
+        eb
+          .selectFrom('journal as j')
+          .select(sql`count(*)`.as('n'))
+          .whereRef('j.account_id', '=', 'b.account_id')
+          .whereRef('j.mode', '=', 'b.mode')
+          .as('rows'),
+    ])
+    .execute();
+  const violations: Violation[] = [];
+  for (const row of rows) {
+    const seq = toBigInt(row.journal_seq);
+    const count = toBigInt(row.rows);
+    const at = { invariant: 'journal_balance_after_matches' as const, account_id: row.account_id, mode: row.mode };
+    if (seq !== count) {
+      violations.push({ ...at, expected: `${count} journal rows numbered 1…${count}`, actual: `journal_seq ${seq}`, message: 'the journal sequence does not match its row count' });
+      continue;
+    }
+    if (seq === 0n) continue;
+    const expected = `available ${toBigInt(row.available)}, reserved ${toBigInt(row.reserved)}`;
+    const actual = `available ${toBigInt(row.balance_available)}, reserved ${toBigInt(row.balance_reserved)}`;
+    if (expected !== actual) {
+      violations.push({ ...at, expected, actual, message: 'the balance after the last journal row differs from the balance' });
     }
   }
   return violations;

@@ -43,6 +43,8 @@ export class Live {
   readonly breaker: CircuitBreaker;
   readonly directory: LiveRecipientDirectory;
   readonly prices: PriceSource;
+  /** TON_USD_RATE: test prices, and live ones with RATE_FEED=fixed (tests change it at run time). */
+  readonly fixedRate: FixedRateFeed;
   private readonly session: () => Promise<string | undefined>;
   private account: Promise<WalletAccount> | undefined;
   private probeTimer: NodeJS.Timeout | undefined;
@@ -60,7 +62,8 @@ export class Live {
     this.client = new FragmentClient({ baseUrl: live.fragment.baseUrl, session: this.session, pacer: new Pacer(live.fragment.maxRps), timeoutMs: live.fragment.timeoutMs });
     this.breaker = new CircuitBreaker(db.kysely, { cooldownMs: live.breaker.cooldownSeconds * 1000, threshold: live.breaker.threshold, logger, onOpen: hooks.onBreakerOpen });
     this.directory = new LiveRecipientDirectory({ client: this.client, breaker: this.breaker, configured: async () => (await this.session()) !== undefined, cacheMs: live.validateCacheSeconds * 1000 });
-    this.prices = new PerModePriceSource({ test: new ListPriceSource(config.prices, new FixedRateFeed(config.tonUsdRate)), live: this.livePrices() });
+    this.fixedRate = new FixedRateFeed(config.tonUsdRate);
+    this.prices = new PerModePriceSource({ test: new ListPriceSource(config.prices, this.fixedRate), live: this.livePrices() });
     this.hooks = hooks;
   }
 
@@ -159,7 +162,7 @@ export class Live {
     if (pricing.source === 'fragment') return new FragmentPriceSource({ client: this.client, markupPercent: this.config.prices.markupPercent, refreshMs, maxAgeMs });
     const feed: RateFeed =
       pricing.rateFeed === 'fixed'
-        ? new FixedRateFeed(this.config.tonUsdRate)
+        ? this.fixedRate
         : new HttpRateFeed({ kind: pricing.rateFeed, url: pricing.rateFeedUrl ?? DEFAULT_FEED_URLS[pricing.rateFeed], refreshMs, maxAgeMs });
     return new ListPriceSource(this.config.prices, feed);
   }

@@ -10,6 +10,7 @@ import { freshPrice } from './fresh-price.js';
 import { IDEMPOTENCY_WAIT_MS, type IdempotencyGate, keyInUse } from './idempotency-gate.js';
 import { type Order, orderFingerprint } from './order.js';
 import { appendEvent, findOrderByIdempotencyKey } from './order-store.js';
+import { claimQuote, type Quote, usableQuote } from '../quotes/quotes.js';
 
 export interface CreateOrderInput {
   accountId: string;
@@ -20,6 +21,8 @@ export interface CreateOrderInput {
   username: string;
   quantity: number;
   externalId: string | null;
+  /** GET /quote's id: the order is charged the quoted amount (issue 6). */
+  quoteId?: string | null;
 }
 
 export interface CreateOrderDeps {
@@ -40,7 +43,7 @@ export type CreateOrderResult = { order: Order; replayed: boolean };
 
 /**
  * POST /orders after validation (CONTRACT order of checks: idempotency replay / conflict →
- * live_unavailable → insufficient_balance). Only a request that creates an order binds its
+ * quote checks (quote_mismatch, quote_expired) → live_unavailable → insufficient_balance). Only a request that creates an order binds its
  * key: every failure before the commit leaves no row behind.
  */
 export async function createOrder(deps: CreateOrderDeps, input: CreateOrderInput): Promise<CreateOrderResult> {
@@ -49,12 +52,15 @@ export async function createOrder(deps: CreateOrderDeps, input: CreateOrderInput
   return deps.gate.run(JSON.stringify(scope), async () => {
     const existing = await findOrderByIdempotencyKey(deps.db.kysely, scope);
     if (existing) return replay(existing, fingerprint);
+    const now = (deps.now ?? Date.now)();
+    const quote = input.quoteId ? await usableQuote(deps.db.kysely, input.quoteId, input, now) : undefined;
     if (input.mode === 'live' && !(await deps.liveAvailable())) {
       throw new ApiError('live_unavailable', 'Live orders cannot be fulfilled right now; nothing was reserved. Retry later.');
     }
-    const amount = await freshPrice(deps.prices, input.product, input.quantity, input.mode);
+    // A valid quote locks its price: the spec's "may differ slightly" no longer applies.
+    const amount = quote ? quote.amount : await freshPrice(deps.prices, input.product, input.quantity, input.mode);
     try {
-      const order = await insertOrder(deps, input, fingerprint, amount);
+      const order = await insertOrder(deps, input, fingerprint, amount, quote);
       deps.onCreated(order);
       return { order, replayed: false };
     } catch (error) {
@@ -78,7 +84,7 @@ function replay(order: Order, fingerprint: string): CreateOrderResult {
   return { order, replayed: true };
 }
 
-async function insertOrder(deps: CreateOrderDeps, input: CreateOrderInput, fingerprint: string, amount: bigint): Promise<Order> {
+async function insertOrder(deps: CreateOrderDeps, input: CreateOrderInput, fingerprint: string, amount: bigint, quote: Quote | undefined): Promise<Order> {
   const now = (deps.now ?? Date.now)();
   const order: Order = {
     id: newId('ord'),
@@ -120,6 +126,9 @@ async function insertOrder(deps: CreateOrderDeps, input: CreateOrderInput, finge
         next_run_at: now,
       })
       .execute();
+    // After the order row: a concurrent request with the same Idempotency-Key waits on the
+    // unique index above and then replays, instead of finding the quote taken.
+    if (quote) await claimQuote(tx, quote, order.id, now);
     const ref = { accountId: input.accountId, mode: input.mode };
     if (!(await move(tx, ref, { kind: 'reserve', amount, orderId: order.id, now }))) {
       const available = (await readBalance(tx, ref))?.available ?? 0n;

@@ -65,7 +65,13 @@ export function eventFromRow(row: OrderEventRow): OrderEvent {
   };
 }
 
-/** What makes two creation requests "the same parameters" (CONTRACT "Orders"). */
-export function orderFingerprint(input: { product: Product; username: string; quantity: number; externalId: string | null }): string {
-  return JSON.stringify([input.product, input.username.toLowerCase(), input.quantity, input.externalId]);
+/**
+ * What makes two creation requests "the same parameters" (CONTRACT "Orders"), plus the
+ * `quote_id` extension. An order without a quote keeps the original four-element form, so the
+ * fingerprints of orders created before quotes existed still match their replays.
+ */
+export function orderFingerprint(input: { product: Product; username: string; quantity: number; externalId: string | null; quoteId?: string | null }): string {
+  const base: unknown[] = [input.product, input.username.toLowerCase(), input.quantity, input.externalId];
+  if (input.quoteId) base.push(input.quoteId);
+  return JSON.stringify(base);
 }

@@ -235,6 +235,16 @@ describe.skipIf(!HAVE_CHROMIUM)('the dashboard in Chromium', { timeout: 180_000 
     await page.goto(`${h.url}/test`);
     expect(await page.getByTestId('test-available').innerText()).toBe('49.75 TON');
     await check('overview', { docs: true });
+
+    // ---- Balance history: the funding and the order's reserve and debit, with a CSV export ----
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Balance history' }).click();
+    await page.waitForURL(`${h.url}/test/balance`);
+    const historyTypes = await page.locator('tbody [data-type]').evaluateAll((cells) => cells.map((c) => c.getAttribute('data-type')));
+    expect(historyTypes).toEqual(['debit', 'reserve', 'adjustment']);
+    expect(await page.locator('tbody tr').first().innerText()).toContain('49.75 TON');
+    const download = await Promise.all([page.waitForEvent('download'), page.getByRole('link', { name: 'Export CSV' }).click()]).then(([d]) => d);
+    expect(download.suggestedFilename()).toMatch(/^starport-test-balance-history-\d{4}-\d{2}-\d{2}\.csv$/);
+    await check('balance-history');
     await page.goto(`${h.url}/test/guide`);
     expect(await page.locator('#step-key').innerText()).toContain(firstKey.slice(0, 12));
     await check('guide');

@@ -198,7 +198,7 @@ describe('account_disabled', () => {
 
 describe('unknown routes', () => {
   test('404 not_found comes before authentication', async () => {
-    for (const path of ['!/api/v1/nope', '!/nope', '!/api/v2/balance', '!/api/v1', '/balances', '/orders']) {
+    for (const path of ['!/api/v1/nope', '!/nope', '!/api/v2/balance', '!/api/v1', '/balances', '/order', '/test_helpers/fund']) {
       const res = await expectRejected(h, () => call(h, { path }), 404, 'not_found');
       expect(res.body.error.message).toMatch(/GET/);
     }

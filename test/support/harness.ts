@@ -1,6 +1,7 @@
 import { createAccount } from '../../src/accounts/accounts.js';
 import { loadConfig } from '../../src/config.js';
 import type { Mode } from '../../src/domain/api-key.js';
+import { parseDecimal } from '../../src/domain/decimal.js';
 import { parseTon } from '../../src/domain/money.js';
 import { adjustBalance } from '../../src/ledger/adjust.js';
 import { createLogger } from '../../src/logger.js';
@@ -20,6 +21,8 @@ export interface Harness {
   /** A new account; `funds` (TON) credited to its test and live balances. */
   account(options?: { test?: string; live?: string }): Promise<TestAccount>;
   credit(accountId: string, mode: Mode, ton: string): Promise<void>;
+  /** Changes TON_USD_RATE of the running service (USD per TON, e.g. "2.5"). */
+  setTonUsdRate(rate: string): void;
   /** Row counts of the tables a bad request must not touch. */
   counts(): Promise<{ orders: number; journal: number; events: number }>;
   close(): Promise<void>;
@@ -57,6 +60,11 @@ export async function startHarness(env: Record<string, string> = {}): Promise<Ha
     },
     async credit(accountId, mode, ton) {
       await adjustBalance(db, { accountId, mode, amount: parseTon(ton), reason: 'test funding' });
+    },
+    setTonUsdRate(rate) {
+      const decimal = parseDecimal(rate);
+      if (!decimal) throw new Error(`not a decimal rate: ${rate}`);
+      service.rateFeed.setRate(decimal);
     },
     async counts() {
       const count = async (table: 'orders' | 'journal' | 'order_events') => {

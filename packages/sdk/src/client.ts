@@ -13,7 +13,15 @@ import type {
   DepositAddress,
   DepositList,
   ListDepositsParams,
+  BalanceEntry,
+  BalanceHistory,
   CreateOrderParams,
+  FundTestBalanceParams,
+  List,
+  ListOrdersParams,
+  OrderList,
+  PageParams,
+  TestFunding,
   Mode,
   Order,
   OrderWithEvents,
@@ -214,6 +222,54 @@ export class Starport {
     return this.request<WebhookEndpointWithSecret>({ ...options, method: 'POST', path: `/webhook_endpoints/${encodeURIComponent(id)}/rotate_secret`, body: {} });
   }
 
+  /** GET /orders: one page of orders of the key's mode, newest first, with filters. */
+  listOrders(params: ListOrdersParams = {}, options: RequestOptions = {}): Promise<WithResponse<OrderList>> {
+    const { created, ...rest } = params;
+    const query = { ...pageQuery(rest), status: rest.status, external_id: rest.external_id, 'created[gte]': timeParam(created?.gte), 'created[lt]': timeParam(created?.lt) };
+    return this.request<OrderList>({ ...options, method: 'GET', path: '/orders', query });
+  }
+
+  /**
+   * Every order matching `params`, newest first, fetching pages as you iterate
+   * (`for await (const order of starport.listAllOrders({ status: 'failed' }))`). Orders created
+   * while you iterate are not included; none is skipped or repeated.
+   */
+  listAllOrders(params: Omit<ListOrdersParams, 'ending_before'> = {}, options: RequestOptions = {}): AsyncGenerator<Order> {
+    return this.paginate<Order>((after) => this.listOrders({ ...params, ...(after !== undefined && { starting_after: after }) }, options), params.starting_after);
+  }
+
+  /** GET /balance/history: one page of the balance history of the key's mode, newest first. */
+  listBalanceHistory(params: PageParams = {}, options: RequestOptions = {}): Promise<WithResponse<BalanceHistory>> {
+    return this.request<BalanceHistory>({ ...options, method: 'GET', path: '/balance/history', query: pageQuery(params) });
+  }
+
+  /** Every balance history entry, newest first, fetching pages as you iterate. */
+  balanceHistory(params: Omit<PageParams, 'ending_before'> = {}, options: RequestOptions = {}): AsyncGenerator<BalanceEntry> {
+    return this.paginate<BalanceEntry>(
+      (after) => this.listBalanceHistory({ ...params, ...(after !== undefined && { starting_after: after }) }, options),
+      params.starting_after,
+    );
+  }
+
+  /**
+   * POST /test_helpers/fund (test keys only): credits the test balance. Not idempotent, so
+   * never retried automatically. A live key gets a PermissionError (`test_key_required`).
+   */
+  fundTestBalance(params: FundTestBalanceParams, options: RequestOptions = {}): Promise<WithResponse<TestFunding>> {
+    return this.request<TestFunding>({ ...options, method: 'POST', path: '/test_helpers/fund', body: params });
+  }
+
+  private async *paginate<T extends { id: string }>(page: (after: string | undefined) => Promise<List<T>>, startingAfter: string | undefined): AsyncGenerator<T> {
+    let after = startingAfter;
+    for (;;) {
+      const result = await page(after);
+      yield* result.data;
+      const last = result.data[result.data.length - 1];
+      if (!result.has_more || !last) return;
+      after = last.id;
+    }
+  }
+
   /**
    * Polls GET /orders/{id} until the order is `delivered` or `failed` and returns it. Transient
    * failures while polling (network, 429, 5xx) are waited out until the timeout.
@@ -359,6 +415,18 @@ export class Starport {
       signal?.removeEventListener('abort', onAbort);
     }
   }
+}
+
+function pageQuery(params: PageParams): Record<string, string | number | undefined> {
+  return { limit: params.limit, starting_after: params.starting_after, ending_before: params.ending_before };
+}
+
+/** A Date or Unix seconds as the API's RFC 3339; strings pass through. */
+function timeParam(value: Date | string | number | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  if (value instanceof Date) return value.toISOString();
+  if (typeof value === 'number') return new Date(value * 1000).toISOString();
+  return value;
 }
 
 function normalizeBaseUrl(raw: string): string {

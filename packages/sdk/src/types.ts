@@ -81,11 +81,13 @@ export type OrderEvent =
   | OrderFailedEvent;
 
 export interface Quote {
+  /** `quo_…`: pass it as `quote_id` to createOrder to be charged exactly `amount`. */
+  id: string;
   product: Product;
   quantity: number;
   /** What would be debited now. */
   amount: Amount;
-  /** Indicative until then; orders are priced afresh at creation. */
+  /** An order with this quote_id is charged `amount` until then (one order per quote). */
   expires_at: Timestamp;
 }
 
@@ -160,6 +162,11 @@ export interface CreateOrderParams {
   quantity: number;
   /** Your own order number (1–128 characters), echoed in every response. */
   external_id?: string | null;
+  /**
+   * A quote's `id` (getQuote) for the same product and quantity: the order is charged the
+   * quoted amount if the quote has not expired (QuoteExpiredError otherwise). One order per quote.
+   */
+  quote_id?: string | null;
 }
 
 export interface ValidateRecipientParams {
@@ -219,6 +226,68 @@ export interface CreateWebhookEndpointParams {
 export type WebhookEvent =
   | { id: string; type: OrderEventType; created_at: Timestamp; data: { order: Order } & Record<string, unknown> }
   | { id: string; type: 'webhook.test'; created_at: Timestamp; data: { endpoint_id: string } };
+
+/** A page of a list endpoint, newest first. */
+export interface List<T> {
+  object: 'list';
+  data: T[];
+  /** More items follow beyond this page, in the direction you are paging. */
+  has_more: boolean;
+}
+
+export type OrderList = List<Order>;
+
+export type BalanceEntryType = 'deposit' | 'reserve' | 'debit' | 'release' | 'adjustment';
+
+/** One movement of the balance (GET /balance/history). */
+export interface BalanceEntry {
+  /** `jrn_…`: a cursor for `starting_after` / `ending_before`. */
+  id: string;
+  type: BalanceEntryType;
+  /** The signed change of `balance.value`; all amounts sum to the current value. */
+  amount: Money;
+  /** The signed change of `balance.reserved`. */
+  reserved_change: Money;
+  /** The balance right after this entry. */
+  balance_after: { value: Money; reserved: Money; currency: 'TON' };
+  /** The order of a reserve, debit or release; otherwise null. */
+  order_id: string | null;
+  /** For a deposit: its reference (a transaction hash, or a test funding's request id); otherwise null. */
+  deposit: { reference: string | null } | null;
+  created_at: Timestamp;
+}
+
+export type BalanceHistory = List<BalanceEntry>;
+
+/** The answer of fundTestBalance. */
+export interface TestFunding {
+  /** The deposit entry written. */
+  entry: BalanceEntry;
+  /** The test balance after it. */
+  balance: { value: Money; reserved: Money; currency: 'TON' };
+}
+
+/** Cursor parameters of every list (1–100 items per page, default 20). */
+export interface PageParams {
+  limit?: number;
+  /** The id of the last item of the previous page: items older than it. */
+  starting_after?: string;
+  /** The id of the first item of the current page: the items just newer than it. */
+  ending_before?: string;
+}
+
+export interface ListOrdersParams extends PageParams {
+  status?: OrderStatus;
+  /** Exact match. */
+  external_id?: string;
+  /** Creation time bounds: a Date, an RFC 3339 string, or Unix seconds (number). `gte` inclusive, `lt` exclusive. */
+  created?: { gte?: Date | string | number; lt?: Date | string | number };
+}
+
+export interface FundTestBalanceParams {
+  /** TON as a decimal string, more than 0, at most "1000000". */
+  amount: Money;
+}
 
 /** Every error code of the API (see the error table of the API reference). */
 export type ErrorCode =

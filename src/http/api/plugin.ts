@@ -10,6 +10,7 @@ import { orderRoutes } from './routes/orders.js';
 import { quoteRoutes } from './routes/quote.js';
 import { recipientRoutes } from './routes/recipients.js';
 import { webhookRoutes } from './routes/webhooks.js';
+import { testHelperRoutes } from './routes/test-helpers.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -84,6 +85,7 @@ export async function apiPlugin(app: FastifyInstance, ctx: ApiContext, reference
   balanceRoutes(app, ctx);
   depositRoutes(app, ctx);
   webhookRoutes(app, ctx);
+  testHelperRoutes(app, ctx);
 }
 
 /**

@@ -1,3 +1,4 @@
+import { ORDER_STATUSES } from '../../domain/order-status.js';
 import { PREMIUM_MONTHS, PRODUCTS, STARS_MAX, STARS_MIN } from '../../domain/products.js';
 
 /**
@@ -45,6 +46,14 @@ export const createOrderBody = {
       pattern: '^[^\\u0000]*$',
       description: 'Your own order number (1–128 characters, no NUL), echoed in every response.',
       examples: ['invoice-1042'],
+    },
+    quote_id: {
+      type: ['string', 'null'],
+      pattern: '^quo_[0-9A-Za-z]{1,64}$',
+      description:
+        'The `id` of a GET /quote answer for the same product and quantity: the order is charged the quoted amount if the quote has not expired. ' +
+        'A quote prices one order. Part of the idempotency fingerprint.',
+      examples: ['quo_5Rz8kQ2mVb7nX1cL4pT9sW'],
     },
   },
   allOf: quantityByProduct,
@@ -109,3 +118,49 @@ export const webhookEndpointIdParams = {
 
 /** POST bodies are always JSON objects (CONTRACT); rotation takes no fields: send `{}`. */
 export const emptyBody = { type: 'object', additionalProperties: false, properties: {} } as const;
+
+// --- Lists (issue 6) ---------------------------------------------------------------------------
+
+const digits = (description: string, example: string) => ({ type: 'string', pattern: '^[0-9]+$', description, examples: [example] }) as const;
+const createdBound = (description: string) =>
+  ({
+    type: 'string',
+    description: `${description} An RFC 3339 timestamp (\`2026-11-25T21:30:00Z\`, \`2026-11-25T21:30:00.123+02:00\`) or Unix seconds (digits only).`,
+    examples: ['2026-11-25T00:00:00Z'],
+  }) as const;
+
+const pageParameters = {
+  limit: digits('How many items to return, 1–100 (default 20). Digits only.', '20'),
+  starting_after: { type: 'string', description: 'A cursor: the `id` of the last item of the previous page. Returns items older than it.' },
+  ending_before: {
+    type: 'string',
+    description: 'A cursor: the `id` of the first item of the current page. Returns the items just newer than it (the page before). Not with `starting_after`.',
+  },
+} as const;
+
+export const listOrdersQuery = {
+  type: 'object',
+  properties: {
+    ...pageParameters,
+    status: { type: 'string', enum: [...ORDER_STATUSES], description: 'Only orders in this status.' },
+    external_id: { type: 'string', minLength: 1, maxLength: 128, description: 'Only orders with this `external_id` (exact match).' },
+    'created[gte]': createdBound('Only orders created at or after this time.'),
+    'created[lt]': createdBound('Only orders created before this time.'),
+  },
+} as const;
+
+export const balanceHistoryQuery = { type: 'object', properties: { ...pageParameters } } as const;
+
+export const fundTestBalanceBody = {
+  type: 'object',
+  required: ['amount'],
+  additionalProperties: false,
+  properties: {
+    amount: {
+      type: 'string',
+      pattern: '^[0-9]+(\\.[0-9]{1,9})?$',
+      description: 'TON to credit to the test balance, as a decimal string: more than 0, at most 1000000, at most 9 fractional digits.',
+      examples: ['100'],
+    },
+  },
+} as const;

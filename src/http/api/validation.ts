@@ -4,9 +4,10 @@ import { ApiError, type ErrorCode } from '../../domain/api-error.js';
 /**
  * Turns JSON-schema validation errors (ajv with allErrors) into the one contract error that
  * answers first (CONTRACT "Order of checks"): any missing required field, then any malformed
- * field, each in the order product, recipient, quantity, external_id; then unknown fields.
+ * field, each in the order product, recipient, quantity, external_id, quote_id; then unknown fields.
+ * (`amount` is POST /test_helpers/fund's only field.)
  */
-const FIELD_ORDER = ['product', 'recipient', 'quantity', 'external_id'] as const;
+const FIELD_ORDER = ['product', 'recipient', 'quantity', 'external_id', 'quote_id', 'amount'] as const;
 type Field = (typeof FIELD_ORDER)[number];
 
 const MALFORMED: Record<Field, { code: ErrorCode; message: string }> = {
@@ -17,6 +18,8 @@ const MALFORMED: Record<Field, { code: ErrorCode; message: string }> = {
   },
   quantity: { code: 'invalid_quantity', message: 'quantity must be an integer from 50 to 10000 for stars, or 3, 6 or 12 for premium.' },
   external_id: { code: 'invalid_external_id', message: 'external_id must be null or a string of 1 to 128 characters.' },
+  quote_id: { code: 'invalid_request', message: 'quote_id must be null or the id (quo_…) of a GET /quote answer.' },
+  amount: { code: 'invalid_request', message: 'amount must be a TON amount as a decimal string with at most 9 fractional digits, e.g. "100" or "0.5".' },
 };
 
 export function malformedField(field: Field): ApiError {
@@ -50,10 +53,18 @@ export function validationError(errors: FastifySchemaValidationError[], context:
   const firstMissing = missing.sort(byFieldOrder)[0];
   if (firstMissing !== undefined) return missingField(firstMissing, where);
   const firstMalformed = malformed.sort(byFieldOrder)[0];
-  if (firstMalformed !== undefined && firstMalformed in MALFORMED) return malformedField(firstMalformed as Field);
+  // In a query string only GET /quote's product and quantity have codes of their own; a list's
+  // malformed `external_id` filter is a plain invalid_request.
+  const ownCode = where === 'body' || firstMalformed === 'product' || firstMalformed === 'quantity';
+  if (firstMalformed !== undefined && firstMalformed in MALFORMED && ownCode) return malformedField(firstMalformed as Field);
   const firstUnknown = unknown[0];
   if (firstUnknown !== undefined) {
     return new ApiError('invalid_request', `Unknown body field "${firstUnknown}".`, firstUnknown);
   }
-  return new ApiError('invalid_request', `Invalid ${where}.`, firstMalformed);
+  if (firstMalformed !== undefined) {
+    const what = where === 'body' ? 'body field' : 'query parameter';
+    const detail = errors.find((e) => e.instancePath.split('/')[1] === firstMalformed)?.message;
+    return new ApiError('invalid_request', `Invalid ${what} "${firstMalformed}"${detail ? `: ${detail}` : ''}.`, firstMalformed);
+  }
+  return new ApiError('invalid_request', `Invalid ${where}.`);
 }

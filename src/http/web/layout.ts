@@ -5,7 +5,7 @@ import { modePath } from './format.js';
 import { type Html, html, type Slot } from './html.js';
 
 /** The page shell and the dashboard's chrome: top bar, navigation, test-mode switch and banner. */
-export type Section = 'overview' | 'top-up' | 'keys' | 'orders' | 'guide' | 'webhooks';
+export type Section = 'overview' | 'top-up' | 'keys' | 'orders' | 'balance' | 'webhooks' | 'guide';
 
 export interface View {
   session: Session;
@@ -19,6 +19,7 @@ const NAV: { section: Section; label: string; path: string }[] = [
   { section: 'top-up', label: 'Top up', path: '/top-up' },
   { section: 'keys', label: 'API keys', path: '/keys' },
   { section: 'orders', label: 'Orders', path: '/orders' },
+  { section: 'balance', label: 'Balance history', path: '/balance' },
   { section: 'webhooks', label: 'Webhooks', path: '/webhooks' },
   { section: 'guide', label: 'First order', path: '/guide' },
 ];

@@ -16,6 +16,7 @@ import { overviewRoutes } from './pages/overview.js';
 import { topUpRoutes } from './pages/top-up.js';
 import { guideRoutes } from './pages/guide.js';
 import { webhookRoutes } from './pages/webhooks.js';
+import { balanceHistoryRoutes } from './pages/balance-history.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -140,4 +141,5 @@ export async function webPlugin(app: FastifyInstance, ctx: WebContext): Promise<
   orderRoutes(app, web);
   guideRoutes(app, web);
   webhookRoutes(app, web);
+  balanceHistoryRoutes(app, web);
 }

@@ -18,9 +18,14 @@ export class ListPriceSource implements PriceSource {
 
 /** The default rate feed: TON_USD_RATE from the configuration. */
 export class FixedRateFeed implements RateFeed {
-  constructor(private readonly rate: Decimal) {}
+  constructor(private rate: Decimal) {}
 
   async tonUsdRate(): Promise<Decimal> {
     return this.rate;
+  }
+
+  /** Changes the rate at run time (tests: a locked quote must hold when the rate moves). */
+  setRate(rate: Decimal): void {
+    this.rate = rate;
   }
 }

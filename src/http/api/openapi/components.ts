@@ -27,6 +27,14 @@ export const MONEY = {
   examples: ['0.25'],
 } as const;
 
+/** A signed change of a balance (balance history, issue 6). */
+export const SIGNED_MONEY = {
+  type: 'string',
+  pattern: '^-?(0|[1-9][0-9]*)(\\.[0-9]{0,8}[1-9])?$',
+  description: 'A signed TON amount as a decimal string ("-0.25", "12.5", "0").',
+  examples: ['-0.25'],
+} as const;
+
 export const TIMESTAMP = {
   type: 'string',
   format: 'date-time',
@@ -200,10 +208,11 @@ export const COMPONENT_SCHEMAS: Record<string, JsonSchema> = {
   Quote: closed(
     {
       ok: okTrue,
+      id: id('quo', 'Quote id: pass it as `quote_id` to POST /orders to be charged exactly `amount` (one order, until `expires_at`).'),
       product: { type: 'string', enum: [...PRODUCTS] },
       quantity: { type: 'integer' },
       amount: { ...ref('Amount'), description: 'What would be debited now.' },
-      expires_at: { ...TIMESTAMP, description: 'The price is indicative until then; orders are priced afresh.' },
+      expires_at: { ...TIMESTAMP, description: 'An order with this `quote_id` is charged `amount` until then; without it orders are priced afresh.' },
     },
     undefined,
     'The current price.',
@@ -268,6 +277,69 @@ export const COMPONENT_SCHEMAS: Record<string, JsonSchema> = {
     'Where and how to send TON for a live top-up.',
   ),
   ...WEBHOOK_SCHEMAS,
+  OrderListItem: closed(orderFields, undefined, 'An order in a list (no `events`; GET /orders/{id} has them).'),
+  OrderList: closed(
+    {
+      ok: okTrue,
+      object: { type: 'string', const: 'list' },
+      data: { type: 'array', items: ref('OrderListItem'), description: 'Newest first.' },
+      has_more: { type: 'boolean', description: 'More orders follow beyond this page (in the direction you are paging).' },
+    },
+    undefined,
+    'A page of orders, newest first.',
+  ),
+  BalanceEntry: closed(
+    {
+      id: id('jrn', 'Entry id (a cursor for `starting_after` / `ending_before`).'),
+      type: {
+        type: 'string',
+        enum: ['deposit', 'reserve', 'debit', 'release', 'adjustment'],
+        description:
+          '`deposit`: money in (a top-up, or test funding); `reserve`: an order was created (value → reserved); `debit`: an order was delivered (reserved spent); `release`: an order failed (reserved → value); `adjustment`: an operator correction.',
+      },
+      amount: { ...SIGNED_MONEY, description: 'The signed change of `balance.value`. All amounts sum to the current `balance.value`.' },
+      reserved_change: { ...SIGNED_MONEY, description: 'The signed change of `balance.reserved`. All of them sum to the current `balance.reserved`.' },
+      balance_after: closed(
+        { value: MONEY, reserved: MONEY, currency: { type: 'string', const: 'TON' } },
+        undefined,
+        'The balance right after this entry.',
+      ),
+      order_id: { type: ['string', 'null'], description: 'The order of a `reserve`, `debit` or `release`; otherwise `null`.' },
+      deposit: {
+        oneOf: [
+          { type: 'null' },
+          closed({ reference: { type: ['string', 'null'], description: 'The transaction hash of a top-up, or the request id (`req_…`) of a test funding.' } }),
+        ],
+        description: 'For a `deposit`: its reference; otherwise `null`.',
+      },
+      created_at: TIMESTAMP,
+    },
+    undefined,
+    'One movement of the balance.',
+  ),
+  BalanceHistory: closed(
+    {
+      ok: okTrue,
+      object: { type: 'string', const: 'list' },
+      data: { type: 'array', items: ref('BalanceEntry'), description: 'Newest first.' },
+      has_more: { type: 'boolean', description: 'More entries follow beyond this page (in the direction you are paging).' },
+    },
+    undefined,
+    'A page of the balance history of the key’s mode, newest first.',
+  ),
+  TestFunding: closed(
+    {
+      ok: okTrue,
+      entry: { ...ref('BalanceEntry'), description: 'The `deposit` entry written.' },
+      balance: closed({
+        value: { ...MONEY, description: 'What can be spent now.' },
+        reserved: { ...MONEY, description: 'The sum of orders not yet final.' },
+        currency: { type: 'string', const: 'TON' },
+      }),
+    },
+    undefined,
+    'The test balance after the funding.',
+  ),
   ErrorCode: { ...errorCodeSchema, description: 'See the error table in the API description.' },
   Error: closed(
     {
@@ -371,7 +443,8 @@ export const ERROR_DOCS = {
   idempotency_key_invalid: { when: 'The key is empty or longer than 255 characters.', message: 'Idempotency-Key must be 1 to 255 characters.' },
   invalid_json: { when: 'The body is not valid JSON, or not a JSON object.', message: 'The request body is not valid JSON.' },
   invalid_request: {
-    when: 'A required field or query parameter is missing, a body field is unknown, or a query parameter is repeated; `param` names it.',
+    when:
+      'A required field or query parameter is missing, a body field is unknown, or a query parameter is repeated or malformed (lists: `limit`, a filter or a cursor; `quote_id`; test funding `amount`); `param` names it.',
     message: 'Missing required body field "quantity".',
     param: 'quantity',
   },
@@ -532,7 +605,7 @@ export const EXAMPLES = {
       },
     ],
   },
-  quote: { ok: true, product: 'stars', quantity: 50, amount: { value: '0.25', currency: 'TON' }, expires_at: '2026-11-25T21:31:00.123Z' },
+  quote: { ok: true, id: 'quo_5Rz8kQ2mVb7nX1cL4pT9sW', product: 'stars', quantity: 50, amount: { value: '0.25', currency: 'TON' }, expires_at: '2026-11-25T21:31:00.123Z' },
   recipient: { ok: true, recipient: { username: 'durov', display_name: 'Pavel Durov', eligible: true } },
   balance: { ok: true, balance: { value: '12.5', reserved: '0.25', currency: 'TON' }, mode: 'test' },
   depositList: {
@@ -559,6 +632,71 @@ export const EXAMPLES = {
     transfer_link: 'ton://transfer/UQAs9VlT6S776tq3unJcP5Ogsj-ELLunLXuOb1EKcOQi41-E?text=K7QM3ZP8WD9',
   },
   createOrderRequest: { product: 'stars', recipient: '@durov', quantity: 50, external_id: 'invoice-1042' },
+  orderList: {
+    ok: true,
+    object: 'list',
+    data: [
+      {
+        ...EXAMPLE_ORDER,
+        status: 'delivered',
+        updated_at: '2026-11-25T21:30:03.207Z',
+        status_url: 'https://api.example.com/api/v1/orders/ord_7hQ2mZ0bV4nC8xK1pL5sWd',
+      },
+    ],
+    has_more: false,
+  },
+  balanceHistory: {
+    ok: true,
+    object: 'list',
+    data: [
+      {
+        id: 'jrn_3dM6nS2vT5zH8uW1bX4lRs',
+        type: 'debit',
+        amount: '0',
+        reserved_change: '-0.25',
+        balance_after: { value: '12.25', reserved: '0', currency: 'TON' },
+        order_id: 'ord_7hQ2mZ0bV4nC8xK1pL5sWd',
+        deposit: null,
+        created_at: '2026-11-25T21:30:03.207Z',
+      },
+      {
+        id: 'jrn_2cL5mR1uS4yG7tV0aW3kQr',
+        type: 'reserve',
+        amount: '-0.25',
+        reserved_change: '0.25',
+        balance_after: { value: '12.25', reserved: '0.25', currency: 'TON' },
+        order_id: 'ord_7hQ2mZ0bV4nC8xK1pL5sWd',
+        deposit: null,
+        created_at: '2026-11-25T21:30:00.123Z',
+      },
+      {
+        id: 'jrn_1bK4lQ0tR3xF6sU9zV2jPq',
+        type: 'deposit',
+        amount: '12.5',
+        reserved_change: '0',
+        balance_after: { value: '12.5', reserved: '0', currency: 'TON' },
+        order_id: null,
+        deposit: { reference: 'req_4Xb0Yw3kq9T2mZlF8sV1aC' },
+        created_at: '2026-11-25T21:29:00.000Z',
+      },
+    ],
+    has_more: false,
+  },
+  testFunding: {
+    ok: true,
+    entry: {
+      id: 'jrn_1bK4lQ0tR3xF6sU9zV2jPq',
+      type: 'deposit',
+      amount: '100',
+      reserved_change: '0',
+      balance_after: { value: '100', reserved: '0', currency: 'TON' },
+      order_id: null,
+      deposit: { reference: 'req_4Xb0Yw3kq9T2mZlF8sV1aC' },
+      created_at: '2026-11-25T21:29:00.000Z',
+    },
+    balance: { value: '100', reserved: '0', currency: 'TON' },
+  },
+  fundRequest: { amount: '100' },
   createPremiumRequest: { product: 'premium', recipient: 'durov', quantity: 3 },
   validateRequest: { product: 'stars', recipient: '@durov', quantity: 50 },
 } as const;

@@ -290,9 +290,10 @@ const TAG_DESCRIPTIONS: Record<string, string> = {
   Orders: 'Buy Stars or Premium and follow the order until it is delivered or failed.',
   Recipients: 'Check a username before you take your customer’s money.',
   Pricing: 'What an order would cost now.',
-  Balance: 'Your prepaid TON balance.',
+  Balance: 'Your prepaid TON balance and its history.',
   Deposits: 'Live top-ups: where to send TON, and the transfers credited to your live balance.',
   Webhooks: 'Be told when an order changes instead of polling: signed POSTs per Standard Webhooks (see docs/api.md "Webhooks").',
+  'Test helpers': 'Test-mode shortcuts for your CI (test keys only).',
 };
 
 const errorTable = ERROR_CODES.map((code) => `| ${ERROR_STATUS[code]} | \`${code}\` | ${ERROR_DOCS[code].when.replace(/\|/g, '\\|')} |`).join('\n');
@@ -307,9 +308,11 @@ export const API_DESCRIPTION = `Starport sells Telegram Stars and Premium subscr
 
 **Idempotency.** Every \`POST /orders\` carries an \`Idempotency-Key\`. Retrying with the same key and body returns the same order (201, \`Idempotent-Replayed: true\`), never a second one; the same key with different parameters is 409 \`idempotency_conflict\`. A request that failed (400, 402, 503) did not bind its key.
 
+**Lists.** \`GET /orders\` and \`GET /balance/history\` answer \`{"ok": true, "object": "list", "data": [...], "has_more": bool}\`, newest first, with Stripe-style cursors (\`limit\`, \`starting_after\`, \`ending_before\`).
+
 **Rate limits.** Per key; responses carry \`RateLimit-Policy\` and \`RateLimit\`; a 429 carries \`Retry-After\` (seconds).
 
-**Errors.** \`{"ok": false, "error": {"code", "message", "param"?, "details"?}, "request_id"}\`. Match on \`code\`, never on \`message\`. When several checks fail, the first in this order answers: unknown route, authentication, rate limit, body size, content type, JSON, Idempotency-Key, body fields, idempotency replay/conflict, live availability, balance.
+**Errors.** \`{"ok": false, "error": {"code", "message", "param"?, "details"?}, "request_id"}\`. Match on \`code\`, never on \`message\`. When several checks fail, the first in this order answers: unknown route, authentication, rate limit, body size, content type, JSON, Idempotency-Key, body fields, idempotency replay/conflict, quote (\`quote_mismatch\`, \`quote_expired\`), live availability, balance. On test helpers a live key is refused (403 \`test_key_required\`) right after the rate limit, before the body is read.
 
 | HTTP | code | when |
 |---|---|---|

@@ -11,6 +11,7 @@ export const CREATE_ORDER: OperationDoc = {
   summary: 'Create an order',
   description:
     'Prices the order afresh, reserves the amount on the balance of the key’s mode and queues the order for fulfilment. ' +
+    'With `quote_id` (from GET /quote, same product and quantity, not expired, not used by another order) the order is charged the quoted amount instead. ' +
     'Answers 201 with the order in `fulfillment_pending`. Retrying with the same `Idempotency-Key` and body answers 201 with the same order ' +
     '(in its current state) and `Idempotent-Replayed: true`. Then poll GET /orders/{id} every 5–15 s (test orders settle within about 2 s).',
   tag: 'Orders',
@@ -37,7 +38,10 @@ export const CREATE_ORDER: OperationDoc = {
     'recipient_invalid',
     'invalid_quantity',
     'invalid_external_id',
+    'invalid_request',
     'idempotency_conflict',
+    'quote_mismatch',
+    'quote_expired',
     'idempotency_key_in_use',
     'live_unavailable',
     'price_unavailable',
@@ -89,7 +93,8 @@ export const GET_QUOTE: OperationDoc = {
   operationId: 'getQuote',
   summary: 'Get a price',
   description:
-    'What an order would cost now, valid until `expires_at`. Orders are priced afresh at creation, so the amount charged may differ slightly. ' +
+    'What an order would cost now. Pass the answer’s `id` as `quote_id` to POST /orders (same product and quantity, before `expires_at`) and the order is charged exactly this `amount`; ' +
+    'a quote prices one order. Without `quote_id`, orders are priced afresh at creation, so the amount charged may differ slightly. ' +
     '`quantity` must be digits only (`50`, not `50.0` or `+50`).',
   tag: 'Pricing',
   success: {
@@ -229,4 +234,50 @@ export const ROTATE_WEBHOOK_SECRET: OperationDoc = {
     examples: { rotated: { value: { ok: true, ...WEBHOOK_EXAMPLE, secret: WEBHOOK_SECRET_EXAMPLE } } },
   },
   errors: ['webhook_endpoint_not_found'],
+};
+
+const PAGINATION =
+  'Cursor pagination: `limit` 1–100 (default 20, digits only); `starting_after=<id of the last item>` gives the next (older) page, `ending_before=<id of the first item>` the previous (newer) one; ' +
+  '`has_more` says whether more items follow in that direction. An id that is not an item of this list is 400 `invalid_request` (`param` names the cursor). ';
+
+export const LIST_ORDERS: OperationDoc = {
+  operationId: 'listOrders',
+  summary: 'List orders',
+  description:
+    'The orders of the key’s account and mode, newest first (ties broken by id), without `events`. ' +
+    PAGINATION +
+    'Paging with `starting_after` never skips or repeats an order, even while new orders are created. ' +
+    'Filters combine: `status`, `external_id` (exact), `created[gte]` (inclusive) and `created[lt]` (exclusive), each an RFC 3339 timestamp or Unix seconds.',
+  tag: 'Orders',
+  success: { status: 200, description: 'A page of orders.', schema: 'OrderList', examples: { page: { value: EXAMPLES.orderList } } },
+  errors: [],
+};
+
+export const LIST_BALANCE_HISTORY: OperationDoc = {
+  operationId: 'listBalanceHistory',
+  summary: 'List balance history',
+  description:
+    'Every movement of the balance of the key’s mode, newest first: deposits, reserves (order created), debits (delivered), releases (failed) and adjustments, ' +
+    'each with its signed `amount` (change of `balance.value`), `reserved_change` and the balance after it. ' +
+    PAGINATION,
+  tag: 'Balance',
+  success: { status: 200, description: 'A page of balance history.', schema: 'BalanceHistory', examples: { page: { value: EXAMPLES.balanceHistory } } },
+  errors: [],
+};
+
+export const FUND_TEST_BALANCE: OperationDoc = {
+  operationId: 'fundTestBalance',
+  summary: 'Fund the test balance',
+  description:
+    'Test keys only: credits `amount` TON to the test balance (a `deposit` in balance history whose reference is this request’s id), so your CI can fund its sandbox. ' +
+    'A live key is refused with 403 `test_key_required` before the body is read. `amount`: a decimal string, more than 0, at most 1000000 per call; a test balance holds at most 1000000000 TON. ' +
+    'Not idempotent: each call credits again.',
+  tag: 'Test helpers',
+  requestBody: {
+    name: 'FundTestBalanceRequest',
+    description: '`amount`: TON as a decimal string.',
+    examples: { hundred: { summary: '100 TON', value: EXAMPLES.fundRequest } },
+  },
+  success: { status: 200, description: 'The test balance was credited.', schema: 'TestFunding', examples: { funded: { value: EXAMPLES.testFunding } } },
+  errors: ['test_key_required'],
 };

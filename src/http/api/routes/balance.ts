@@ -1,8 +1,12 @@
 import type { FastifyInstance } from 'fastify';
 import { formatTon } from '../../../domain/money.js';
+import { balanceHistory, findEntry } from '../../../ledger/history.js';
 import { readBalance } from '../../../ledger/ledger.js';
 import type { ApiContext } from '../context.js';
-import { GET_BALANCE } from '../openapi/operations.js';
+import { GET_BALANCE, LIST_BALANCE_HISTORY } from '../openapi/operations.js';
+import { checkOneCursor, type PageQuery, parseLimit, unknownCursor } from '../pagination.js';
+import { balanceHistoryQuery } from '../schemas.js';
+import { entryBody } from '../serialize.js';
 
 export function balanceRoutes(app: FastifyInstance, ctx: ApiContext): void {
   app.get('/balance', { config: { openapi: GET_BALANCE } }, async (request) => {
@@ -12,5 +16,26 @@ export function balanceRoutes(app: FastifyInstance, ctx: ApiContext): void {
       balance: { value: formatTon(balance.available), reserved: formatTon(balance.reserved), currency: 'TON' },
       mode: request.caller.mode,
     };
+  });
+
+  app.get<{ Querystring: PageQuery }>('/balance/history', { schema: { querystring: balanceHistoryQuery }, config: { openapi: LIST_BALANCE_HISTORY } }, async (request) => {
+    const { query, caller } = request;
+    const limit = parseLimit(query.limit);
+    checkOneCursor(query);
+    const cursor = async (param: 'starting_after' | 'ending_before') => {
+      const id = query[param];
+      if (id === undefined) return undefined;
+      const entry = await findEntry(ctx.db.kysely, id, caller);
+      if (!entry) throw unknownCursor(param, id, `an entry of this account's ${caller.mode} balance history`);
+      return entry;
+    };
+    const page = await balanceHistory(ctx.db.kysely, {
+      accountId: caller.accountId,
+      mode: caller.mode,
+      limit,
+      ...(query.starting_after !== undefined && { startingAfter: await cursor('starting_after') }),
+      ...(query.ending_before !== undefined && { endingBefore: await cursor('ending_before') }),
+    });
+    return { ok: true, object: 'list', data: page.entries.map(entryBody), has_more: page.hasMore };
   });
 }

@@ -3,10 +3,13 @@ import { ApiError } from '../../../domain/api-error.js';
 import type { Product } from '../../../domain/products.js';
 import { parseUsername } from '../../../domain/username.js';
 import { createOrder } from '../../../orders/create-order.js';
+import type { OrderStatus } from '../../../domain/order-status.js';
+import { listOrders } from '../../../orders/list-orders.js';
 import { findOrder, listEvents } from '../../../orders/order-store.js';
 import type { ApiContext } from '../context.js';
-import { CREATE_ORDER, GET_ORDER } from '../openapi/operations.js';
-import { createOrderBody, orderIdParams } from '../schemas.js';
+import { CREATE_ORDER, GET_ORDER, LIST_ORDERS } from '../openapi/operations.js';
+import { checkOneCursor, type PageQuery, parseLimit, parseTimeParam, unknownCursor } from '../pagination.js';
+import { createOrderBody, listOrdersQuery, orderIdParams } from '../schemas.js';
 import { eventBody, orderBody } from '../serialize.js';
 
 interface CreateOrderRequest {
@@ -14,6 +17,14 @@ interface CreateOrderRequest {
   recipient: string;
   quantity: number;
   external_id?: string | null;
+  quote_id?: string | null;
+}
+
+interface ListOrdersQuery extends PageQuery {
+  status?: OrderStatus;
+  external_id?: string;
+  'created[gte]'?: string;
+  'created[lt]'?: string;
 }
 
 const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
@@ -52,11 +63,40 @@ export function orderRoutes(app: FastifyInstance, ctx: ApiContext): void {
         username: parseUsername(body.recipient) as string,
         quantity: body.quantity,
         externalId: body.external_id ?? null,
+        quoteId: body.quote_id ?? null,
       });
       if (result.replayed) reply.header('Idempotent-Replayed', 'true');
       return reply.code(201).send({ ok: true, ...orderBody(result.order, ctx.publicUrl(request)) });
     },
   );
+
+  app.get<{ Querystring: ListOrdersQuery }>('/orders', { schema: { querystring: listOrdersQuery }, config: { openapi: LIST_ORDERS } }, async (request) => {
+    const { query, caller } = request;
+    const limit = parseLimit(query.limit);
+    const createdGte = parseTimeParam('created[gte]', query['created[gte]']);
+    const createdLt = parseTimeParam('created[lt]', query['created[lt]']);
+    checkOneCursor(query);
+    const cursor = async (param: 'starting_after' | 'ending_before') => {
+      const id = query[param];
+      if (id === undefined) return undefined;
+      const order = await findOrder(ctx.db.kysely, id, caller);
+      if (!order) throw unknownCursor(param, id, `an order of this account in ${caller.mode} mode`);
+      return order;
+    };
+    const page = await listOrders(ctx.db.kysely, {
+      accountId: caller.accountId,
+      mode: caller.mode,
+      limit,
+      ...(query.status !== undefined && { status: query.status }),
+      ...(query.external_id !== undefined && { externalId: query.external_id }),
+      ...(createdGte !== undefined && { createdGte }),
+      ...(createdLt !== undefined && { createdLt }),
+      ...(query.starting_after !== undefined && { startingAfter: await cursor('starting_after') }),
+      ...(query.ending_before !== undefined && { endingBefore: await cursor('ending_before') }),
+    });
+    const publicUrl = ctx.publicUrl(request);
+    return { ok: true, object: 'list', data: page.orders.map((order) => orderBody(order, publicUrl)), has_more: page.hasMore };
+  });
 
   app.get<{ Params: { id: string } }>('/orders/:id', { schema: { params: orderIdParams }, config: { openapi: GET_ORDER } }, async (request) => {
     const order = await findOrder(ctx.db.kysely, request.params.id, request.caller);

@@ -3,6 +3,7 @@ import { tonAmount } from '../../../domain/money.js';
 import { isValidQuantity, type Product } from '../../../domain/products.js';
 import { formatTimestamp } from '../../../domain/time.js';
 import { freshPrice } from '../../../orders/fresh-price.js';
+import { saveQuote } from '../../../quotes/quotes.js';
 import type { ApiContext } from '../context.js';
 import { GET_QUOTE } from '../openapi/operations.js';
 import { quoteQuery } from '../schemas.js';
@@ -17,12 +18,19 @@ export function quoteRoutes(app: FastifyInstance, ctx: ApiContext): void {
       const quantity = Number(request.query.quantity);
       if (!isValidQuantity(product, quantity)) throw malformedField('quantity');
       const amount = await freshPrice(ctx.prices, product, quantity, request.caller.mode);
+      // Stored so that POST /orders with this quote_id can be charged exactly this amount. A
+      // short write: quotes asked for together share one commit (Db.writeTransaction).
+      const { accountId, mode } = request.caller;
+      const quote = await ctx.db.writeTransaction((tx) =>
+        saveQuote(tx, { accountId, mode, product, quantity, amount, now: Date.now(), ttlSeconds: ctx.quoteTtlSeconds }),
+      );
       return {
         ok: true,
+        id: quote.id,
         product,
         quantity,
         amount: tonAmount(amount),
-        expires_at: formatTimestamp(Date.now() + ctx.quoteTtlSeconds * 1000),
+        expires_at: formatTimestamp(quote.expiresAt),
       };
     },
   );

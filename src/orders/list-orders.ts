@@ -1,0 +1,63 @@
+import type { Kysely } from 'kysely';
+import type { Mode } from '../domain/api-key.js';
+import type { OrderStatus } from '../domain/order-status.js';
+import type { Database } from '../db/schema.js';
+import { type Order, orderFromRow } from './order.js';
+
+/**
+ * GET /orders: Stripe-style cursor pagination, newest first on (created_at, id). A cursor is an
+ * order of the same list; the next page holds orders strictly older than it, so orders created
+ * meanwhile (all newer) never shift a page: a walk sees every order that existed when it began
+ * exactly once. Every filter is served by an index of migration 0004 (account, mode, [status |
+ * external_id,] created_at, id).
+ */
+export interface OrderListQuery {
+  accountId: string;
+  mode: Mode;
+  limit: number;
+  status?: OrderStatus;
+  externalId?: string;
+  /** Epoch ms, inclusive. */
+  createdGte?: number;
+  /** Epoch ms, exclusive. */
+  createdLt?: number;
+  /** Orders older than this one (next page). */
+  startingAfter?: Pick<Order, 'createdAt' | 'id'>;
+  /** Orders newer than this one (previous page). */
+  endingBefore?: Pick<Order, 'createdAt' | 'id'>;
+}
+
+export interface OrderList {
+  orders: Order[];
+  hasMore: boolean;
+}
+
+export async function listOrders(db: Kysely<Database>, query: OrderListQuery): Promise<OrderList> {
+  const rows = await orderPageQuery(db, query).execute();
+  const orders = rows.slice(0, query.limit).map(orderFromRow);
+  // Backwards, the page was read oldest first from the cursor: the list is always newest first.
+  if (query.endingBefore !== undefined) orders.reverse();
+  return { orders, hasMore: rows.length > query.limit };
+}
+
+/** The one statement behind a page (one row more than `limit`, to know whether more follow). */
+export function orderPageQuery(db: Kysely<Database>, query: OrderListQuery) {
+  let select = db.selectFrom('orders').selectAll().where('account_id', '=', query.accountId).where('mode', '=', query.mode);
+  if (query.status !== undefined) select = select.where('status', '=', query.status);
+  if (query.externalId !== undefined) select = select.where('external_id', '=', query.externalId);
+  if (query.createdGte !== undefined) select = select.where('created_at', '>=', BigInt(query.createdGte));
+  if (query.createdLt !== undefined) select = select.where('created_at', '<', BigInt(query.createdLt));
+  const backwards = query.endingBefore !== undefined;
+  const cursor = query.endingBefore ?? query.startingAfter;
+  if (cursor) {
+    const at = BigInt(cursor.createdAt);
+    const op = backwards ? '>' : '<';
+    // The redundant `created_at <=/>= at` bound makes the cursor an index range bound on both
+    // engines (an OR alone is only a filter over the index, walked from the top at every depth).
+    select = select
+      .where('created_at', backwards ? '>=' : '<=', at)
+      .where((eb) => eb.or([eb('created_at', op, at), eb.and([eb('created_at', '=', at), eb('id', op, cursor.id)])]));
+  }
+  const direction = backwards ? 'asc' : 'desc';
+  return select.orderBy('created_at', direction).orderBy('id', direction).limit(query.limit + 1);
+}
