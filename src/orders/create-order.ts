@@ -53,7 +53,7 @@ export async function createOrder(deps: CreateOrderDeps, input: CreateOrderInput
     const existing = await findOrderByIdempotencyKey(deps.db.kysely, scope);
     if (existing) return replay(existing, fingerprint);
     const now = (deps.now ?? Date.now)();
-    const quote = input.quoteId ? await usableQuote(deps.db.kysely, input.quoteId, input, now) : undefined;
+    const quote = input.quoteId ? await usableQuote(deps.db, input.quoteId, input, now) : undefined;
     if (input.mode === 'live' && !(await deps.liveAvailable())) {
       throw new ApiError('live_unavailable', 'Live orders cannot be fulfilled right now; nothing was reserved. Retry later.');
     }

@@ -3,7 +3,7 @@ import { tonAmount } from '../../../domain/money.js';
 import { isValidQuantity, type Product } from '../../../domain/products.js';
 import { formatTimestamp } from '../../../domain/time.js';
 import { freshPrice } from '../../../orders/fresh-price.js';
-import { saveQuote } from '../../../quotes/quotes.js';
+import { issueQuote, quoteKey } from '../../../quotes/quotes.js';
 import type { ApiContext } from '../context.js';
 import { GET_QUOTE } from '../openapi/operations.js';
 import { quoteQuery } from '../schemas.js';
@@ -18,12 +18,9 @@ export function quoteRoutes(app: FastifyInstance, ctx: ApiContext): void {
       const quantity = Number(request.query.quantity);
       if (!isValidQuantity(product, quantity)) throw malformedField('quantity');
       const amount = await freshPrice(ctx.prices, product, quantity, request.caller.mode);
-      // Stored so that POST /orders with this quote_id can be charged exactly this amount. A
-      // short write: quotes asked for together share one commit (Db.writeTransaction).
+      // The id is the signed quote (quotes.ts): POST /orders with it is charged this amount.
       const { accountId, mode } = request.caller;
-      const quote = await ctx.db.writeTransaction((tx) =>
-        saveQuote(tx, { accountId, mode, product, quantity, amount, now: Date.now(), ttlSeconds: ctx.quoteTtlSeconds }),
-      );
+      const quote = issueQuote(await quoteKey(ctx.db), { accountId, mode, product, quantity, amount, now: Date.now(), ttlSeconds: ctx.quoteTtlSeconds });
       return {
         ok: true,
         id: quote.id,
