@@ -59,7 +59,9 @@ export function rawRequest(origin: string, request: RawRequest, timeoutMs = 10_0
       }
     };
     const timer = setTimeout(() => finish(new RawTimeout(`no complete answer within ${timeoutMs} ms to ${request.method} ${String(request.target).slice(0, 200)}`)), timeoutMs);
-    socket.on('connect', () => socket.end(Buffer.concat([...head, payload])));
+    // write, not end: Node's HTTP server drops a request whose client half-closes before the
+    // answer is ready (it does not allow half-open sockets); `Connection: close` ends it instead.
+    socket.on('connect', () => socket.write(Buffer.concat([...head, payload])));
     socket.on('data', (data) => received.push(data));
     // The server may answer and close before reading the whole body (413): what came back counts.
     socket.on('error', (error) => (received.length > 0 ? finish() : finish(error)));
