@@ -79,6 +79,10 @@ describe('every operation, hostile input', () => {
       stats.set(code, (stats.get(code) ?? 0) + 1);
       const liveUnavailable = response.status === 503 && safeCode(response.body) === 'live_unavailable';
       if (response.status >= 500 && !liveUnavailable) throw new Error(`${response.status}: ${response.body}`);
+      // A JSON text must be UTF-8 (RFC 8259): a body that is not is never accepted.
+      if (operation.body && request.body && response.status < 300 && !isUtf8(request.body)) {
+        throw new Error(`a body with invalid UTF-8 was accepted: ${response.status} ${response.body.slice(0, 300)}`);
+      }
       const problems = contractProblems(checker, request.method, url.replace(/[^\x21-\x7e]/g, '_'), response);
       if (problems.length > 0) throw new Error(`${response.status} ${response.body.slice(0, 500)}\n${problems.join('\n')}`);
     });
@@ -156,6 +160,15 @@ async function assertProperty<T>(property: fc.IAsyncProperty<T>, numRuns: number
     `property failed after ${details.numRuns} cases; replay with RELIABILITY_SEED=${details.seed} (path ${details.counterexamplePath})\n` +
       `counterexample: ${JSON.stringify(details.counterexample, shorten, 1)?.slice(0, 4000)}\nfailure: ${error.slice(0, 3000)}`,
   );
+}
+
+function isUtf8(bytes: Buffer): boolean {
+  try {
+    new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 function safeCode(body: string): string {

@@ -161,6 +161,8 @@ export function bodyBytes(schema: Schema | undefined): fc.Arbitrary<Buffer> {
   );
   return fc.oneof(
     { weight: 10, arbitrary: text.map((t) => Buffer.from(t, 'utf8')) },
+    // Invalid UTF-8 inside a string value of a valid body (external_id, recipient…).
+    { weight: 2, arbitrary: fc.tuple(conformingBody(object), fc.nat(), fc.constantFrom(...INVALID_UTF8)).map(([t, at, bad]) => spliceIntoString(t, at, bad)) },
     // Invalid UTF-8 spliced somewhere into a plausible body.
     { weight: 2, arbitrary: fc.tuple(text, fc.nat(), fc.constantFrom(...INVALID_UTF8)).map(([t, at, bad]) => splice(Buffer.from(t, 'utf8'), at, bad)) },
     // Other encodings of a plausible body: UTF-16 with or without BOM, a UTF-8 BOM, latin1.
@@ -170,6 +172,15 @@ export function bodyBytes(schema: Schema | undefined): fc.Arbitrary<Buffer> {
     },
     { weight: 1, arbitrary: fc.uint8Array({ maxLength: 200 }).map((bytes) => Buffer.from(bytes)) },
   );
+}
+
+/** Inserts `insert` right after the opening quote of one of the body's string values. */
+function spliceIntoString(text: string, at: number, insert: Buffer): Buffer {
+  const starts = [...text.matchAll(/":"/g)].map((m) => Buffer.byteLength(text.slice(0, (m.index ?? 0) + 3)));
+  const buffer = Buffer.from(text, 'utf8');
+  if (starts.length === 0) return splice(buffer, at, insert);
+  const index = starts[at % starts.length] as number;
+  return Buffer.concat([buffer.subarray(0, index), insert, buffer.subarray(index)]);
 }
 
 function splice(buffer: Buffer, at: number, insert: Buffer): Buffer {
