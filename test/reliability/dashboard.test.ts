@@ -1,10 +1,13 @@
 import fs from 'node:fs';
+import fc from 'fast-check';
 import { type Browser, chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { LOGIN_FAILURES_PER_EMAIL } from '../../src/accounts/auth-throttle.js';
 import { readBalance } from '../../src/ledger/ledger.js';
 import { type Harness, startHarness } from '../support/harness.js';
 import { accountIdOf, newEmail, PASSWORD, signedUp, WebClient } from '../support/web.js';
+import { nastyString } from './support/arbitraries.js';
+import { announceSeed, RUNS, SEED } from './support/settings.js';
 
 /**
  * Suite 5: dashboard security, against a real service: CSRF refusal, session fixation,
@@ -129,6 +132,51 @@ describe('sessions and cookies', () => {
     const throttled = await new WebClient(h, '10.9.3.99').logIn(email, PASSWORD);
     expect(throttled.status).toBe(429);
     expect(throttled.headers['set-cookie'] ?? '').not.toMatch(/sp_session=[^;]/);
+  });
+});
+
+describe('hostile input to the dashboard', () => {
+  test('random query strings, path ids and form fields never produce a 5xx, with or without a valid CSRF token', async () => {
+    announceSeed('dashboard fuzz');
+    const { client } = await signedUp(h, '10.9.5.1');
+    const token = (await client.get('/test')).csrf as string;
+    const cookie = [...client.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
+    const routes = [
+      ['GET', '/test/orders'],
+      ['GET', '/orders'],
+      ['GET', '/test/orders/{x}'],
+      ['GET', '/test/keys/reissue'],
+      ['GET', '/top-up/qr.svg'],
+      ['GET', '/login'],
+      ['GET', '/set-password/{x}'],
+      ['GET', '/assets/{x}'],
+      ['POST', '/test/top-up'],
+      ['POST', '/test/keys/reissue'],
+      ['POST', '/keys/reissue'],
+      ['POST', '/login'],
+      ['POST', '/signup'],
+      ['POST', '/set-password/{x}'],
+    ] as const;
+    const fieldNames = fc.constantFrom('amount', 'mode', 'replaces', 'email', 'password', 'password_again', 'next', 'q', 'status', 'after', 'before', '__proto__', 'constructor[prototype][x]', '_csrf');
+    const pairs = fc.array(fc.tuple(fieldNames, nastyString), { maxLength: 6 });
+    const encode = (list: [string, string][]) => list.map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v.replace(/[\uD800-\uDFFF]/g, '?'))}`).join('&');
+    const runs = Math.max(200, Math.floor(RUNS / 5));
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom(...routes), pairs, nastyString, fc.boolean(), fc.boolean(), async ([method, template], fields, id, withToken, loggedIn) => {
+        const path = template.replace('{x}', encodeURIComponent(id.replace(/[\uD800-\uDFFF]/g, '?')) || 'x');
+        const form = encode([...fields, ...(withToken ? [['_csrf', token] as [string, string]] : [])]);
+        // Never log out or land on a password change for real: those end the shared session.
+        const response = await h.service.app.inject({
+          method,
+          url: method === 'GET' ? `${path}?${form}` : path,
+          remoteAddress: '10.9.5.1',
+          headers: { ...(loggedIn && { cookie }), ...(method === 'POST' && { 'content-type': 'application/x-www-form-urlencoded' }) },
+          ...(method === 'POST' && { payload: form }),
+        });
+        expect(response.statusCode, `${method} ${path} ${form.slice(0, 200)} → ${response.body.slice(0, 200)}`).toBeLessThan(500);
+      }),
+      { numRuns: runs, seed: SEED },
+    );
   });
 });
 
