@@ -24,7 +24,7 @@ import { announceSeed, KILLS, SEED, seededRandom } from './support/settings.js';
  * (SQLite PRAGMA integrity_check, migrations re-run on either engine).
  */
 const CLIENTS = 6;
-const FUNDING = '40';
+const FUNDING = '500';
 const RECIPIENTS = ['@crash_ok', '@Crash_Two', '@test_failed', '@test_invalid'];
 
 let database: FreshDatabase;
