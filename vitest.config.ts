@@ -5,6 +5,8 @@ import { defineConfig } from 'vitest/config';
  * PostgreSQL when TEST_DATABASE_URL points at a server (CI always sets it).
  */
 const databaseSuites = ['test/**/*.test.ts'];
+/** npm run test:reliability runs these (vitest.reliability.config.ts). */
+const reliabilitySuites = 'test/reliability/**';
 const engines = process.env.TEST_DATABASE_URL ? ['sqlite', 'postgres'] : ['sqlite'];
 if (!process.env.TEST_DATABASE_URL) {
   console.warn('TEST_DATABASE_URL is not set: database suites run on SQLite only.');
@@ -21,7 +23,7 @@ export default defineConfig({
         test: {
           name: engine,
           include: databaseSuites,
-          exclude: ['test/unit/**'],
+          exclude: ['test/unit/**', reliabilitySuites],
           env: { TEST_ENGINE: engine },
         },
       })),

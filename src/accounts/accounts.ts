@@ -71,7 +71,10 @@ export async function reissueKey(
   within?: (tx: Kysely<Database>, newKeyPrefix: string) => Promise<unknown>,
 ): Promise<string> {
   return db.kysely.transaction().execute(async (tx) => {
-    const account = await tx.selectFrom('accounts').select('id').where('id', '=', accountId).executeTakeFirst();
+    // Two reissues at once (dashboard and CLI, two operators) must queue on the account row:
+    // otherwise on PostgreSQL both revoke the same key and the second new key breaks the
+    // one-active-key index (found by the reliability suite).
+    const account = await db.engine.lockForUpdate(tx.selectFrom('accounts').select('id').where('id', '=', accountId)).executeTakeFirst();
     if (!account) throw new AccountError(`no account ${accountId}`);
     await tx
       .updateTable('api_keys')

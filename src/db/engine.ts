@@ -19,6 +19,14 @@ export interface Engine {
    */
   lockForClaim<QB extends SelectQueryBuilder<any, any, any>>(query: QB): QB;
   /**
+   * Makes a select inside a transaction lock the rows it reads until the transaction ends
+   * (PostgreSQL FOR NO KEY UPDATE: serialises with other such locks, but lets foreign-key checks
+   * of inserts that reference the row through), so read-then-write sequences on them
+   * serialise. SQLite write
+   * transactions (BEGIN IMMEDIATE) already exclude each other, so it needs nothing.
+   */
+  lockForUpdate<QB extends SelectQueryBuilder<any, any, any>>(query: QB): QB;
+  /**
    * Inside a transaction that queued work: tells worker processes elsewhere to look at the
    * queue once it commits (PostgreSQL NOTIFY). In one SQLite process the caller wakes its own
    * worker directly, so this does nothing there.

@@ -41,6 +41,9 @@ export const postgresEngine: Engine = {
   // serialization_failure, deadlock_detected, lock_not_available: the work can be retried.
   isBusy: (error) => ['40001', '40P01', '55P03'].includes(pgCode(error) ?? ''),
   lockForClaim: (query) => query.forUpdate().skipLocked() as typeof query,
+  // NO KEY UPDATE, not UPDATE: foreign-key checks of other transactions (KEY SHARE on the same
+  // row) must not queue behind it, or they deadlock with balance updates (found on PostgreSQL).
+  lockForUpdate: (query) => query.forNoKeyUpdate() as typeof query,
   limitLockWait: async (tx, ms) => {
     await sql.raw(`set local lock_timeout = '${Math.floor(ms)}ms'`).execute(tx);
   },

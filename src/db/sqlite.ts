@@ -119,6 +119,7 @@ export const sqliteEngine: Engine = {
   isUniqueViolation: (error) =>
     ['SQLITE_CONSTRAINT_UNIQUE', 'SQLITE_CONSTRAINT_PRIMARYKEY'].includes(sqliteCode(error) ?? ''),
   lockForClaim: (query) => query,
+  lockForUpdate: (query) => query,
   signalQueued: async () => undefined,
   limitLockWait: async () => undefined,
   isLockTimeout: () => false,

@@ -5,6 +5,7 @@ import type { ApiContext } from './api/context.js';
 import { ApiReference } from './api/openapi/document.js';
 import { referenceRoutes } from './api/openapi/routes.js';
 import { apiPlugin, BODY_LIMIT_BYTES } from './api/plugin.js';
+import { clientErrorHandler } from './client-error.js';
 import { handleError, handleNotFound } from './errors.js';
 import { healthRoutes } from './health.js';
 import type { ServiceMetrics } from './metrics.js';
@@ -44,6 +45,14 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     // The contract validates strictly: "100" is not 100, and unknown fields are rejected
     // rather than silently dropped. allErrors lets the error mapper pick the first failing
     // check in the contract's order.
+    // Requests Node cannot parse get a contract error body too (client-error.ts).
+    clientErrorHandler,
+    // So do URLs the router cannot decode (a bad percent-escape, invalid UTF-8): Fastify would
+    // answer them itself, before any hook, with its own body and no Request-Id.
+    frameworkErrors: (error, request, reply) => {
+      reply.header('Request-Id', request.id);
+      return handleError(error, request, reply);
+    },
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: false, allErrors: true } },
   }) as unknown as FastifyInstance;
 

@@ -14,13 +14,14 @@ const FRAMEWORK_CODES: Record<string, ErrorCode> = {
   FST_ERR_CTP_EMPTY_JSON_BODY: 'invalid_json',
   FST_ERR_CTP_INVALID_JSON_BODY: 'invalid_json',
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'invalid_request',
+  FST_ERR_BAD_URL: 'invalid_request',
 };
 
 const FRAMEWORK_MESSAGES: Partial<Record<ErrorCode, string>> = {
   payload_too_large: 'The request body is larger than 16 KiB.',
   unsupported_media_type: 'Send the request body as JSON with "Content-Type: application/json".',
   invalid_json: 'The request body is not valid JSON.',
-  invalid_request: 'The request could not be read.',
+  invalid_request: 'The request could not be read (a malformed URL, percent-escape or header).',
 };
 
 export function toApiError(error: FastifyError | Error): ApiError {

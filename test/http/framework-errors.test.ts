@@ -173,3 +173,22 @@ describe('every response', () => {
     expect(Object.keys(res.headers).filter((name) => name.startsWith('access-control-'))).toEqual([]);
   });
 });
+
+describe('a body that is not UTF-8 is invalid_json (regression: it was decoded leniently and stored with U+FFFD)', () => {
+  test.each([
+    ['a 0xFF byte inside external_id', Buffer.concat([Buffer.from('{"product":"stars","recipient":"durov","quantity":50,"external_id":"ab'), Buffer.from([0xff]), Buffer.from('cd"}')])],
+    ['an overlong encoding', Buffer.concat([Buffer.from('{"product":"stars","recipient":"durov","quantity":50,"external_id":"'), Buffer.from([0xc0, 0x80]), Buffer.from('"}')])],
+    ['a UTF-16 surrogate encoded in UTF-8', Buffer.concat([Buffer.from('{"product":"stars","recipient":"durov","quantity":50,"external_id":"'), Buffer.from([0xed, 0xa0, 0x80]), Buffer.from('"}')])],
+    ['UTF-16LE', Buffer.from('{"product":"stars","recipient":"durov","quantity":50}', 'utf16le')],
+  ])('%s → 400 invalid_json, nothing written, key not bound', async (_, payload) => {
+    const a = await h.account({ test: '10' });
+    await expectOrderRejected(h, a.testKey, undefined, 400, 'invalid_json', null, { raw: { payload: payload as unknown as string, contentType: 'application/json' } });
+  });
+
+  test('valid multi-byte UTF-8 is still accepted and echoed exactly', async () => {
+    const a = await h.account({ test: '10' });
+    const res = await rawPost(a.testKey, Buffer.from('{"product":"stars","recipient":"durov","quantity":50,"external_id":"€ 𝕏 ü"}'), 'application/json');
+    expectOk(res, 201);
+    expect(res.body.external_id).toBe('€ 𝕏 ü');
+  });
+});

@@ -21,12 +21,22 @@ declare module 'fastify' {
 
 export const BODY_LIMIT_BYTES = 16 * 1024;
 
+const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
 /**
  * JSON bodies are parsed here rather than by Fastify's default parser so that every failure
- * maps to one contract code: an empty body, invalid JSON, and anything but a JSON object are
- * all invalid_json.
+ * maps to one contract code: an empty body, bytes that are not UTF-8, invalid JSON, and
+ * anything but a JSON object are all invalid_json.
  */
-function parseJsonObject(_request: FastifyRequest, body: string): Record<string, unknown> {
+function parseJsonObject(_request: FastifyRequest, bytes: Buffer): Record<string, unknown> {
+  // A JSON text is UTF-8 (RFC 8259). Decoding leniently would turn a stray byte into U+FFFD
+  // and store a value the client never sent (found by the reliability fuzzer).
+  let body: string;
+  try {
+    body = STRICT_UTF8.decode(bytes);
+  } catch {
+    throw new ApiError('invalid_json', 'The request body is not valid UTF-8.');
+  }
   let value: unknown;
   try {
     value = JSON.parse(body);
@@ -65,8 +75,8 @@ export async function apiPlugin(app: FastifyInstance, ctx: ApiContext, reference
   });
 
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit: BODY_LIMIT_BYTES }, async (request: FastifyRequest, body: string | Buffer) =>
-    parseJsonObject(request, body as string),
+  app.addContentTypeParser('application/json', { parseAs: 'buffer', bodyLimit: BODY_LIMIT_BYTES }, async (request: FastifyRequest, body: string | Buffer) =>
+    parseJsonObject(request, body as Buffer),
   );
   // Any other media type is read (so an oversized body is still a 413, which comes first)
   // and then refused.
