@@ -175,3 +175,45 @@ describe('paying live orders from the wallet', () => {
   });
 });
 
+describe('throughput', () => {
+  /**
+   * One wallet pays 100 orders, batched into a few transfers. CI runs it with compressed
+   * latencies; WALLET_BENCH_FRAGMENT_MS=300 WALLET_BENCH_BLOCK_MS=3000 gives the realistic figure.
+   */
+  test('100 live orders are paid by one wallet within a minute, in batches, each once', async () => {
+    fragment.latencyMs = Number(process.env.WALLET_BENCH_FRAGMENT_MS ?? 20);
+    ton.blockMs = Number(process.env.WALLET_BENCH_BLOCK_MS ?? 300);
+    const a = await h.account({ live: '100' });
+    const started = Date.now();
+    const ids: string[] = [];
+    for (let i = 0; i < 100; i++) {
+      const res = await postOrder(h, a.liveKey, { product: 'stars', recipient: `bulk_${i}`, quantity: 50 });
+      expectOk(res, 201);
+      ids.push(res.body.id);
+    }
+    const delivered = () =>
+      db()
+        .selectFrom('orders')
+        .select((eb) => eb.fn.countAll().as('n'))
+        .where('account_id', '=', a.accountId)
+        .where('status', '=', 'delivered')
+        .executeTakeFirstOrThrow()
+        .then((r) => Number(r.n));
+    await pollUntil(delivered, (n) => n === 100, { what: '100 delivered orders', timeoutMs: 60_000, intervalMs: 100 });
+    const seconds = (Date.now() - started) / 1000;
+    const messages = await db()
+      .selectFrom('wallet_message_orders')
+      .select('message_hash')
+      .distinct()
+      .where('order_id', 'in', ids)
+      .execute();
+    console.log(`wallet throughput: 100 orders in ${seconds.toFixed(1)} s (${(6000 / seconds).toFixed(0)} orders/min), ${messages.length} transfers; fragment ${fragment.latencyMs} ms, blocks ${ton.blockMs} ms`);
+    expect(seconds).toBeLessThan(60);
+    expect(messages.length, 'orders are batched').toBeLessThanOrEqual(30);
+    payments();
+    for (const id of ids) expect(fragment.paymentsByRef.get((await invoiceOf(id))?.ref ?? '')).toBe(1);
+    const seqnos = await db().selectFrom('wallet_messages').select('seqno').where('state', '=', 'confirmed').execute();
+    expect(new Set(seqnos.map((r) => String(r.seqno))).size).toBe(seqnos.length);
+    expect(await verifyLedger(db())).toEqual([]);
+  }, 90_000);
+});
