@@ -2,6 +2,7 @@ import { Address } from '@ton/core';
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { Database } from '../../db/schema.js';
+import { ToncenterError } from '../../ton/toncenter.js';
 import type { Order } from '../../orders/order.js';
 import type { CircuitBreaker } from '../breaker.js';
 import type { PaymentProgress, PaymentSender, StoredPayment } from '../payment-sender.js';
@@ -59,6 +60,8 @@ export interface WalletHooks {
 const MIN_INVOICE_LEFT_MS = 15_000;
 /** Other orders join a batch only with this much invoice left, so they do not shorten it much. */
 const MIN_BATCH_LEFT_MS = 60_000;
+/** After toncenter failed, the order is looked at again this much later. */
+const CHAIN_RETRY_MS = 5_000;
 /** Chain clocks and node views lag a little: expiry is judged this long after valid_until. */
 const EXPIRY_GRACE_MS = 5_000;
 
@@ -82,6 +85,17 @@ export class WalletPaymentSender implements PaymentSender {
   }
 
   async pay(order: Order, payment: StoredPayment, now: number): Promise<PaymentProgress> {
+    try {
+      return await this.payOrWait(order, payment, now);
+    } catch (error) {
+      if (!(error instanceof ToncenterError)) throw error;
+      // The chain cannot be read or written now: nothing is decided without it; look again later.
+      this.options.logger.warn({ order_id: order.id, err: { message: error.message } }, 'wallet: toncenter unavailable, payment waits');
+      return { kind: 'waiting', checkAt: now + CHAIN_RETRY_MS };
+    }
+  }
+
+  private async payOrWait(order: Order, payment: StoredPayment, now: number): Promise<PaymentProgress> {
     const latest = await latestLink(this.options.db, order.id);
     if (latest && latest.link.outcome === 'pending') await this.progress(latest.message, now);
     const current = latest && latest.link.outcome === 'pending' ? await latestLink(this.options.db, order.id) : latest;
