@@ -111,7 +111,28 @@ async function upstreamOf(db: Kysely<Database>, row: OrderRow): Promise<Record<s
     valid_until: formatTimestamp(payment.validUntil),
     payload: payment.payload,
     requested_at: formatTimestamp(payment.createdAt),
+    wallet_messages: await walletMessagesOf(db, row.id),
   };
+}
+
+/** The paying wallet's messages for the order, oldest first (held = needs the operator). */
+async function walletMessagesOf(db: Kysely<Database>, orderId: string): Promise<Record<string, unknown>[]> {
+  const rows = await db
+    .selectFrom('wallet_message_orders as l')
+    .innerJoin('wallet_messages as m', 'm.hash', 'l.message_hash')
+    .select(['m.hash', 'm.seqno', 'm.state', 'm.valid_until', 'm.tx_hash', 'm.created_at', 'l.outcome'])
+    .where('l.order_id', '=', orderId)
+    .orderBy('m.created_at')
+    .execute();
+  return rows.map((m) => ({
+    hash: m.hash,
+    seqno: Number(m.seqno),
+    state: m.state,
+    outcome: m.outcome,
+    tx_hash: m.tx_hash,
+    signed_at: formatTimestamp(Number(m.created_at)),
+    valid_until: formatTimestamp(Number(m.valid_until)),
+  }));
 }
 
 export class ResolveError extends Error {}

@@ -172,6 +172,9 @@ describe('paying live orders from the wallet', () => {
     expect(fragment.paymentsByRef.get((await invoiceOf(res.body.id))?.ref ?? '') ?? 0).toBe(0);
     const metrics = (await h.inject({ method: 'GET', url: '/metrics' })).body;
     expect(metrics).toMatch(/^starport_wallet_payments_held_total 1$/m);
+    const { orderDetails } = await import('../../src/orders/admin.js');
+    const details = await orderDetails(db(), res.body.id);
+    expect(details?.upstream?.wallet_messages).toEqual([expect.objectContaining({ state: 'held', outcome: 'held', seqno: Number(signed?.seqno), tx_hash: null })]);
   });
 });
 
