@@ -49,6 +49,7 @@ afterAll(async () => {
 });
 beforeEach(() => {
   ton.clearFaults();
+  ton.aroundBlock = {};
   ton.blockMs = 0;
   fragment.latencyMs = 0;
   fragment.invoiceTtlSeconds = 600;
@@ -175,6 +176,69 @@ describe('paying live orders from the wallet', () => {
     const { orderDetails } = await import('../../src/orders/admin.js');
     const details = await orderDetails(db(), res.body.id);
     expect(details?.upstream?.wallet_messages).toEqual([expect.objectContaining({ state: 'held', outcome: 'held', seqno: Number(signed?.seqno), tx_hash: null })]);
+  });
+});
+
+describe('batches', () => {
+  test('a transfer that lands without one of its messages: only the order whose own message is there is paid; the other is paid by the next one', async () => {
+    const a = await h.account({ live: '10' });
+    ton.blockMs = 1500;
+    // A first order's message in flight makes the next two wait and then share one transfer.
+    const lead = (await postOrder(h, a.liveKey, { product: 'stars', recipient: 'skip_lead', quantity: 50 })).body.id;
+    await pollUntil(() => messagesOf(lead), (m) => m.length === 1, { what: 'the first message' });
+    const ids = [
+      (await postOrder(h, a.liveKey, { product: 'stars', recipient: 'skip_a', quantity: 50 })).body.id,
+      (await postOrder(h, a.liveKey, { product: 'stars', recipient: 'skip_b', quantity: 50 })).body.id,
+    ];
+    const batched = async () => (await Promise.all(ids.map(messagesOf))).map((m) => m.at(-1)?.hash);
+    const [first] = await pollUntil(batched, (h) => h[0] !== undefined && h[0] === h[1], { what: 'both orders in one transfer', timeoutMs: 15_000 });
+    // While the block runs the wallet holds enough for one payment only: V5R1 sends the first
+    // message and skips the second (IGNORE_ERRORS), as on mainnet when the balance falls short.
+    const contract = await ton.blockchain.getContract(wallet.address);
+    const saved = contract.balance;
+    ton.aroundBlock = {
+      before: () => {
+        contract.balance = 300_000_000n;
+      },
+      after: () => {
+        contract.balance += saved;
+        ton.aroundBlock = {};
+      },
+    };
+    for (const id of ids) expect((await waitForStatus(h, a.liveKey, id, ['delivered', 'failed'], 30_000)).status).toBe('delivered');
+    const outcomes = await Promise.all(ids.map(messagesOf));
+    const onFirst = outcomes.map((m) => m.find((x) => x.hash === first)?.outcome).sort();
+    expect(onFirst).toEqual(['paid', 'unpaid']);
+    const repaid = outcomes.find((m) => m[0]?.outcome === 'unpaid');
+    expect(repaid?.map((m) => m.outcome)).toEqual(['unpaid', 'paid']);
+    payments();
+    for (const id of ids) expect(fragment.paymentsByRef.get((await invoiceOf(id))?.ref ?? '')).toBe(1);
+  });
+
+  test('a wallet below WALLET_MIN_BALANCE_TON pauses live fulfilment (need_ton) and signs nothing', async () => {
+    const poor = await startHarness({
+      FRAGMENT_BASE_URL: fragment.url,
+      FRAGMENT_COOKIES: FAKE_SESSION,
+      FRAGMENT_MAX_RPS: '1000',
+      WALLET_MNEMONIC: mnemonic,
+      TON_API_URL: ton.url,
+      WALLET_POLL_MS: '100',
+      WALLET_MIN_BALANCE_TON: '1000000',
+      LIVE_BREAKER_COOLDOWN_SECONDS: '60',
+    });
+    try {
+      const a = await poor.account({ live: '10' });
+      const res = await postOrder(poor, a.liveKey, { product: 'stars', recipient: 'poor_user', quantity: 50 });
+      expectOk(res, 201);
+      await pollUntil(() => poor.service.live.breaker.read(), (b) => b.state === 'open', { what: 'the breaker to open' });
+      expect((await poor.service.live.breaker.read()).reason).toBe('need_ton');
+      const ready = await poor.inject({ method: 'GET', url: '/readyz' });
+      expect(ready.json()).toMatchObject({ live: { status: 'paused', reason: 'need_ton' } });
+      expect(await poor.service.db.kysely.selectFrom('wallet_messages').selectAll().execute()).toEqual([]);
+      expect((await getOrder(poor, a.liveKey, res.body.id)).body.status).toBe('processing');
+    } finally {
+      await poor.close();
+    }
   });
 });
 

@@ -103,6 +103,8 @@ export class FakeToncenter {
    * the contract refuses then — a replay, an expired one — is dropped, as a validator would).
    */
   blockMs = 0;
+  /** Called around each block's execution (with blockMs > 0): a test changes the chain there. */
+  aroundBlock: { before?: () => Promise<void> | void; after?: () => Promise<void> | void } = {};
   private pending: Cell[] = [];
   private blockTimer: NodeJS.Timeout | undefined;
 
@@ -118,6 +120,7 @@ export class FakeToncenter {
       const block = this.pending;
       this.pending = [];
       void (async () => {
+        await this.aroundBlock.before?.();
         for (const message of block) {
           try {
             this.record(await this.blockchain.sendMessage(message));
@@ -125,6 +128,7 @@ export class FakeToncenter {
             // refused by the contract: not included
           }
         }
+        await this.aroundBlock.after?.();
       })();
     }, this.blockMs);
   }
