@@ -1,6 +1,7 @@
 import { mnemonicNew } from '@ton/crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, test, vi } from 'vitest';
 import { findPayment } from '../../src/live/live-payments.js';
+import { resolveOrder } from '../../src/orders/admin.js';
 import { payloadCell, type SigningWallet } from '../../src/live/wallet/signing-wallet.js';
 import { verifyLedger } from '../../src/ledger/verify.js';
 import { FAKE_SESSION, FakeFragment } from '../support/fragment/fake-fragment.js';
@@ -152,6 +153,9 @@ describe('paying live orders from the wallet', () => {
     ton.fault({ kind: 'ok_false' }, { api: 'sendBoc', times: 10_000 });
     const res = await postOrder(h, a.liveKey, { product: 'stars', recipient: 'held_user', quantity: 80 });
     const [signed] = await pollUntil(() => messagesOf(res.body.id), (m) => m.length === 1, { what: 'the signed message' });
+    // While the message may still land, the operator cannot fail (or deliver) the order by mistake.
+    const attempt = () => resolveOrder(db(), { orderId: res.body.id, outcome: 'failed', now: Date.now() }).then(() => 'resolved', (e: Error) => e.message);
+    expect(await pollUntil(attempt, (m) => !/being worked on/.test(m), { what: 'a resolve attempt outside a step' })).toMatch(/being paid by wallet message seqno \d+/);
     // Someone else spends that seqno with the same key (another tool using the wallet).
     const keys = await mnemonicToPrivateKey(mnemonic.split(' '));
     const contract = ton.blockchain.openContract(WalletContractV5R1.create({ workchain: 0, publicKey: keys.publicKey }));
@@ -176,6 +180,11 @@ describe('paying live orders from the wallet', () => {
     const { orderDetails } = await import('../../src/orders/admin.js');
     const details = await orderDetails(db(), res.body.id);
     expect(details?.upstream?.wallet_messages).toEqual([expect.objectContaining({ state: 'held', outcome: 'held', seqno: Number(signed?.seqno), tx_hash: null })]);
+    // Held orders are what resolve is for: the operator checked the chain (nothing paid).
+    const resolved = await resolveOrder(db(), { orderId: res.body.id, outcome: 'failed', now: Date.now() });
+    expect(resolved).toMatchObject({ changed: true, order: { status: 'failed', failureReason: 'operator_failed' } });
+    expect(await balanceOf(h, a.liveKey)).toMatchObject({ value: '10', reserved: '0' });
+    expect(await verifyLedger(db())).toEqual([]);
   });
 });
 
