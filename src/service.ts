@@ -46,7 +46,11 @@ export async function startService(config: Config, logger: Logger, role: Role = 
   const db = await openConfiguredDatabase(config);
   const depositRaw = config.depositAddress ? rawAddressForm(config.depositAddress) : undefined;
   const metrics = new ServiceMetrics(db, { depositAddress: depositRaw });
-  const live = new Live(config, db, logger, { onBreakerOpen: (reason) => metrics.liveBreakerOpened.inc({ reason }), onUpstreamError: (e) => metrics.liveUpstreamErrors.inc({ code: e.code }) });
+  const live = new Live(config, db, logger, {
+    onBreakerOpen: (reason) => metrics.liveBreakerOpened.inc({ reason }),
+    onUpstreamError: (e) => metrics.liveUpstreamErrors.inc({ code: e.code }),
+    wallet: metrics.walletHooks(),
+  });
   try {
     await live.validate();
   } catch (error) {
@@ -144,6 +148,7 @@ function createWorker(config: Config, db: Db, logger: Logger, metrics: ServiceMe
     db,
     logger,
     leaseMs: config.workerLeaseMs,
+    concurrency: config.live.workerConcurrency,
     steps: { live: live.step() },
     transactionalSteps: { test: testFulfilmentStep({ delayMs: config.testFulfilmentDelayMs, slowDelayMs: config.testSlowDelayMs }) },
     onFinal: (order, status) => metrics.fulfilmentDuration.observe({ mode: order.mode, status }, (Date.now() - order.createdAt) / 1000),

@@ -9,10 +9,11 @@ import { auditList, backup, dbCopy, restore, stats } from './commands/operations
 import { orderList, orderResolve, orderShow } from './commands/orders.js';
 import { migrate, serve } from './commands/serve.js';
 import { fragmentSessionSet, liveCheck } from './commands/live.js';
+import { walletStatus } from './commands/wallet.js';
 
 const COMMANDS: Command[] = [serve, migrate, accountCreate, accountInvite, keyReissue, balanceCredit, ledgerVerify,
   accountList, accountShow, accountDisable, accountEnable, keyRevoke, balanceDebit,
-  orderList, orderShow, orderResolve, stats, auditList, backup, restore, dbCopy, fragmentSessionSet, liveCheck, depositList, depositAssign];
+  orderList, orderShow, orderResolve, stats, auditList, backup, restore, dbCopy, fragmentSessionSet, liveCheck, depositList, depositAssign, walletStatus];
 
 function overview(): string {
   const width = Math.max(...COMMANDS.map((c) => c.path.join(' ').length));

@@ -182,6 +182,43 @@ export interface LivePaymentsTable {
   updated_at: Int;
 }
 
+/** The per-wallet lock row (migration 0008-wallet). */
+export interface WalletStateTable {
+  address: string;
+  locked_at: Int;
+}
+
+export type WalletMessageState = 'signed' | 'broadcast' | 'confirmed' | 'expired' | 'held';
+
+/** A signed external message of the paying wallet, stored before broadcast (0008-wallet). */
+export interface WalletMessagesTable {
+  hash: string;
+  wallet: string;
+  seqno: Int;
+  valid_until: Int;
+  boc: string;
+  state: WalletMessageState;
+  total: Int;
+  tx_hash: string | null;
+  tx_lt: string | null;
+  broadcasts: Generated<bigint>;
+  last_broadcast_at: Int | null;
+  checked_at: Int | null;
+  created_at: Int;
+  resolved_at: Int | null;
+  updated_at: Int;
+}
+
+/** An order paid by a wallet message (0008-wallet). */
+export interface WalletMessageOrdersTable {
+  message_hash: string;
+  order_id: string;
+  destination: string;
+  amount: Int;
+  body_hash: string;
+  outcome: 'pending' | 'paid' | 'unpaid' | 'held';
+}
+
 /** An incoming transfer to the deposit wallet (migration 0005-deposits). */
 export interface DepositsTable {
   id: string;
@@ -294,6 +331,9 @@ export interface Database {
   webhook_messages: WebhookMessagesTable;
   webhook_attempts: WebhookAttemptsTable;
   quotes: QuotesTable;
+  wallet_state: WalletStateTable;
+  wallet_messages: WalletMessagesTable;
+  wallet_message_orders: WalletMessageOrdersTable;
 }
 
 export type OrderRow = Selectable<OrdersTable>;

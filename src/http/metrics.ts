@@ -41,6 +41,40 @@ export class ServiceMetrics {
     registers: [this.registry],
   });
 
+  readonly walletPaymentsSent = new client.Counter({
+    name: 'starport_wallet_payments_sent_total',
+    help: 'Order payments signed and broadcast by the paying wallet in this process',
+    registers: [this.registry],
+  });
+  readonly walletPaymentsConfirmed = new client.Counter({
+    name: 'starport_wallet_payments_confirmed_total',
+    help: 'Order payments confirmed on chain (own out message found) by this process',
+    registers: [this.registry],
+  });
+  readonly walletPaymentsHeld = new client.Counter({
+    name: 'starport_wallet_payments_held_total',
+    help: 'Order payments held for review (unconfirmed after valid_until + margin; alert on any increase)',
+    registers: [this.registry],
+  });
+  readonly walletConfirmation = new client.Histogram({
+    name: 'starport_wallet_confirmation_seconds',
+    help: 'Time from signing a wallet transfer to finding it on chain',
+    buckets: [1, 2, 5, 10, 20, 30, 60, 120, 300],
+    registers: [this.registry],
+  });
+
+  /** The paying wallet's metric hooks (src/live/wallet). */
+  walletHooks() {
+    return {
+      onSent: (orders: number) => this.walletPaymentsSent.inc(orders),
+      onConfirmed: (orders: number, seconds: number) => {
+        this.walletPaymentsConfirmed.inc(orders);
+        this.walletConfirmation.observe(seconds);
+      },
+      onHeld: (orders: number) => this.walletPaymentsHeld.inc(orders),
+    };
+  }
+
   /** starport_live_paused: 1 while the (shared) live circuit breaker is open, read at scrape time. */
   watchLive(status: () => Promise<{ status: string }>): void {
     new client.Gauge({

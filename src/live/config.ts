@@ -20,7 +20,21 @@ export interface LiveConfig {
     /** The mnemonic words (WALLET_MNEMONIC or WALLET_MNEMONIC_FILE); never logged. */
     mnemonic: string[] | undefined;
     version: 'v5r1' | 'v4';
+    /** WALLET_BATCH_MAX: most orders one transfer pays (V5R1 ≤ 255, V4 ≤ 4). */
+    batchMax: number;
+    /** WALLET_MESSAGE_TTL_SECONDS: a signed message's valid_until is at most this far ahead. */
+    messageTtlSeconds: number;
+    /** WALLET_CONFIRM_MARGIN_SECONDS: unconfirmed this long after valid_until (seqno moved) → held for review. */
+    confirmMarginSeconds: number;
+    /** WALLET_POLL_MS: how often an in-flight message is looked up on chain. */
+    pollMs: number;
+    /** WALLET_REBROADCAST_SECONDS: how often the same signed message is broadcast again. */
+    rebroadcastSeconds: number;
+    /** WALLET_MIN_BALANCE_TON (nanotons): kept in the wallet; below it live fulfilment pauses (need_ton). */
+    minBalance: bigint;
   };
+  /** LIVE_WORKER_CONCURRENCY: live orders one worker steps at the same time. */
+  workerConcurrency: number;
   pricing: {
     source: 'usd' | 'fragment';
     rateFeed: 'fixed' | 'tonapi' | 'coingecko';
@@ -93,6 +107,15 @@ function mnemonic(env: Env): string[] | undefined {
   return words;
 }
 
+function ton(env: Env, name: string, fallback: string): bigint {
+  const raw = env[name] || fallback;
+  try {
+    return parseTon(raw);
+  } catch {
+    throw new ConfigError(`${name} must be a TON amount such as ${fallback}, got "${raw}"`);
+  }
+}
+
 export function loadLiveConfig(env: Env): LiveConfig {
   const feeAllowance = env.LIVE_FEE_ALLOWANCE_TON || '0.01';
   let fee: bigint;
@@ -114,7 +137,17 @@ export function loadLiveConfig(env: Env): LiveConfig {
       maxRps: int(env, 'FRAGMENT_MAX_RPS', 3, 1),
       timeoutMs: int(env, 'FRAGMENT_TIMEOUT_MS', 10_000, 100),
     },
-    wallet: { mnemonic: mnemonic(env), version: oneOf(env, 'WALLET_VERSION', ['v5r1', 'v4'] as const, 'v5r1') },
+    wallet: {
+      mnemonic: mnemonic(env),
+      version: oneOf(env, 'WALLET_VERSION', ['v5r1', 'v4'] as const, 'v5r1'),
+      batchMax: int(env, 'WALLET_BATCH_MAX', 100, 1),
+      messageTtlSeconds: int(env, 'WALLET_MESSAGE_TTL_SECONDS', 180, 5),
+      confirmMarginSeconds: int(env, 'WALLET_CONFIRM_MARGIN_SECONDS', 120, 1),
+      pollMs: int(env, 'WALLET_POLL_MS', 2000, 50),
+      rebroadcastSeconds: int(env, 'WALLET_REBROADCAST_SECONDS', 10, 1),
+      minBalance: ton(env, 'WALLET_MIN_BALANCE_TON', '1'),
+    },
+    workerConcurrency: int(env, 'LIVE_WORKER_CONCURRENCY', 8, 1),
     pricing: {
       source: oneOf(env, 'PRICE_SOURCE', ['usd', 'fragment'] as const, 'usd'),
       rateFeed,

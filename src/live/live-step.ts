@@ -127,10 +127,15 @@ class PriceMoved extends FragmentError {
  * integers: (amount + fee) × 100 × 10^s ≤ reserved × (100 × 10^s + tolerance units).
  */
 function priceMoved(options: LiveStepOptions, order: Order, upstream: bigint): string | undefined {
-  const { units, scale } = options.tolerancePercent;
   const spend = upstream + options.feeAllowance;
-  if (spend * 100n * pow10(scale) <= order.amount * (100n * pow10(scale) + units)) return undefined;
+  if (withinReserve(upstream, order.amount, options.feeAllowance, options.tolerancePercent)) return undefined;
   return `The upstream price moved: paying it would cost ${formatTon(spend)} TON with fees, more than the ${formatTon(order.amount)} TON reserved allows; the amount was released.`;
+}
+
+/** The money-safety rule itself, shared with the wallet's re-check at signing. */
+export function withinReserve(upstream: bigint, reserved: bigint, feeAllowance: bigint, tolerancePercent: Decimal): boolean {
+  const { units, scale } = tolerancePercent;
+  return (upstream + feeAllowance) * 100n * pow10(scale) <= reserved * (100n * pow10(scale) + units);
 }
 
 async function upstreamFailed(options: LiveStepOptions, order: Order, error: FragmentError, now: number): Promise<OrderStatus | undefined> {
@@ -171,6 +176,12 @@ async function handOver(options: LiveStepOptions, order: Order, payment: StoredP
   const progress = await options.sender.pay(order, payment, now);
   if (progress.kind === 'delivered') {
     return (await transitionOrder(options.db, order, { to: 'delivered', nextRunAt: null, now })) ? 'delivered' : undefined;
+  }
+  if (progress.kind === 'failed') return fail(options, order, progress.reason, progress.message, now);
+  if (progress.kind === 'reinit') {
+    // A new invoice is asked for at once (the old one expired with nothing paid).
+    await reschedule(options.db, order, now, now);
+    return 'processing';
   }
   await reschedule(options.db, order, progress.checkAt, now);
   return 'processing';

@@ -11,7 +11,9 @@ import { Pacer } from './fragment/pacer.js';
 import { lastKyc, sessionSource } from './fragment/session-store.js';
 import { LiveRecipientDirectory } from './live-directory.js';
 import { liveFulfilmentStep } from './live-step.js';
-import type { PaymentSender } from './payment-sender.js';
+import type { Order } from '../orders/order.js';
+import type { PaymentProgress, PaymentSender, StoredPayment } from './payment-sender.js';
+import type { WalletHooks } from './wallet/wallet-sender.js';
 import { WaitingPaymentSender } from './payment-sender.js';
 import { FragmentPriceSource, PerModePriceSource } from './pricing/fragment-price-source.js';
 import { DEFAULT_FEED_URLS, HttpRateFeed } from './pricing/rate-feed.js';
@@ -36,6 +38,22 @@ export interface LiveStatus {
 export interface LiveHooks {
   onBreakerOpen?: (reason: string) => void;
   onUpstreamError?: (error: FragmentError) => void;
+  /** Payments sent / confirmed / held by the paying wallet (metrics). */
+  wallet?: WalletHooks;
+}
+
+/** Builds the real sender on the first payment (keeps @ton/* out of processes that never pay). */
+class LazySender implements PaymentSender {
+  private sender: Promise<PaymentSender> | undefined;
+  constructor(private readonly create: () => Promise<PaymentSender>) {}
+
+  async pay(order: Order, payment: StoredPayment, now: number): Promise<PaymentProgress> {
+    this.sender ??= this.create().catch((error: unknown) => {
+      this.sender = undefined;
+      throw error;
+    });
+    return (await this.sender).pay(order, payment, now);
+  }
 }
 
 export class Live {
@@ -55,7 +73,7 @@ export class Live {
     private readonly db: Db,
     private readonly logger: Logger,
     hooks: LiveHooks = {},
-    private readonly sender: PaymentSender = new WaitingPaymentSender(),
+    sender?: PaymentSender,
   ) {
     const live = config.live;
     this.session = sessionSource(db.kysely, live.fragment.cookies);
@@ -65,9 +83,16 @@ export class Live {
     this.fixedRate = new FixedRateFeed(config.tonUsdRate);
     this.prices = new PerModePriceSource({ test: new ListPriceSource(config.prices, this.fixedRate), live: this.livePrices() });
     this.hooks = hooks;
+    // With a mnemonic the wallet pays; without one payment requests wait (part A's behaviour).
+    this.sender =
+      sender ??
+      (live.wallet.mnemonic
+        ? new LazySender(async () => (await import('./wallet/assemble.js')).createWalletSender(config, db, this.breaker, logger, hooks.wallet))
+        : new WaitingPaymentSender());
   }
 
   private readonly hooks: LiveHooks;
+  private readonly sender: PaymentSender;
 
   /** Checks the mnemonic (when one is configured) before the service starts. */
   async validate(): Promise<void> {

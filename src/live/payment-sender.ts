@@ -1,3 +1,4 @@
+import type { FailureReason } from '../domain/order-status.js';
 import type { Order } from '../orders/order.js';
 
 /**
@@ -26,7 +27,14 @@ export type PaymentProgress =
   /** Not paid or not confirmed yet: look again at `checkAt` (epoch ms; null = only when woken). */
   | { kind: 'waiting'; checkAt: number | null }
   /** The order's own outgoing message is confirmed on chain: the order is delivered. */
-  | { kind: 'delivered' };
+  | { kind: 'delivered' }
+  /** Nothing was or can be paid and the order must not be: fail it (the reserve is released). */
+  | { kind: 'failed'; reason: FailureReason; message: string }
+  /**
+   * The invoice expired with nothing signed that can still land: the stored payment request was
+   * dropped, and the Fragment step asks for a new one.
+   */
+  | { kind: 'reinit' };
 
 /**
  * The paying side of live fulfilment (the TON wallet: issue 8 part B). The live step calls it

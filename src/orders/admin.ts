@@ -111,7 +111,38 @@ async function upstreamOf(db: Kysely<Database>, row: OrderRow): Promise<Record<s
     valid_until: formatTimestamp(payment.validUntil),
     payload: payment.payload,
     requested_at: formatTimestamp(payment.createdAt),
+    wallet_messages: await walletMessagesOf(db, row.id),
   };
+}
+
+async function inFlightPayment(db: Kysely<Database>, orderId: string) {
+  return db
+    .selectFrom('wallet_message_orders as l')
+    .innerJoin('wallet_messages as m', 'm.hash', 'l.message_hash')
+    .select(['m.seqno', 'm.state', 'm.valid_until'])
+    .where('l.order_id', '=', orderId)
+    .where('m.state', 'in', ['signed', 'broadcast'])
+    .executeTakeFirst();
+}
+
+/** The paying wallet's messages for the order, oldest first (held = needs the operator). */
+async function walletMessagesOf(db: Kysely<Database>, orderId: string): Promise<Record<string, unknown>[]> {
+  const rows = await db
+    .selectFrom('wallet_message_orders as l')
+    .innerJoin('wallet_messages as m', 'm.hash', 'l.message_hash')
+    .select(['m.hash', 'm.seqno', 'm.state', 'm.valid_until', 'm.tx_hash', 'm.created_at', 'l.outcome'])
+    .where('l.order_id', '=', orderId)
+    .orderBy('m.created_at')
+    .execute();
+  return rows.map((m) => ({
+    hash: m.hash,
+    seqno: Number(m.seqno),
+    state: m.state,
+    outcome: m.outcome,
+    tx_hash: m.tx_hash,
+    signed_at: formatTimestamp(Number(m.created_at)),
+    valid_until: formatTimestamp(Number(m.valid_until)),
+  }));
 }
 
 export class ResolveError extends Error {}
@@ -157,6 +188,15 @@ export async function resolveOrder(
     throw new ResolveError(
       `order ${order.id} is being worked on by ${worker.leaseOwner} until ${new Date(worker.leaseUntil).toISOString()}; ` +
         'retry after that, or pass --force if that worker is stuck (it may be paying the upstream right now)',
+    );
+  }
+  // A signed wallet message that can still land may yet pay the order: failing it now could
+  // release money that is being spent. Held messages (unconfirmable) are what resolve is for.
+  const inFlight = input.force ? undefined : await inFlightPayment(db, order.id);
+  if (inFlight) {
+    throw new ResolveError(
+      `order ${order.id} is being paid by wallet message seqno ${inFlight.seqno} (${inFlight.state}, valid until ${formatTimestamp(Number(inFlight.valid_until))}); ` +
+        'wait until it is confirmed or expires, or pass --force',
     );
   }
   const transition: Transition =

@@ -35,6 +35,11 @@ export interface FulfilmentWorkerOptions {
   coalesceMs?: number;
   /** Delay before an order whose step threw is tried again. */
   retryAfterErrorMs?: number;
+  /**
+   * Leased steps run at most this many at a time (default 1: one by one). Live steps wait on
+   * Fragment and the chain, so several in parallel keep one worker's throughput up.
+   */
+  concurrency?: number;
   /** Told when a step leaves an order final (metrics). */
   onFinal?: (order: Order, status: OrderStatus) => void;
 }
@@ -114,8 +119,19 @@ export class FulfilmentWorker {
   async runOnce(now = Date.now()): Promise<number> {
     const inTransaction = await this.runTransactionalBatch(now, this.batchSize);
     const orders = await this.claim(now);
-    for (const order of orders) await this.process(order);
+    await this.processAll(orders);
     return Math.max(inTransaction, orders.length);
+  }
+
+  /** Runs the claimed orders' steps, `concurrency` at a time, in claim order. */
+  private async processAll(orders: Order[]): Promise<void> {
+    const queue = [...orders];
+    const lanes = Math.max(1, Math.min(this.options.concurrency ?? 1, queue.length));
+    await Promise.all(
+      Array.from({ length: lanes }, async () => {
+        for (let order = queue.shift(); order; order = queue.shift()) await this.process(order);
+      }),
+    );
   }
 
   /**

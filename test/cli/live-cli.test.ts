@@ -12,6 +12,8 @@ import { type RunningService, startService } from '../../src/service.js';
 import { BIN, childEnv, cliFor, describeRun, PROJECT_ROOT, parseJsonStdout } from '../support/cli.js';
 import { type FreshDatabase, freshDatabase } from '../support/database.js';
 import { FAKE_SESSION, FakeFragment } from '../support/fragment/fake-fragment.js';
+import { FakeToncenter } from '../support/ton/fake-toncenter.js';
+import { fundedWallet } from '../live/wallet-support.js';
 import { pollUntil } from '../support/http.js';
 
 /**
@@ -26,6 +28,7 @@ const SECRET_PARTS = ['renewed-secret-token', 'renewed-ton-token', 'fake-token',
 
 let database: FreshDatabase;
 let fake: FakeFragment;
+let ton: FakeToncenter;
 let service: RunningService;
 let env: Record<string, string>;
 let cli: ReturnType<typeof cliFor>;
@@ -34,19 +37,27 @@ beforeAll(async () => {
   database = await freshDatabase();
   fake = await FakeFragment.start();
   fake.setRecipient('durov', { name: 'Pavel Durov' });
+  ton = await FakeToncenter.start();
+  const mnemonic = (await mnemonicNew()).join(' ');
+  await fundedWallet(ton, mnemonic, '1000');
   env = {
     ...database.env,
     FRAGMENT_BASE_URL: fake.url,
     FRAGMENT_COOKIES: FAKE_SESSION,
-    WALLET_MNEMONIC: (await mnemonicNew()).join(' '),
+    WALLET_MNEMONIC: mnemonic,
     LIVE_BREAKER_COOLDOWN_SECONDS: '1',
+    // The CLI sees the funded wallet on the fake chain.
+    TON_API_URL: ton.url,
   };
-  service = await startService(loadConfig({ ...env, PORT: '0' }), createLogger('silent'));
+  // The service cannot reach a chain (port 9 refuses): its live orders keep their payment
+  // request unpaid, for `order show` / `order resolve` below.
+  service = await startService(loadConfig({ ...env, PORT: '0', TON_API_URL: 'http://127.0.0.1:9/api/v2' }), createLogger('silent'));
   cli = cliFor(env);
 });
 afterAll(async () => {
   await service?.stop();
   await fake?.close();
+  await ton?.close();
   await database?.dispose();
 });
 
@@ -128,13 +139,37 @@ describe('live check', () => {
     expect(parseJsonStdout(result)).toMatchObject({
       ready: true,
       fragment: { session: 'valid', source: 'database' },
-      wallet: { mnemonic: 'valid', balance: null, balance_note: 'not available until the wallet is configured' },
+      wallet: { mnemonic: 'valid', version: 'v5r1', address: expect.stringMatching(/^UQ[A-Za-z0-9_-]{46}$/), balance: '1000', min_balance: '1', seqno: 0, deployed: false },
       breaker: { state: 'closed' },
     });
     noSecrets(result.stdout + result.stderr);
     const text = await cli(['live', 'check']);
     expect(text.stdout).toMatch(/^live trading: ready$/m);
-    expect(text.stdout).toMatch(/balance not available until the wallet is configured/);
+    expect(text.stdout).toMatch(/balance 1000 TON \(minimum 1\)/);
+  });
+
+  test('not ready when the wallet balance is below WALLET_MIN_BALANCE_TON, or toncenter cannot tell', async () => {
+    const low = await cliFor({ ...env, WALLET_MIN_BALANCE_TON: '5000' })(['live', 'check', '--json']);
+    expect(low.code, describeRun(['live', 'check'], low)).toBe(2);
+    expect(parseJsonStdout(low).blockers).toContain('wallet balance 1000 TON below WALLET_MIN_BALANCE_TON 5000');
+    const unreachable = await cliFor({ ...env, TON_API_URL: 'http://127.0.0.1:9/api/v2' })(['live', 'check', '--json']);
+    expect(unreachable.code).toBe(2);
+    expect(parseJsonStdout(unreachable)).toMatchObject({ wallet: { balance: null, balance_note: expect.stringMatching(/toncenter/) } });
+    noSecrets(low.stdout + unreachable.stdout + unreachable.stderr);
+    expect(low.stdout + unreachable.stdout).not.toContain(env.WALLET_MNEMONIC?.split(' ').slice(0, 3).join(' '));
+  });
+
+  test('wallet status: address, balance, seqno, nothing in flight; the mnemonic never printed', async () => {
+    const result = await cli(['wallet', 'status', '--json']);
+    expect(result.code, describeRun(['wallet', 'status'], result)).toBe(0);
+    expect(parseJsonStdout(result)).toMatchObject({
+      wallet: { state: 'ok', version: 'v5r1', balance: '1000', seqno: 0, deployed: false, low_balance: false },
+      in_flight: [],
+      held: [],
+    });
+    const text = await cli(['wallet', 'status']);
+    expect(text.stdout).toMatch(/balance 1000 TON, seqno 0/);
+    for (const word of env.WALLET_MNEMONIC?.split(' ') ?? []) expect(` ${text.stdout} ${result.stdout} `).not.toMatch(new RegExp(`\\s${word}\\s`));
   });
 
   test('not ready (exit 2) when the session is logged out, and says why', async () => {

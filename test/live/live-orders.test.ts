@@ -185,7 +185,10 @@ describe('circuit breaker: upstream unavailable', () => {
     const res = await postOrder(h, a.liveKey, { product: 'stars', recipient: 'durov', quantity: 50 });
     expectOk(res, 201);
     await pollUntil(breakerState, (s) => s === 'open', { what: 'the breaker to open' });
-    const waiting = (await getOrder(h, a.liveKey, res.body.id)).body;
+    // The breaker opens just before the order's attempt_failed event is written: wait for both.
+    const waiting = (
+      await pollUntil(() => getOrder(h, a.liveKey, res.body.id), (r) => r.body.events.at(-1)?.type === 'order.attempt_failed', { what: 'order.attempt_failed' })
+    ).body;
     expect(waiting.status).toBe('processing');
     expect(waiting.events.at(-1)).toMatchObject({ type: 'order.attempt_failed', data: { reason: 'upstream_unavailable' } });
 

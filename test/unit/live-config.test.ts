@@ -13,10 +13,28 @@ describe('live configuration', () => {
   test('defaults: Fragment at fragment.com, no session, no wallet, USD prices at the fixed rate', () => {
     const { live } = loadConfig({});
     expect(live.fragment).toEqual({ baseUrl: 'https://fragment.com', cookies: undefined, maxRps: 3, timeoutMs: 10_000 });
-    expect(live.wallet).toEqual({ mnemonic: undefined, version: 'v5r1' });
+    expect(live.wallet).toEqual({
+      mnemonic: undefined,
+      version: 'v5r1',
+      batchMax: 100,
+      messageTtlSeconds: 180,
+      confirmMarginSeconds: 120,
+      pollMs: 2000,
+      rebroadcastSeconds: 10,
+      minBalance: 1_000_000_000n,
+    });
+    expect(live.workerConcurrency).toBe(8);
     expect(live.pricing).toEqual({ source: 'usd', rateFeed: 'fixed', rateFeedUrl: undefined, refreshSeconds: 60, maxAgeSeconds: 600 });
     expect(live).toMatchObject({ validateCacheSeconds: 60, maxWaitSeconds: 1800, breaker: { cooldownSeconds: 60, threshold: 5 }, feeAllowance: 10_000_000n });
     expect(live.priceTolerancePercent).toEqual({ units: 5n, scale: 0 });
+  });
+
+  test('wallet settings: bad values are refused with the variable named', () => {
+    expect(loadConfig({ WALLET_BATCH_MAX: '50', WALLET_MIN_BALANCE_TON: '2.5' }).live.wallet).toMatchObject({ batchMax: 50, minBalance: 2_500_000_000n });
+    expect(() => loadConfig({ WALLET_BATCH_MAX: '0' })).toThrow(/WALLET_BATCH_MAX/);
+    expect(() => loadConfig({ WALLET_MESSAGE_TTL_SECONDS: '2' })).toThrow(/WALLET_MESSAGE_TTL_SECONDS/);
+    expect(() => loadConfig({ WALLET_MIN_BALANCE_TON: '-1' })).toThrow(/WALLET_MIN_BALANCE_TON/);
+    expect(() => loadConfig({ LIVE_WORKER_CONCURRENCY: 'many' })).toThrow(/LIVE_WORKER_CONCURRENCY/);
   });
 
   test('the mnemonic comes from WALLET_MNEMONIC or a file, never both, and is never in a message', () => {

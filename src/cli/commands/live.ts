@@ -4,7 +4,9 @@ import { CircuitBreaker } from '../../live/breaker.js';
 import { FragmentClient } from '../../live/fragment/client.js';
 import { Pacer } from '../../live/fragment/pacer.js';
 import { lastKyc, parseCookieHeader, SessionFormatError, sessionSource, storedFragmentSession, storeFragmentSession } from '../../live/fragment/session-store.js';
+import { formatTon } from '../../domain/money.js';
 import { validateMnemonic } from '../../live/wallet-identity.js';
+import { walletChainReport } from './wallet.js';
 import { createLogger } from '../../logger.js';
 import { type Command, UsageError } from '../command.js';
 import { withDatabase } from '../database.js';
@@ -62,7 +64,7 @@ export const liveCheck: Command = operatorCommand({
   usage:
     'starport live check [--json]\n\n' +
     'Asks fragment.com (FRAGMENT_BASE_URL) whether the session is logged in, and reports the last KYC state Fragment\n' +
-    'showed, the wallet configuration and the circuit breaker. Exit 0 when live trading can run, 2 when it cannot.',
+    'showed, the wallet configuration and its balance (toncenter, TON_API_URL), and the circuit breaker. Exit 0 when live trading can run, 2 when it cannot.',
   options: {},
   async run(_values, io) {
     const config = loadConfig();
@@ -85,10 +87,14 @@ export const liveCheck: Command = operatorCommand({
       const breaker = await new CircuitBreaker(db.kysely, { cooldownMs: 0, threshold: 1, logger: createLogger('silent') }).read();
       let mnemonic: 'valid' | 'invalid' | 'not_configured' = 'not_configured';
       if (config.live.wallet.mnemonic) mnemonic = await validateMnemonic(config.live.wallet.mnemonic).then(() => 'valid' as const, () => 'invalid' as const);
+      const chain = mnemonic === 'valid' ? await walletChainReport(config) : undefined;
+      const balance = chain?.state === 'ok' ? chain.balance_nanotons : undefined;
       const blockers = [
         ...(sessionState.state === 'valid' ? [] : [`Fragment session ${sessionState.state.replace('_', ' ')}`]),
         ...(kyc?.state === 'required' ? ['KYC verification required on fragment.com'] : []),
         ...(mnemonic === 'valid' ? [] : [`wallet mnemonic ${mnemonic.replace('_', ' ')}`]),
+        ...(chain?.state === 'error' ? [`wallet balance unknown (${chain.message})`] : []),
+        ...(balance !== undefined && balance < config.live.wallet.minBalance ? [`wallet balance ${formatTon(balance)} TON below WALLET_MIN_BALANCE_TON ${formatTon(config.live.wallet.minBalance)}`] : []),
         ...(breaker.state === 'open' ? [`live fulfilment paused (${breaker.reason ?? 'unknown'})`] : []),
       ];
       return {
@@ -102,7 +108,15 @@ export const liveCheck: Command = operatorCommand({
           ...(stored ? { session_set_at: time(stored.updatedAt) } : {}),
         },
         kyc: kyc ? { state: kyc.state, observed_at: time(kyc.at) } : { state: 'unknown' },
-        wallet: { mnemonic, version: config.live.wallet.version, balance: null, balance_note: 'not available until the wallet is configured' },
+        wallet: {
+          mnemonic,
+          version: config.live.wallet.version,
+          address: chain && 'address' in chain ? (chain.address ?? null) : null,
+          balance: chain?.state === 'ok' ? chain.balance : null,
+          min_balance: formatTon(config.live.wallet.minBalance),
+          ...(chain?.state === 'ok' ? { seqno: chain.seqno, deployed: chain.deployed } : {}),
+          ...(chain?.state === 'error' ? { balance_note: chain.message } : chain ? {} : { balance_note: 'no usable wallet mnemonic' }),
+        },
         breaker: { state: breaker.state, reason: breaker.reason, since: time(breaker.openedAt), retry_at: time(breaker.retryAt) },
       };
     });
@@ -110,7 +124,7 @@ export const liveCheck: Command = operatorCommand({
       `live trading: ${report.ready ? 'ready' : `NOT ready (${report.blockers.join('; ')})`}`,
       `fragment session: ${report.fragment.session}${report.fragment.message ? ` (${report.fragment.message})` : ''}${report.fragment.source ? `, from ${report.fragment.source}` : ''}${report.fragment.session_set_at ? ` set ${report.fragment.session_set_at}` : ''}`,
       `kyc: ${report.kyc.state}${'observed_at' in report.kyc ? ` (as Fragment showed it ${report.kyc.observed_at})` : ' (no purchase attempted yet)'}`,
-      `wallet: mnemonic ${report.wallet.mnemonic.replace('_', ' ')}, ${report.wallet.version}; balance ${report.wallet.balance_note}`,
+      `wallet: mnemonic ${report.wallet.mnemonic.replace('_', ' ')}, ${report.wallet.version}${report.wallet.address ? ` ${report.wallet.address}` : ''}; balance ${report.wallet.balance !== null ? `${report.wallet.balance} TON (minimum ${report.wallet.min_balance})` : (report.wallet.balance_note ?? 'unknown')}`,
       `circuit breaker: ${report.breaker.state}${report.breaker.state === 'open' ? ` since ${report.breaker.since} (${report.breaker.reason}), next probe ${report.breaker.retry_at}` : ''}`,
     ].join('\n');
     io.result(report, text);

@@ -140,6 +140,8 @@ export const orderResolve: Command = operatorCommand({
     '--failed: it will not be delivered; the amount goes back to the available balance (failure_reason operator_failed).\n' +
     'The client sees the order.delivered / order.failed event; the reason stays in the audit log.\n' +
     'Running it again changes nothing (exit 0, changed: false). An order a worker is working on right now is refused;\n' +
+    'So is a live order whose signed wallet message may still land (bin/starport wallet status shows it); orders\n' +
+    'held for review (their message is unconfirmable) are resolved normally.\n' +
     '--force resolves it anyway (only for a stuck worker: it may be paying the upstream at that moment).\n' +
     ACTOR_HELP,
   options: { delivered: { type: 'boolean' }, failed: { type: 'boolean' }, reason: { type: 'string' }, force: { type: 'boolean' }, ...actorOption },

@@ -97,6 +97,42 @@ export class FakeToncenter {
     return this.history(address).map((s) => s.tx);
   }
 
+  /**
+   * Block time (issue 8's wallet tests): 0 = sendBoc executes the message at once; > 0 = it
+   * answers ok at once and the message executes at the next block, every `blockMs` (a message
+   * the contract refuses then — a replay, an expired one — is dropped, as a validator would).
+   */
+  blockMs = 0;
+  /** Called around each block's execution (with blockMs > 0): a test changes the chain there. */
+  aroundBlock: { before?: () => Promise<void> | void; after?: () => Promise<void> | void } = {};
+  private pending: Cell[] = [];
+  private blockTimer: NodeJS.Timeout | undefined;
+
+  /** Drops every scheduled fault. */
+  clearFaults(): void {
+    this.faults.length = 0;
+  }
+
+  private enqueue(cell: Cell): void {
+    this.pending.push(cell);
+    this.blockTimer ??= setTimeout(() => {
+      this.blockTimer = undefined;
+      const block = this.pending;
+      this.pending = [];
+      void (async () => {
+        await this.aroundBlock.before?.();
+        for (const message of block) {
+          try {
+            this.record(await this.blockchain.sendMessage(message));
+          } catch {
+            // refused by the contract: not included
+          }
+        }
+        await this.aroundBlock.after?.();
+      })();
+    }, this.blockMs);
+  }
+
   /** The next `times` requests (of `api`, or any) answer with `fault`. */
   fault(fault: Fault, options: { times?: number; api?: string } = {}): void {
     this.faults.push({ api: options.api, fault, remaining: options.times ?? 1 });
@@ -107,6 +143,7 @@ export class FakeToncenter {
   }
 
   async close(): Promise<void> {
+    clearTimeout(this.blockTimer);
     for (const response of this.hanging) response.destroy();
     for (const socket of this.sockets) socket.destroy();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
@@ -278,6 +315,10 @@ export class FakeToncenter {
       cell = Cell.fromBase64(String(params.boc ?? ''));
     } catch {
       throw new HttpRefusal(400, 'boc: invalid bag of cells');
+    }
+    if (this.blockMs > 0) {
+      this.enqueue(cell);
+      return cell;
     }
     try {
       this.record(await this.blockchain.sendMessage(cell));

@@ -1,0 +1,152 @@
+import { randomUUID } from 'node:crypto';
+import { mnemonicNew } from '@ton/crypto';
+import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
+import { createAccount } from '../../src/accounts/accounts.js';
+import type { Db } from '../../src/db/engine.js';
+import { openDatabase } from '../../src/db/open.js';
+import { parseTon } from '../../src/domain/money.js';
+import { adjustBalance } from '../../src/ledger/adjust.js';
+import { verifyLedger } from '../../src/ledger/verify.js';
+import { findPayment } from '../../src/live/live-payments.js';
+import type { SigningWallet } from '../../src/live/wallet/signing-wallet.js';
+import { type FreshDatabase, freshDatabase } from '../support/database.js';
+import { FAKE_SESSION, FakeFragment } from '../support/fragment/fake-fragment.js';
+import { pollUntil } from '../support/http.js';
+import { type ServeProcess, startServe } from '../support/serve-process.js';
+import { FakeToncenter } from '../support/ton/fake-toncenter.js';
+import { chainPayments, fundedWallet } from './wallet-support.js';
+
+/**
+ * The paying wallet across real `bin/starport serve` processes (dist/: `npm run build` first)
+ * on one database: a process killed with SIGKILL after the write-ahead commit, or right after
+ * the broadcast, is followed by another that finishes the payment without paying twice; two
+ * worker processes paying at once never sign two messages with the same seqno.
+ */
+vi.setConfig({ testTimeout: 90_000, hookTimeout: 60_000 });
+
+let database: FreshDatabase;
+let db: Db;
+let fragment: FakeFragment;
+let ton: FakeToncenter;
+let wallet: SigningWallet;
+let env: Record<string, string>;
+let liveKey: string;
+const seen = new Set<string>();
+const running: ServeProcess[] = [];
+
+beforeAll(async () => {
+  database = await freshDatabase();
+  [fragment, ton] = await Promise.all([FakeFragment.start({ anyoneExists: true }), FakeToncenter.start()]);
+  const mnemonic = (await mnemonicNew()).join(' ');
+  wallet = await fundedWallet(ton, mnemonic);
+  env = {
+    ...database.env,
+    FRAGMENT_BASE_URL: fragment.url,
+    FRAGMENT_COOKIES: FAKE_SESSION,
+    FRAGMENT_MAX_RPS: '1000',
+    WALLET_MNEMONIC: mnemonic,
+    TON_API_URL: ton.url,
+    WALLET_POLL_MS: '100',
+    WALLET_REBROADCAST_SECONDS: '1',
+    WORKER_LEASE_MS: '1500',
+    RATE_LIMIT_RPS: '0',
+  };
+  db = await openDatabase({ dataDir: database.dataDir, databaseUrl: database.env.DATABASE_URL });
+  const account = await createAccount(db, `wallet-${randomUUID()}@example.com`);
+  await adjustBalance(db, { accountId: account.accountId, mode: 'live', amount: parseTon('100'), reason: 'test funding' });
+  liveKey = account.liveKey;
+});
+afterAll(async () => {
+  for (const node of running) await node.stop('SIGKILL').catch(() => undefined);
+  await db?.close();
+  await Promise.all([fragment?.close(), ton?.close()]);
+  await database?.dispose();
+});
+
+async function serve(): Promise<ServeProcess> {
+  const node = await startServe(env, 30_000);
+  running.push(node);
+  return node;
+}
+
+async function postLive(node: ServeProcess, recipient: string): Promise<string> {
+  const res = await fetch(`${node.url}/api/v1/orders`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${liveKey}`, 'Content-Type': 'application/json', 'Idempotency-Key': randomUUID() },
+    body: JSON.stringify({ product: 'stars', recipient, quantity: 50 }),
+  });
+  const body = (await res.json()) as { id: string };
+  expect(res.status, JSON.stringify(body)).toBe(201);
+  return body.id;
+}
+
+const messagesOf = (orderId: string) =>
+  db.kysely
+    .selectFrom('wallet_message_orders as l')
+    .innerJoin('wallet_messages as m', 'm.hash', 'l.message_hash')
+    .select(['m.hash', 'm.seqno', 'm.state', 'm.broadcasts', 'l.outcome'])
+    .where('l.order_id', '=', orderId)
+    .execute();
+
+const statusOf = async (orderId: string) => (await db.kysely.selectFrom('orders').select('status').where('id', '=', orderId).executeTakeFirstOrThrow()).status;
+
+async function paymentsOf(orderId: string): Promise<number> {
+  chainPayments(ton, fragment, wallet.address, seen);
+  const payment = await findPayment(db.kysely, orderId);
+  const ref = fragment.invoices.get(payment?.fragmentReqId ?? '')?.ref ?? '';
+  return fragment.paymentsByRef.get(ref) ?? 0;
+}
+
+describe('crash and resume', () => {
+  test('killed after the write-ahead commit (broadcast never answered): the next process sends the same message, paid once', async () => {
+    ton.fault({ kind: 'hang' }, { api: 'sendBoc', times: 1 });
+    const first = await serve();
+    const id = await postLive(first, 'crash_signed');
+    const [stored] = await pollUntil(() => messagesOf(id), (m) => m.length === 1, { what: 'the stored message' });
+    await first.stop('SIGKILL');
+    expect(stored?.state).toBe('signed');
+    expect(await paymentsOf(id)).toBe(0);
+
+    const second = await serve();
+    await pollUntil(() => statusOf(id), (s) => s === 'delivered', { what: 'delivery after the restart', timeoutMs: 30_000 });
+    const messages = await messagesOf(id);
+    expect(messages.map((m) => [m.hash, m.state, m.outcome])).toEqual([[stored?.hash, 'confirmed', 'paid']]);
+    expect(await paymentsOf(id)).toBe(1);
+    await second.stop('SIGKILL');
+  });
+
+  test('killed right after the broadcast (the message lands while no process runs): resumed, confirmed, paid once', async () => {
+    ton.blockMs = 1500;
+    const first = await serve();
+    const id = await postLive(first, 'crash_broadcast');
+    await pollUntil(() => messagesOf(id), (m) => m[0]?.state === 'broadcast', { what: 'the broadcast', intervalMs: 10 });
+    await first.stop('SIGKILL');
+    await pollUntil(() => paymentsOf(id), (n) => n === 1, { what: 'the message to land', timeoutMs: 10_000 });
+    ton.blockMs = 0;
+    expect(await statusOf(id)).toBe('processing');
+
+    const second = await serve();
+    await pollUntil(() => statusOf(id), (s) => s === 'delivered', { what: 'delivery after the restart', timeoutMs: 30_000 });
+    expect((await messagesOf(id)).map((m) => [m.state, m.outcome])).toEqual([['confirmed', 'paid']]);
+    expect(await paymentsOf(id)).toBe(1);
+    await second.stop('SIGKILL');
+  });
+});
+
+describe('two worker processes, one wallet', () => {
+  test('40 orders paid by two processes: one message in flight at a time, distinct seqnos, each order paid once', async () => {
+    ton.blockMs = 200;
+    const [a, b] = await Promise.all([serve(), serve()]);
+    const ids = await Promise.all(Array.from({ length: 40 }, (_, i) => postLive(i % 2 ? a : b, `pair_${i}`)));
+    await pollUntil(
+      async () => (await Promise.all(ids.map(statusOf))).filter((s) => s === 'delivered').length,
+      (n) => n === ids.length,
+      { what: 'all 40 delivered', timeoutMs: 60_000, intervalMs: 200 },
+    );
+    const messages = await db.kysely.selectFrom('wallet_messages').select(['seqno', 'state']).where('state', '=', 'confirmed').execute();
+    expect(new Set(messages.map((m) => String(m.seqno))).size, 'no seqno signed twice').toBe(messages.length);
+    for (const id of ids) expect(await paymentsOf(id)).toBe(1);
+    expect(await verifyLedger(db.kysely)).toEqual([]);
+    await Promise.all([a.stop('SIGKILL'), b.stop('SIGKILL')]);
+  });
+});

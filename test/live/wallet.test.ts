@@ -1,0 +1,295 @@
+import { mnemonicNew } from '@ton/crypto';
+import { afterAll, beforeAll, beforeEach, describe, expect, test, vi } from 'vitest';
+import { findPayment } from '../../src/live/live-payments.js';
+import { resolveOrder } from '../../src/orders/admin.js';
+import { payloadCell, type SigningWallet } from '../../src/live/wallet/signing-wallet.js';
+import { verifyLedger } from '../../src/ledger/verify.js';
+import { FAKE_SESSION, FakeFragment } from '../support/fragment/fake-fragment.js';
+import { type Harness, startHarness } from '../support/harness.js';
+import { balanceOf, expectOk, getOrder, pollUntil, postOrder, waitForStatus } from '../support/http.js';
+import { FakeToncenter } from '../support/ton/fake-toncenter.js';
+import { chainPayments, commentText, fundedWallet } from './wallet-support.js';
+import { internal, SendMode, toNano } from '@ton/core';
+import { mnemonicToPrivateKey } from '@ton/crypto';
+import { WalletContractV5R1 } from '@ton/ton';
+
+/**
+ * The paying wallet (issue 8 part B) through the real service: live orders bought on the fake
+ * Fragment and paid from a V5R1 wallet on the fake toncenter, whose @ton/sandbox emulator
+ * really executes the signed messages (signature, seqno, valid_until).
+ */
+vi.setConfig({ testTimeout: 60_000, hookTimeout: 30_000 });
+
+let fragment: FakeFragment;
+let ton: FakeToncenter;
+let h: Harness;
+let mnemonic: string;
+let wallet: SigningWallet;
+const seen = new Set<string>();
+
+beforeAll(async () => {
+  [fragment, ton] = await Promise.all([FakeFragment.start({ anyoneExists: true }), FakeToncenter.start()]);
+  mnemonic = (await mnemonicNew()).join(' ');
+  wallet = await fundedWallet(ton, mnemonic);
+  h = await startHarness({
+    FRAGMENT_BASE_URL: fragment.url,
+    FRAGMENT_COOKIES: FAKE_SESSION,
+    FRAGMENT_MAX_RPS: '1000',
+    WALLET_MNEMONIC: mnemonic,
+    TON_API_URL: ton.url,
+    WALLET_POLL_MS: '100',
+    WALLET_REBROADCAST_SECONDS: '1',
+    WALLET_MESSAGE_TTL_SECONDS: '5',
+    WALLET_CONFIRM_MARGIN_SECONDS: '1',
+    LIVE_BREAKER_COOLDOWN_SECONDS: '1',
+  });
+});
+afterAll(async () => {
+  await h?.close();
+  await Promise.all([fragment?.close(), ton?.close()]);
+});
+beforeEach(() => {
+  ton.clearFaults();
+  ton.aroundBlock = {};
+  ton.blockMs = 0;
+  fragment.latencyMs = 0;
+  fragment.invoiceTtlSeconds = 600;
+});
+
+const db = () => h.service.db.kysely;
+const payments = () => chainPayments(ton, fragment, wallet.address, seen);
+const messagesOf = (orderId: string) =>
+  db()
+    .selectFrom('wallet_message_orders as l')
+    .innerJoin('wallet_messages as m', 'm.hash', 'l.message_hash')
+    .select(['m.hash', 'm.seqno', 'm.state', 'l.outcome'])
+    .where('l.order_id', '=', orderId)
+    .orderBy('m.created_at')
+    .execute();
+
+async function invoiceOf(orderId: string) {
+  const payment = await findPayment(db(), orderId);
+  return fragment.invoices.get(payment?.fragmentReqId ?? '');
+}
+
+describe('paying live orders from the wallet', () => {
+  test('a stars and a premium order are delivered: the right payload paid to the right address, on chain, once', async () => {
+    const a = await h.account({ live: '30' });
+    const stars = await postOrder(h, a.liveKey, { product: 'stars', recipient: 'durov', quantity: 50 });
+    const premium = await postOrder(h, a.liveKey, { product: 'premium', recipient: 'durov', quantity: 3 });
+    expectOk(stars, 201);
+    expectOk(premium, 201);
+    for (const id of [stars.body.id, premium.body.id]) {
+      const order = await waitForStatus(h, a.liveKey, id, ['delivered', 'failed'], 20_000);
+      expect(order.status).toBe('delivered');
+      expect(order.events.map((e: { type: string }) => e.type)).toEqual(['order.created', 'order.processing', 'order.payment_sent', 'order.delivered']);
+      const txHash = order.events[2].data.tx_hash;
+      expect(txHash).toMatch(/^[0-9a-f]{64}$/);
+
+      const invoice = await invoiceOf(id);
+      expect(invoice).toBeDefined();
+      const paid = payments().filter((p) => p.ref === invoice?.ref);
+      expect(paid, 'exactly one payment per Ref').toHaveLength(1);
+      const [payment] = paid;
+      expect(payment?.txHash).toBe(txHash);
+      expect(payment?.value).toBe(invoice?.amount);
+      expect(payment?.bounce).toBe(false);
+      // The body is Fragment's cell, unchanged; the premium comment spans two cells (35 bytes in the root).
+      const sent = payloadCell(invoice?.payload ?? '');
+      expect(sent.refs).toHaveLength(id === premium.body.id ? 1 : 0);
+      expect(payment?.body.hash().equals(sent.hash())).toBe(true);
+      expect(payment?.body.toBoc().toString('base64url')).toBe(sent.toBoc().toString('base64url'));
+      expect(commentText(payment!.body)).toBe(invoice?.comment);
+      expect(fragment.paymentsByRef.get(invoice?.ref ?? '')).toBe(1);
+    }
+    const premiumInvoice = await invoiceOf(premium.body.id);
+    expect(premiumInvoice?.comment).toMatch(/^Telegram Premium for 3 months \n\nRef#/);
+    // Debited through the usual transition: reserve gone, value down by both orders' prices.
+    const balance = await balanceOf(h, a.liveKey);
+    expect(balance.reserved).toBe('0');
+    expect(await verifyLedger(db())).toEqual([]);
+    const metrics = (await h.inject({ method: 'GET', url: '/metrics' })).body;
+    expect(metrics).toMatch(/^starport_wallet_payments_confirmed_total [1-9]\d*$/m);
+  });
+
+  test('an invoice too close to its end with nothing signed is re-initialised; only the new one is paid', async () => {
+    const a = await h.account({ live: '10' });
+    fragment.invoiceTtlSeconds = 10; // under the 15 s a signature needs
+    const res = await postOrder(h, a.liveKey, { product: 'stars', recipient: 'reinit_user', quantity: 60 });
+    expectOk(res, 201);
+    const invoices = () => [...fragment.invoices.values()].filter((i) => i.username === 'reinit_user');
+    await pollUntil(async () => invoices().length, (n) => n >= 2, { what: 'a second invoice (re-init)' });
+    fragment.invoiceTtlSeconds = 600;
+    const order = await waitForStatus(h, a.liveKey, res.body.id, ['delivered', 'failed'], 20_000);
+    expect(order.status).toBe('delivered');
+    payments();
+    const all = invoices();
+    const last = await invoiceOf(res.body.id);
+    expect(all.length).toBeGreaterThanOrEqual(2);
+    for (const invoice of all) expect(fragment.paymentsByRef.get(invoice.ref) ?? 0).toBe(invoice === last ? 1 : 0);
+  });
+
+  test('a message that never landed expires (seqno unchanged) and the order is paid by a new one with the same seqno', async () => {
+    const a = await h.account({ live: '10' });
+    ton.fault({ kind: 'ok_false', error: 'LITE_SERVER_UNKNOWN: fake refusal' }, { api: 'sendBoc', times: 10_000 });
+    const res = await postOrder(h, a.liveKey, { product: 'stars', recipient: 'expiry_user', quantity: 70 });
+    expectOk(res, 201);
+    await pollUntil(() => messagesOf(res.body.id), (m) => m[0]?.state === 'expired', { what: 'the unbroadcastable message to expire', timeoutMs: 20_000 });
+    ton.clearFaults();
+    const order = await waitForStatus(h, a.liveKey, res.body.id, ['delivered', 'failed'], 20_000);
+    expect(order.status).toBe('delivered');
+    const messages = await messagesOf(res.body.id);
+    expect(messages.map((m) => [m.state, m.outcome])).toEqual([
+      ['expired', 'unpaid'],
+      ['confirmed', 'paid'],
+    ]);
+    expect(messages[1]?.seqno).toBe(messages[0]?.seqno);
+    payments();
+    expect(fragment.paymentsByRef.get((await invoiceOf(res.body.id))?.ref ?? '')).toBe(1);
+  });
+
+  test('the seqno moved but our message is nowhere: held for review, never paid again', async () => {
+    const a = await h.account({ live: '10' });
+    ton.fault({ kind: 'ok_false' }, { api: 'sendBoc', times: 10_000 });
+    const res = await postOrder(h, a.liveKey, { product: 'stars', recipient: 'held_user', quantity: 80 });
+    const [signed] = await pollUntil(() => messagesOf(res.body.id), (m) => m.length === 1, { what: 'the signed message' });
+    // While the message may still land, the operator cannot fail (or deliver) the order by mistake.
+    const attempt = () => resolveOrder(db(), { orderId: res.body.id, outcome: 'failed', now: Date.now() }).then(() => 'resolved', (e: Error) => e.message);
+    expect(await pollUntil(attempt, (m) => !/being worked on/.test(m), { what: 'a resolve attempt outside a step' })).toMatch(/being paid by wallet message seqno \d+/);
+    // Someone else spends that seqno with the same key (another tool using the wallet).
+    const keys = await mnemonicToPrivateKey(mnemonic.split(' '));
+    const contract = ton.blockchain.openContract(WalletContractV5R1.create({ workchain: 0, publicKey: keys.publicKey }));
+    ton.record(
+      await contract.sendTransfer({
+        seqno: Number(signed?.seqno),
+        secretKey: keys.secretKey,
+        messages: [internal({ to: contract.address, value: toNano('0.01'), bounce: false })],
+        sendMode: SendMode.PAY_GAS_SEPARATELY,
+      }),
+    );
+    await pollUntil(() => messagesOf(res.body.id), (m) => m[0]?.state === 'held', { what: 'the message to be held', timeoutMs: 20_000 });
+    ton.clearFaults();
+    const order = (await getOrder(h, a.liveKey, res.body.id)).body;
+    expect(order.status).toBe('processing');
+    const row = await db().selectFrom('orders').select('next_run_at').where('id', '=', res.body.id).executeTakeFirstOrThrow();
+    expect(row.next_run_at).toBeNull();
+    payments();
+    expect(fragment.paymentsByRef.get((await invoiceOf(res.body.id))?.ref ?? '') ?? 0).toBe(0);
+    const metrics = (await h.inject({ method: 'GET', url: '/metrics' })).body;
+    expect(metrics).toMatch(/^starport_wallet_payments_held_total 1$/m);
+    const { orderDetails } = await import('../../src/orders/admin.js');
+    const details = await orderDetails(db(), res.body.id);
+    expect(details?.upstream?.wallet_messages).toEqual([expect.objectContaining({ state: 'held', outcome: 'held', seqno: Number(signed?.seqno), tx_hash: null })]);
+    // Held orders are what resolve is for: the operator checked the chain (nothing paid).
+    const resolved = await resolveOrder(db(), { orderId: res.body.id, outcome: 'failed', now: Date.now() });
+    expect(resolved).toMatchObject({ changed: true, order: { status: 'failed', failureReason: 'operator_failed' } });
+    expect(await balanceOf(h, a.liveKey)).toMatchObject({ value: '10', reserved: '0' });
+    expect(await verifyLedger(db())).toEqual([]);
+  });
+});
+
+describe('batches', () => {
+  test('a transfer that lands without one of its messages: only the order whose own message is there is paid; the other is paid by the next one', async () => {
+    const a = await h.account({ live: '10' });
+    ton.blockMs = 1500;
+    // A first order's message in flight makes the next two wait and then share one transfer.
+    const lead = (await postOrder(h, a.liveKey, { product: 'stars', recipient: 'skip_lead', quantity: 50 })).body.id;
+    await pollUntil(() => messagesOf(lead), (m) => m.length === 1, { what: 'the first message' });
+    const ids = [
+      (await postOrder(h, a.liveKey, { product: 'stars', recipient: 'skip_a', quantity: 50 })).body.id,
+      (await postOrder(h, a.liveKey, { product: 'stars', recipient: 'skip_b', quantity: 50 })).body.id,
+    ];
+    const batched = async () => (await Promise.all(ids.map(messagesOf))).map((m) => m.at(-1)?.hash);
+    const [first] = await pollUntil(batched, (h) => h[0] !== undefined && h[0] === h[1], { what: 'both orders in one transfer', timeoutMs: 15_000 });
+    // While the block runs the wallet holds enough for one payment only: V5R1 sends the first
+    // message and skips the second (IGNORE_ERRORS), as on mainnet when the balance falls short.
+    const contract = await ton.blockchain.getContract(wallet.address);
+    const saved = contract.balance;
+    ton.aroundBlock = {
+      before: () => {
+        contract.balance = 300_000_000n;
+      },
+      after: () => {
+        contract.balance += saved;
+        ton.aroundBlock = {};
+      },
+    };
+    for (const id of ids) expect((await waitForStatus(h, a.liveKey, id, ['delivered', 'failed'], 30_000)).status).toBe('delivered');
+    const outcomes = await Promise.all(ids.map(messagesOf));
+    const onFirst = outcomes.map((m) => m.find((x) => x.hash === first)?.outcome).sort();
+    expect(onFirst).toEqual(['paid', 'unpaid']);
+    const repaid = outcomes.find((m) => m[0]?.outcome === 'unpaid');
+    expect(repaid?.map((m) => m.outcome)).toEqual(['unpaid', 'paid']);
+    payments();
+    for (const id of ids) expect(fragment.paymentsByRef.get((await invoiceOf(id))?.ref ?? '')).toBe(1);
+  });
+
+  test('a wallet below WALLET_MIN_BALANCE_TON pauses live fulfilment (need_ton) and signs nothing', async () => {
+    const poor = await startHarness({
+      FRAGMENT_BASE_URL: fragment.url,
+      FRAGMENT_COOKIES: FAKE_SESSION,
+      FRAGMENT_MAX_RPS: '1000',
+      WALLET_MNEMONIC: mnemonic,
+      TON_API_URL: ton.url,
+      WALLET_POLL_MS: '100',
+      WALLET_MIN_BALANCE_TON: '1000000',
+      LIVE_BREAKER_COOLDOWN_SECONDS: '60',
+    });
+    try {
+      const a = await poor.account({ live: '10' });
+      const res = await postOrder(poor, a.liveKey, { product: 'stars', recipient: 'poor_user', quantity: 50 });
+      expectOk(res, 201);
+      await pollUntil(() => poor.service.live.breaker.read(), (b) => b.state === 'open', { what: 'the breaker to open' });
+      expect((await poor.service.live.breaker.read()).reason).toBe('need_ton');
+      const ready = await poor.inject({ method: 'GET', url: '/readyz' });
+      expect(ready.json()).toMatchObject({ live: { status: 'paused', reason: 'need_ton' } });
+      expect(await poor.service.db.kysely.selectFrom('wallet_messages').selectAll().execute()).toEqual([]);
+      expect((await getOrder(poor, a.liveKey, res.body.id)).body.status).toBe('processing');
+    } finally {
+      await poor.close();
+    }
+  });
+});
+
+describe('throughput', () => {
+  /**
+   * One wallet pays 100 orders, batched into a few transfers. CI runs it with compressed
+   * latencies; WALLET_BENCH_FRAGMENT_MS=300 WALLET_BENCH_BLOCK_MS=3000 gives the realistic figure.
+   */
+  test('100 live orders are paid by one wallet within a minute, in batches, each once', async () => {
+    fragment.latencyMs = Number(process.env.WALLET_BENCH_FRAGMENT_MS ?? 20);
+    ton.blockMs = Number(process.env.WALLET_BENCH_BLOCK_MS ?? 300);
+    const a = await h.account({ live: '100' });
+    const started = Date.now();
+    const ids: string[] = [];
+    for (let i = 0; i < 100; i++) {
+      const res = await postOrder(h, a.liveKey, { product: 'stars', recipient: `bulk_${i}`, quantity: 50 });
+      expectOk(res, 201);
+      ids.push(res.body.id);
+    }
+    const delivered = () =>
+      db()
+        .selectFrom('orders')
+        .select((eb) => eb.fn.countAll().as('n'))
+        .where('account_id', '=', a.accountId)
+        .where('status', '=', 'delivered')
+        .executeTakeFirstOrThrow()
+        .then((r) => Number(r.n));
+    await pollUntil(delivered, (n) => n === 100, { what: '100 delivered orders', timeoutMs: 60_000, intervalMs: 100 });
+    const seconds = (Date.now() - started) / 1000;
+    const messages = await db()
+      .selectFrom('wallet_message_orders')
+      .select('message_hash')
+      .distinct()
+      .where('order_id', 'in', ids)
+      .execute();
+    console.log(`wallet throughput: 100 orders in ${seconds.toFixed(1)} s (${(6000 / seconds).toFixed(0)} orders/min), ${messages.length} transfers; fragment ${fragment.latencyMs} ms, blocks ${ton.blockMs} ms`);
+    expect(seconds).toBeLessThan(60);
+    expect(messages.length, 'orders are batched').toBeLessThanOrEqual(30);
+    payments();
+    for (const id of ids) expect(fragment.paymentsByRef.get((await invoiceOf(id))?.ref ?? '')).toBe(1);
+    const seqnos = await db().selectFrom('wallet_messages').select('seqno').where('state', '=', 'confirmed').execute();
+    expect(new Set(seqnos.map((r) => String(r.seqno))).size).toBe(seqnos.length);
+    expect(await verifyLedger(db())).toEqual([]);
+  }, 90_000);
+});
