@@ -44,6 +44,11 @@ export interface FulfilmentWorkerOptions {
   onFinal?: (order: Order, status: OrderStatus) => void;
 }
 
+function byBalanceRow(a: Order, b: Order): number {
+  const key = (o: Order) => `${o.accountId}\0${o.mode}`;
+  return key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0;
+}
+
 /**
  * The orders table is the queue (DESIGN "Orders as the queue"): the worker claims due orders
  * (`next_run_at <= now`, no live lease) by writing a lease, runs one step for each, and sleeps
@@ -146,7 +151,9 @@ export class FulfilmentWorker {
     let failed: Order | undefined;
     try {
       const done = await this.options.db.kysely.transaction().execute(async (tx) => {
-        const orders = (await this.dueOrders(tx, modes, now, limit).execute()).map(orderFromRow);
+        // Steps lock balance rows as they settle; taking them in one global order keeps two
+        // workers' batches (and an order creation queued behind them) out of a deadlock.
+        const orders = (await this.dueOrders(tx, modes, now, limit).execute()).map(orderFromRow).sort(byBalanceRow);
         const results: Array<[Order, OrderStatus | undefined]> = [];
         for (const order of orders) {
           failed = order;

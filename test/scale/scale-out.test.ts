@@ -126,6 +126,8 @@ describe.skipIf(testEngine !== 'postgres')('scale-out on PostgreSQL', () => {
         replays++;
       }
     });
+    // On failure, show what the API nodes logged as errors.
+    if (failures.length > 0) for (const node of apis) console.error(node.output().stdout.split('\n').filter((l) => l.includes('"level":50')).slice(0, 3).join('\n'));
     expect(failures).toEqual([]);
     expect(ids.size).toBe(1000);
     expect(replays).toBe(250);
@@ -143,7 +145,7 @@ describe.skipIf(testEngine !== 'postgres')('scale-out on PostgreSQL', () => {
     expect(workers.every((w) => w.child.exitCode === null)).toBe(true);
   });
 
-  test('a worker killed with SIGKILL: its claimed orders are finished by another after the lease', async () => {
+  test('a worker killed with SIGKILL mid-stream: its open batch rolls back, another worker finishes every order exactly once', async () => {
     const api = await start('api');
     const account = await fundedAccount('100');
     const created: string[] = [];
@@ -152,41 +154,22 @@ describe.skipIf(testEngine !== 'postgres')('scale-out on PostgreSQL', () => {
       expect(res.status).toBe(201);
       created.push(res.body.id);
     });
-    const leaseMs = 3000;
-    const doomed = await start('worker', { WORKER_LEASE_MS: String(leaseMs) });
-    // Kill it the moment it holds claims it has not yet acted on.
-    const held = await until(
-      () => db.kysely.selectFrom('orders').select(['id', 'lease_owner', 'lease_until']).where('lease_owner', 'is not', null).execute(),
+    // A slow simulation keeps the doomed worker busy with batches when it is killed.
+    const doomed = await start('worker', { TEST_FULFILMENT_DELAY_MS: '300' });
+    await until(
+      () => db.kysely.selectFrom('orders').select('id').where('status', '!=', 'fulfillment_pending').execute(),
       (rows) => rows.length > 0,
       30_000,
-      'the worker to claim orders',
+      'the worker to start on the orders',
     );
-    const killedAt = Date.now();
     process.kill(doomed.pid, 'SIGKILL');
     await doomed.exited;
-    const stranded = await db.kysely
-      .selectFrom('orders')
-      .select(['id', 'status', 'lease_until'])
-      .where('lease_owner', '=', held[0]!.lease_owner)
-      .execute();
-    expect(stranded.length).toBeGreaterThan(0);
+    expect(await openOrders(db)).toBeGreaterThan(0);
 
-    await start('worker', { WORKER_LEASE_MS: String(leaseMs) });
+    await start('worker');
     await until(() => openOrders(db), (n) => n === 0, 60_000, 'every order to be final');
     const counts = await eventCounts(db);
     for (const id of created) expect(counts.get(id)).toEqual({ 'order.created': 1, 'order.processing': 1, 'order.delivered': 1 });
-    // No stranded order was taken over before its lease ran out: the step each still needed
-    // happened either before the kill (a commit already in flight) or after the lease.
-    const events = await db.kysely
-      .selectFrom('order_events')
-      .select(['order_id', 'type', 'created_at'])
-      .where('order_id', 'in', stranded.map((o) => o.id))
-      .execute();
-    for (const order of stranded) {
-      const nextType = order.status === 'fulfillment_pending' ? 'order.processing' : 'order.delivered';
-      const at = Number(events.find((e) => e.order_id === order.id && e.type === nextType)!.created_at);
-      expect(at <= killedAt || at >= Number(order.lease_until), `${order.id} moved at ${at}, lease until ${order.lease_until}`).toBe(true);
-    }
     expect(await verifyLedger(db.kysely)).toEqual([]);
   });
 
