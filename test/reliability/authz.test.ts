@@ -199,5 +199,8 @@ test('no secret material is compared with === (keys and session ids by hash look
   walk(path.join(PROJECT_ROOT, 'src'));
   expect(suspicious).toEqual([]);
   expect(fs.readFileSync(path.join(PROJECT_ROOT, 'src/accounts/secrets.ts'), 'utf8')).toContain('timingSafeEqual(');
-  expect(fs.readFileSync(path.join(PROJECT_ROOT, 'src/accounts/accounts.ts'), 'utf8')).toMatch(/where\('k\.key_hash', '=', hashApiKey\(key\)\)/);
+  // API keys are found by an index lookup of their SHA-256 (and cached by that hash), never compared.
+  const accounts = fs.readFileSync(path.join(PROJECT_ROOT, 'src/accounts/accounts.ts'), 'utf8');
+  expect(accounts).toMatch(/const keyHash = hashApiKey\(key\)/);
+  expect(accounts).toMatch(/where\('k\.key_hash', '=', keyHash\)/);
 });

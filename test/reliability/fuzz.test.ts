@@ -26,7 +26,14 @@ const idempotencyKeys = ['fuzz-key-1', 'fuzz-key-2', 'fuzz-key-3'];
 // await), so each one is its own test, named after it.
 announceSeed('fuzz');
 // No rate limit: the fuzzer's throughput is the point, and 429 would hide what lies behind it.
-const h: Harness = await startHarness({ RATE_LIMIT_RPS: '0', TEST_FULFILMENT_DELAY_MS: '20' });
+// Live top-ups configured and loopback webhooks allowed, so that every operation has a happy path
+// the generator can reach (the deposit watcher polls a dead loopback port: harness default).
+const h: Harness = await startHarness({
+  RATE_LIMIT_RPS: '0',
+  TEST_FULFILMENT_DELAY_MS: '20',
+  DEPOSIT_ADDRESS: `0:${'ab'.repeat(32)}`,
+  WEBHOOK_ALLOW_LOOPBACK: '1',
+});
 const document = await fetchDocument(h.url);
 const checker = DocumentChecker.for(document);
 const operations: ApiOperation[] = operationsOf(document);

@@ -75,13 +75,16 @@ export async function apiPlugin(app: FastifyInstance, ctx: ApiContext, reference
   });
 
   app.removeAllContentTypeParsers();
+  // A body is only read on POST (CONTRACT "Wire format"): on DELETE it is received (within the
+  // size limit) and ignored, whatever its type or content.
   app.addContentTypeParser('application/json', { parseAs: 'buffer', bodyLimit: BODY_LIMIT_BYTES }, async (request: FastifyRequest, body: string | Buffer) =>
-    parseJsonObject(request, body as Buffer),
+    request.method === 'POST' ? parseJsonObject(request, body as Buffer) : undefined,
   );
   // Any other media type is read (so an oversized body is still a 413, which comes first)
   // and then refused.
-  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: BODY_LIMIT_BYTES }, async () => {
-    throw unsupportedMediaType();
+  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: BODY_LIMIT_BYTES }, async (request: FastifyRequest) => {
+    if (request.method === 'POST') throw unsupportedMediaType();
+    return undefined;
   });
   app.addHook('preValidation', async (request) => {
     if (request.method === 'POST' && !isJsonContentType(request.headers['content-type'])) throw unsupportedMediaType();

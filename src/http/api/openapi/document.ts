@@ -72,6 +72,8 @@ const COMMON_ERRORS: readonly ErrorCode[] = [
 ];
 /** A body is only read on POST (CONTRACT "Wire format"). */
 const BODY_ERRORS: readonly ErrorCode[] = ['payload_too_large', 'unsupported_media_type', 'invalid_json'];
+/** A DELETE body is ignored, but the server still refuses to receive one over the size limit. */
+const DELETE_BODY_ERRORS: readonly ErrorCode[] = ['payload_too_large'];
 
 export const API_PREFIX = '/api/v1';
 
@@ -254,7 +256,7 @@ function documentedOperation(route: CollectedRoute, doc: OperationDoc, requestSc
       },
     };
   }
-  const errors = new Set<ErrorCode>([...doc.errors, ...COMMON_ERRORS, ...(route.method === 'post' ? BODY_ERRORS : [])]);
+  const errors = new Set<ErrorCode>([...doc.errors, ...COMMON_ERRORS, ...(route.method === 'post' ? BODY_ERRORS : route.method === 'delete' ? DELETE_BODY_ERRORS : [])]);
   return {
     operationId: doc.operationId,
     summary: doc.summary,
