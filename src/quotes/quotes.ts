@@ -9,10 +9,10 @@ import type { Database } from '../db/schema.js';
 
 /**
  * Price-locked quotes (issue 6). GET /quote answers hot and often, so it writes nothing: the
- * quote id is itself the quote, signed. `quo_` + 62 base62 characters encode 46 bytes:
+ * quote id is itself the quote, signed. `quo_` + 63 base62 characters encode 45 bytes:
  *
- *   version (1) | product (1) | quantity (2) | amount in nanotons (8) | expires_at ms (6)
- *   | random nonce (12) | HMAC-SHA256 over those 30 bytes, the account and the mode (16)
+ *   version (1) | product (1) | quantity (2) | amount in nanotons (7) | expires_at ms (6)
+ *   | random nonce (12) | HMAC-SHA256 over those 29 bytes, the account and the mode (16)
  *
  * The nonce makes every id unique (96 random bits, as the contract asks of ids); the MAC binds
  * the quote to the account and mode it was given to, so another account's or a forged id is
@@ -32,10 +32,15 @@ export interface Quote {
 export const QUOTE_ID = /^quo_[0-9A-Za-z]{1,64}$/;
 
 const VERSION = 1;
-const BODY_BYTES = 30;
+const BODY_BYTES = 29;
 const MAC_BYTES = 16;
 const TOKEN_BYTES = BODY_BYTES + MAC_BYTES;
-const TOKEN_CHARS = 62; // 62^62 > 2^368 = 2^(8 × 46)
+// Base62 in groups of 5 bytes → 7 characters (62^7 > 2^40), in plain Number arithmetic: a
+// BigInt conversion of the whole token cost more than the rest of GET /quote.
+const GROUP_BYTES = 5;
+const GROUP_CHARS = 7;
+const TOKEN_CHARS = (TOKEN_BYTES / GROUP_BYTES) * GROUP_CHARS; // 63
+const MAX_AMOUNT = 2n ** 56n; // 72 million TON
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 const PRODUCTS: readonly Product[] = ['stars', 'premium'];
 
@@ -60,9 +65,11 @@ export function issueQuote(
   body.writeUInt8(VERSION, 0);
   body.writeUInt8(PRODUCTS.indexOf(input.product), 1);
   body.writeUInt16BE(input.quantity, 2);
-  body.writeBigUInt64BE(input.amount, 4);
-  body.writeUIntBE(expiresAt, 12, 6);
-  randomBytes(12).copy(body, 18);
+  if (input.amount < 0n || input.amount >= MAX_AMOUNT) throw new Error(`a quote cannot carry ${input.amount} nanotons`);
+  body.writeUInt8(Number(input.amount >> 48n), 4);
+  body.writeUIntBE(Number(input.amount & 0xffffffffffffn), 5, 6);
+  body.writeUIntBE(expiresAt, 11, 6);
+  randomBytes(12).copy(body, 17);
   const token = Buffer.concat([body, mac(key, body, input.accountId, input.mode)]);
   const { accountId, mode, product, quantity, amount } = input;
   return { id: `quo_${toBase62(token)}`, accountId, mode, product, quantity, amount, expiresAt };
@@ -77,7 +84,8 @@ function readQuote(key: Buffer, id: string, accountId: string, mode: Mode): Quot
   if (!timingSafeEqual(token.subarray(BODY_BYTES), mac(key, body, accountId, mode))) return undefined;
   const product = PRODUCTS[body.readUInt8(1)];
   if (body.readUInt8(0) !== VERSION || !product) return undefined;
-  return { id, accountId, mode, product, quantity: body.readUInt16BE(2), amount: body.readBigUInt64BE(4), expiresAt: body.readUIntBE(12, 6) };
+  const amount = (BigInt(body.readUInt8(4)) << 48n) | BigInt(body.readUIntBE(5, 6));
+  return { id, accountId, mode, product, quantity: body.readUInt16BE(2), amount, expiresAt: body.readUIntBE(11, 6) };
 }
 
 function mac(key: Buffer, body: Buffer, accountId: string, mode: Mode): Buffer {
@@ -85,20 +93,29 @@ function mac(key: Buffer, body: Buffer, accountId: string, mode: Mode): Buffer {
 }
 
 function toBase62(bytes: Buffer): string {
-  let n = BigInt(`0x${bytes.toString('hex')}`);
   let out = '';
-  for (let i = 0; i < TOKEN_CHARS; i++) {
-    out = BASE62[Number(n % 62n)] + out;
-    n /= 62n;
+  for (let at = 0; at < bytes.length; at += GROUP_BYTES) {
+    let n = bytes.readUInt8(at) * 2 ** 32 + bytes.readUInt32BE(at + 1);
+    let group = '';
+    for (let i = 0; i < GROUP_CHARS; i++) {
+      group = BASE62[n % 62] + group;
+      n = Math.floor(n / 62);
+    }
+    out += group;
   }
   return out;
 }
 
 function fromBase62(text: string): Buffer | undefined {
-  let n = 0n;
-  for (const char of text) n = n * 62n + BigInt(BASE62.indexOf(char));
-  const hex = n.toString(16).padStart(TOKEN_BYTES * 2, '0');
-  return hex.length === TOKEN_BYTES * 2 ? Buffer.from(hex, 'hex') : undefined;
+  const bytes = Buffer.alloc(TOKEN_BYTES);
+  for (let group = 0; group < TOKEN_BYTES / GROUP_BYTES; group++) {
+    let n = 0;
+    for (const char of text.slice(group * GROUP_CHARS, (group + 1) * GROUP_CHARS)) n = n * 62 + BASE62.indexOf(char);
+    if (n >= 2 ** 40) return undefined;
+    bytes.writeUInt8(Math.floor(n / 2 ** 32), group * GROUP_BYTES);
+    bytes.writeUInt32BE(n % 2 ** 32, group * GROUP_BYTES + 1);
+  }
+  return bytes;
 }
 
 const mismatch = (why: string) => new ApiError('quote_mismatch', `${why} Ask GET /quote for a new quote, or send the order without quote_id.`, 'quote_id');

@@ -29,7 +29,7 @@ afterEach(() => h.setTonUsdRate('3.0'));
 async function quote(key: string, query = '?product=stars&quantity=50') {
   const res = await getQuote(h, key, query);
   expectOk(res);
-  expect(res.body.id).toMatch(/^quo_[0-9A-Za-z]{62}$/);
+  expect(res.body.id).toMatch(/^quo_[0-9A-Za-z]{63}$/);
   return res.body as { id: string; amount: { value: string }; expires_at: string };
 }
 
@@ -114,7 +114,7 @@ describe('mismatches → 400 quote_mismatch, malformed → 400 invalid_request; 
     await expectOrderRejected(h, other.testKey, { ...STARS_50, quote_id: q.id }, 400, 'quote_mismatch', 'quote_id');
     const liveQuote = await quote(a.liveKey);
     await expectOrderRejected(h, a.testKey, { ...STARS_50, quote_id: liveQuote.id }, 400, 'quote_mismatch', 'quote_id');
-    await expectOrderRejected(h, a.testKey, { ...STARS_50, quote_id: 'quo_00000000000000000000000000000000000000000000000000000000000000' }, 400, 'quote_mismatch', 'quote_id');
+    await expectOrderRejected(h, a.testKey, { ...STARS_50, quote_id: 'quo_000000000000000000000000000000000000000000000000000000000000000' }, 400, 'quote_mismatch', 'quote_id');
     // Still usable by its own account for the right order.
     expectOk(await postOrder(h, a.testKey, { ...STARS_50, quote_id: q.id }), 201);
   });
@@ -183,7 +183,7 @@ test('GET /quote writes nothing; only an order records its quote, and a tampered
     const tampered = valid.slice(0, at) + (valid[at] === 'A' ? 'B' : 'A') + valid.slice(at + 1);
     await expectOrderRejected(h, a.testKey, { ...STARS_50, quote_id: tampered }, 400, 'quote_mismatch', 'quote_id');
   }
-  await expectOrderRejected(h, a.testKey, { ...STARS_50, quote_id: `quo_${'z'.repeat(62)}` }, 400, 'quote_mismatch', 'quote_id');
+  await expectOrderRejected(h, a.testKey, { ...STARS_50, quote_id: `quo_${'z'.repeat(63)}` }, 400, 'quote_mismatch', 'quote_id');
   expectOk(await postOrder(h, a.testKey, { ...STARS_50, quote_id: valid }), 201);
   expect(await count()).toBe(1);
 });

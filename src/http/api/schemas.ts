@@ -53,7 +53,7 @@ export const createOrderBody = {
       description:
         'The `id` of a GET /quote answer for the same product and quantity: the order is charged the quoted amount if the quote has not expired. ' +
         'A quote prices one order. Part of the idempotency fingerprint.',
-      examples: ['quo_06iZSgUA4GZZWZRq1eg45EZq5GGf4noXAF3STm0b076VYJxgwJBXihse7r1jgf'],
+      examples: ['quo_04gfIWW00046309g70Koe42BgLoZ7bk8AKC5pBFqeT9m7wGguHWZuBcF3AHTXaT'],
     },
   },
   allOf: quantityByProduct,

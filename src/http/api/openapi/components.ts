@@ -605,7 +605,7 @@ export const EXAMPLES = {
       },
     ],
   },
-  quote: { ok: true, id: 'quo_06iZSgUA4GZZWZRq1eg45EZq5GGf4noXAF3STm0b076VYJxgwJBXihse7r1jgf', product: 'stars', quantity: 50, amount: { value: '0.25', currency: 'TON' }, expires_at: '2026-11-25T21:31:00.123Z' },
+  quote: { ok: true, id: 'quo_04gfIWW00046309g70Koe42BgLoZ7bk8AKC5pBFqeT9m7wGguHWZuBcF3AHTXaT', product: 'stars', quantity: 50, amount: { value: '0.25', currency: 'TON' }, expires_at: '2026-11-25T21:31:00.123Z' },
   recipient: { ok: true, recipient: { username: 'durov', display_name: 'Pavel Durov', eligible: true } },
   balance: { ok: true, balance: { value: '12.5', reserved: '0.25', currency: 'TON' }, mode: 'test' },
   depositList: {
