@@ -9,6 +9,7 @@ import { type Deposit, findDeposit, listDeposits } from '../../../deposits/store
 import { transferLink } from '../../web/ton-transfer.js';
 import type { ApiContext } from '../context.js';
 import { GET_DEPOSIT_ADDRESS, LIST_DEPOSITS } from '../openapi/operations.js';
+import { parseLimit, unknownCursor } from '../pagination.js';
 import { listDepositsQuery } from '../schemas.js';
 
 /**
@@ -23,15 +24,12 @@ export function depositRoutes(app: FastifyInstance, ctx: ApiContext): void {
     '/deposits',
     { schema: { querystring: listDepositsQuery }, preValidation: requireLiveKey, config: { openapi: LIST_DEPOSITS } },
     async (request) => {
-      const limit = request.query.limit === undefined ? 20 : Number(request.query.limit);
-      if (!Number.isInteger(limit) || limit < 1 || limit > 100) {
-        throw new ApiError('invalid_request', 'limit must be an integer from 1 to 100.', 'limit');
-      }
+      const limit = parseLimit(request.query.limit);
       const accountId = request.caller.accountId;
       let startingAfter: { lt: bigint; id: string } | undefined;
       if (request.query.starting_after !== undefined) {
         const anchor = await findDeposit(ctx.db.kysely, { id: request.query.starting_after, accountId });
-        if (!anchor) throw new ApiError('invalid_request', `No deposit ${request.query.starting_after} for this account.`, 'starting_after');
+        if (!anchor) throw unknownCursor('starting_after', request.query.starting_after, 'one of your deposits');
         startingAfter = { lt: anchor.lt, id: anchor.id };
       }
       const rows = await listDeposits(ctx.db.kysely, { accountId, status: 'credited', startingAfter, limit: limit + 1 });
