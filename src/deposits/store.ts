@@ -2,7 +2,7 @@ import { type Kysely, sql } from 'kysely';
 import { accountForMemo } from '../accounts/deposit-memo.js';
 import { recordAudit } from '../audit/audit.js';
 import { formatTon } from '../domain/money.js';
-import { randomBase62 } from '../domain/random.js';
+import { isPublicId, randomBase62 } from '../domain/random.js';
 import type { Db } from '../db/engine.js';
 import type { Database, DepositRow, DepositsTable } from '../db/schema.js';
 import { move } from '../ledger/ledger.js';
@@ -209,6 +209,7 @@ export async function listDeposits(db: Kysely<Database>, filter: DepositFilter):
 }
 
 export async function findDeposit(db: Kysely<Database>, where: { id: string; accountId?: string }): Promise<Deposit | undefined> {
+  if (!isPublicId('dep', where.id)) return undefined;
   let query = db.selectFrom('deposits').selectAll().where('id', '=', where.id);
   if (where.accountId) query = query.where('account_id', '=', where.accountId);
   const row = await query.executeTakeFirst();

@@ -30,7 +30,15 @@ export function randomBase62(length: number): string {
 }
 
 /** Public identifiers: a type prefix and 22 base62 characters (~131 bits), never sequential. */
-export type IdPrefix = 'ord' | 'evt' | 'req' | 'acct' | 'key' | 'jrn' | 'quo' | 'we' | 'msg' | 'wha';
+export type IdPrefix = 'ord' | 'evt' | 'req' | 'acct' | 'key' | 'jrn' | 'quo' | 'we' | 'msg' | 'wha' | 'dep';
 export function newId(prefix: IdPrefix): string {
   return `${prefix}_${randomBase62(22)}`;
+}
+
+/**
+ * Whether `value` has the shape of a public id with this prefix. A lookup is skipped for
+ * anything else: it cannot exist, and PostgreSQL refuses some strings outright (a NUL byte).
+ */
+export function isPublicId(prefix: IdPrefix, value: string): boolean {
+  return value.length <= prefix.length + 65 && value.startsWith(`${prefix}_`) && /^[0-9A-Za-z]+$/.test(value.slice(prefix.length + 1));
 }

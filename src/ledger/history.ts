@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Mode } from '../domain/api-key.js';
 import type { Database, JournalRow } from '../db/schema.js';
+import { isPublicId } from '../domain/random.js';
 import type { JournalEntry } from './ledger.js';
 
 /**
@@ -8,7 +9,6 @@ import type { JournalEntry } from './ledger.js';
  * sequence (`seq`, the order the movements were applied in). Cursors are journal ids of the
  * same balance; the index journal_history (account_id, mode, seq) serves every page.
  */
-const JOURNAL_ID = /^jrn_[0-9A-Za-z]{1,64}$/;
 
 export function entryFromRow(row: JournalRow): JournalEntry {
   return {
@@ -28,7 +28,7 @@ export function entryFromRow(row: JournalRow): JournalEntry {
 
 /** The entry `id` of this balance, or undefined (unknown, malformed, or another balance's). */
 export async function findEntry(db: Kysely<Database>, id: string, ref: { accountId: string; mode: Mode }): Promise<JournalEntry | undefined> {
-  if (!JOURNAL_ID.test(id)) return undefined;
+  if (!isPublicId('jrn', id)) return undefined;
   const row = await db.selectFrom('journal').selectAll().where('id', '=', id).where('account_id', '=', ref.accountId).where('mode', '=', ref.mode).executeTakeFirst();
   return row && entryFromRow(row);
 }

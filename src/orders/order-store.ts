@@ -1,13 +1,12 @@
 import { type Kysely, sql } from 'kysely';
 import type { Mode } from '../domain/api-key.js';
 import type { EventType, OrderStatus } from '../domain/order-status.js';
-import { newId } from '../domain/random.js';
+import { isPublicId, newId } from '../domain/random.js';
 import { preparedQuery } from '../db/prepared.js';
 import type { Database } from '../db/schema.js';
 import { enqueueOrderEvent } from '../webhooks/outbox.js';
 import { eventFromRow, type Order, type OrderEvent, orderFromRow } from './order.js';
 
-const ORDER_ID = /^ord_[0-9A-Za-z]{1,64}$/;
 
 /** Reads and the event append shared by order creation, transitions and the API. */
 const selectScopedOrder = preparedQuery((db, id: string, accountId: string, mode: Mode) =>
@@ -15,8 +14,7 @@ const selectScopedOrder = preparedQuery((db, id: string, accountId: string, mode
 );
 
 export async function findOrder(db: Kysely<Database>, id: string, scope: { accountId: string; mode: Mode }): Promise<Order | undefined> {
-  // A string that cannot be an order id is not looked up (PostgreSQL refuses some, e.g. NUL).
-  if (!ORDER_ID.test(id)) return undefined;
+  if (!isPublicId('ord', id)) return undefined;
   const [row] = await selectScopedOrder(db, id, scope.accountId, scope.mode);
   return row && orderFromRow(row);
 }

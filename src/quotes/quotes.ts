@@ -4,6 +4,7 @@ import { storedSecret } from '../accounts/dashboard-secret.js';
 import { ApiError } from '../domain/api-error.js';
 import type { Mode } from '../domain/api-key.js';
 import type { Product } from '../domain/products.js';
+import { isPublicId } from '../domain/random.js';
 import type { Db } from '../db/engine.js';
 import type { Database } from '../db/schema.js';
 
@@ -28,8 +29,6 @@ export interface Quote {
   amount: bigint;
   expiresAt: number;
 }
-
-export const QUOTE_ID = /^quo_[0-9A-Za-z]{1,64}$/;
 
 const VERSION = 1;
 const BODY_BYTES = 29;
@@ -77,7 +76,7 @@ export function issueQuote(
 
 /** The quote an id stands for, if this account and mode were given it (the signature holds). */
 function readQuote(key: Buffer, id: string, accountId: string, mode: Mode): Quote | undefined {
-  if (!QUOTE_ID.test(id) || id.length !== 4 + TOKEN_CHARS) return undefined;
+  if (id.length !== 4 + TOKEN_CHARS || !isPublicId('quo', id)) return undefined;
   const token = fromBase62(id.slice(4));
   if (!token) return undefined;
   const body = token.subarray(0, BODY_BYTES);

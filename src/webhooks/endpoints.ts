@@ -2,7 +2,7 @@ import type { Kysely, Selectable } from 'kysely';
 import { ApiError } from '../domain/api-error.js';
 import type { Mode } from '../domain/api-key.js';
 import { EVENT_TYPES } from '../domain/order-status.js';
-import { newId } from '../domain/random.js';
+import { isPublicId, newId } from '../domain/random.js';
 import type { Database, WebhookEndpointsTable } from '../db/schema.js';
 import { newWebhookSecret } from './signing.js';
 
@@ -36,7 +36,6 @@ export interface Scope {
   mode: Mode;
 }
 
-const ENDPOINT_ID = /^we_[0-9A-Za-z]{1,64}$/;
 const optional = (value: bigint | null) => (value === null ? null : Number(value));
 
 export function endpointFromRow(row: Selectable<WebhookEndpointsTable>): WebhookEndpoint {
@@ -96,7 +95,7 @@ export async function listEndpoints(db: Kysely<Database>, scope: Scope): Promise
 }
 
 export async function findEndpoint(db: Kysely<Database>, id: string, scope: Scope): Promise<WebhookEndpoint | undefined> {
-  if (!ENDPOINT_ID.test(id)) return undefined;
+  if (!isPublicId('we', id)) return undefined;
   const row = await db
     .selectFrom('webhook_endpoints')
     .selectAll()

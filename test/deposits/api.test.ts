@@ -150,7 +150,10 @@ describe('deposits end to end', () => {
       expectError(await call(h, { path: `/deposits?limit=${limit}`, key: a.liveKey }), 400, 'invalid_request', 'limit');
     }
     expectError(await call(h, { path: '/deposits?limit=1&limit=2', key: a.liveKey }), 400, 'invalid_request', 'limit');
-    expectError(await call(h, { path: '/deposits?starting_after=dep_nope', key: a.liveKey }), 400, 'invalid_request', 'starting_after');
+    // Not ids at all, among them a NUL byte that PostgreSQL would refuse if it were looked up.
+    for (const cursor of ['dep_nope', 'a%00b', 'dep_%00', 'dep_%E2%82%AC', `dep_${'x'.repeat(200)}`]) {
+      expectError(await call(h, { path: `/deposits?starting_after=${cursor}`, key: a.liveKey }), 400, 'invalid_request', 'starting_after');
+    }
   });
 
   test('/readyz reports the watcher (lag, last poll, unmatched) and /metrics its lag', async () => {
