@@ -58,7 +58,7 @@ describe('GET /deposit_address', () => {
     expectError(await call(off, { path: '/deposit_address', key: a.liveKey }), 503, 'live_unavailable');
     const list = await call(off, { path: '/deposits', key: a.liveKey });
     expectOk(list);
-    expect(list.body).toEqual({ ok: true, data: [], has_more: false });
+    expect(list.body).toEqual({ ok: true, object: 'list', data: [], has_more: false });
   });
 });
 
@@ -94,7 +94,7 @@ describe('deposits end to end', () => {
     expect(page1.body.data).toEqual(all.body.data.slice(0, 2));
     expect(page1.body.has_more).toBe(true);
     const page2 = await call(h, { path: `/deposits?limit=2&starting_after=${page1.body.data[1].id}`, key: a.liveKey });
-    expect(page2.body).toEqual({ ok: true, data: all.body.data.slice(2), has_more: false });
+    expect(page2.body).toEqual({ ok: true, object: 'list', data: all.body.data.slice(2), has_more: false });
 
     // Another account sees none of them, and cannot page from them.
     const b = await h.account();

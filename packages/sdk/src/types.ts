@@ -130,12 +130,8 @@ export interface Deposit {
   explorer_url: string;
 }
 
-export interface DepositList {
-  /** Newest first. */
-  data: Deposit[];
-  /** Pass the last `id` as `starting_after` for the next page. */
-  has_more: boolean;
-}
+/** Newest first; pass the last `id` as `starting_after` for the next page. */
+export type DepositList = List<Deposit>;
 
 export interface ListDepositsParams {
   /** 1–100, default 20. */

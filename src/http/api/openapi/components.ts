@@ -259,6 +259,7 @@ export const COMPONENT_SCHEMAS: Record<string, JsonSchema> = {
   DepositList: closed(
     {
       ok: okTrue,
+      object: { type: 'string', const: 'list' },
       data: { type: 'array', items: ref('Deposit'), description: 'Newest first.' },
       has_more: { type: 'boolean', description: 'Whether another page follows (pass the last `id` as `starting_after`).' },
     },
@@ -610,6 +611,7 @@ export const EXAMPLES = {
   balance: { ok: true, balance: { value: '12.5', reserved: '0.25', currency: 'TON' }, mode: 'test' },
   depositList: {
     ok: true,
+    object: 'list',
     data: [
       {
         id: 'dep_9fK2mQ7xV1bN4cL8sR3tYw',

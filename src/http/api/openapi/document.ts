@@ -310,7 +310,7 @@ export const API_DESCRIPTION = `Starport sells Telegram Stars and Premium subscr
 
 **Idempotency.** Every \`POST /orders\` carries an \`Idempotency-Key\`. Retrying with the same key and body returns the same order (201, \`Idempotent-Replayed: true\`), never a second one; the same key with different parameters is 409 \`idempotency_conflict\`. A request that failed (400, 402, 503) did not bind its key.
 
-**Lists.** \`GET /orders\` and \`GET /balance/history\` answer \`{"ok": true, "object": "list", "data": [...], "has_more": bool}\`, newest first, with Stripe-style cursors (\`limit\`, \`starting_after\`, \`ending_before\`).
+**Lists.** \`GET /orders\`, \`GET /balance/history\` and \`GET /deposits\` answer \`{"ok": true, "object": "list", "data": [...], "has_more": bool}\`, newest first, with Stripe-style cursors (\`limit\`, \`starting_after\`, \`ending_before\`).
 
 **Rate limits.** Per key; responses carry \`RateLimit-Policy\` and \`RateLimit\`; a 429 carries \`Retry-After\` (seconds).
 

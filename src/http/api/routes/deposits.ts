@@ -33,7 +33,7 @@ export function depositRoutes(app: FastifyInstance, ctx: ApiContext): void {
         startingAfter = { lt: anchor.lt, id: anchor.id };
       }
       const rows = await listDeposits(ctx.db.kysely, { accountId, status: 'credited', startingAfter, limit: limit + 1 });
-      return { ok: true, data: rows.slice(0, limit).map((d) => depositJson(d, network)), has_more: rows.length > limit };
+      return { ok: true, object: 'list', data: rows.slice(0, limit).map((d) => depositJson(d, network)), has_more: rows.length > limit };
     },
   );
 
