@@ -27,15 +27,16 @@ async function connect(options: DatabaseOptions): Promise<Omit<Db, 'close'> & { 
       onQueued: (listener) => listenQueued(databaseUrl, listener),
     };
   }
-  const { openSqlite, sqliteDialect, sqliteEngine, sqliteKeysVersion } = await import('./sqlite.js');
+  const { openSqlite, ReadSnapshot, sqliteDialect, sqliteEngine, sqliteKeysVersion } = await import('./sqlite.js');
   const raw = openSqlite(options.dataDir);
-  const kysely = new Kysely<Database>({ dialect: sqliteDialect(raw) });
+  const snapshot = new ReadSnapshot(raw);
+  const kysely = new Kysely<Database>({ dialect: sqliteDialect(raw, snapshot) });
   const groupCommit = new GroupCommit(kysely);
   return {
     kysely,
     engine: sqliteEngine,
     writeTransaction: (work) => groupCommit.run(work),
-    afterMigration: () => ({ keysVersion: sqliteKeysVersion(raw) }),
+    afterMigration: () => ({ keysVersion: sqliteKeysVersion(raw, snapshot) }),
     onQueued: async () => async () => undefined,
   };
 }

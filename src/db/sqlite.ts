@@ -41,10 +41,43 @@ export function openSqlite(dataDir: string): BetterSqlite3.Database {
 }
 
 /**
- * Kysely prepares every query anew; better-sqlite3 statements are reusable, so a small cache
- * of prepared statements keyed by SQL text saves the parse on hot paths.
+ * Read snapshots shared by everything one event-loop turn reads. In WAL mode each autocommit
+ * statement opens and closes a read transaction of its own (file and shared-memory locks, about
+ * 7–10 µs: more than a primary-key lookup itself), and a request makes several (the key check,
+ * then its data). Reads outside a transaction instead join a read transaction that stays open
+ * until the turn ends (setImmediate), so the requests handled in one turn share one. Any other
+ * statement (a write, BEGIN) ends it first, so this connection always reads its own writes;
+ * another process's commits are seen from the next turn on, and a request sent after such a
+ * commit is read from its socket in a later turn's poll.
  */
-function withStatementCache(db: BetterSqlite3.Database) {
+export class ReadSnapshot {
+  private open = false;
+
+  constructor(private readonly db: BetterSqlite3.Database) {}
+
+  /** Before a read-only statement: join this turn's snapshot, beginning one unless a transaction is open. */
+  join(): void {
+    if (this.open || this.db.inTransaction) return;
+    this.db.exec('begin'); // deferred: the first read takes the read lock
+    this.open = true;
+    setImmediate(() => this.end());
+  }
+
+  /** Before any other statement, and at the end of the turn. */
+  end(): void {
+    if (!this.open) return;
+    this.open = false;
+    this.db.exec('commit');
+  }
+}
+
+/**
+ * The connection Kysely's driver sees. Kysely prepares every query anew; better-sqlite3
+ * statements are reusable, so a small cache of prepared statements keyed by SQL text saves the
+ * parse on hot paths. Each statement is placed in or out of the turn's read snapshot here, just
+ * before the driver runs it.
+ */
+function driverConnection(db: BetterSqlite3.Database, snapshot: ReadSnapshot) {
   const cache = new Map<string, BetterSqlite3.Statement>();
   return {
     prepare(sql: string) {
@@ -54,9 +87,12 @@ function withStatementCache(db: BetterSqlite3.Database) {
         if (cache.size >= STATEMENT_CACHE_SIZE) cache.delete(cache.keys().next().value as string);
         cache.set(sql, statement);
       }
+      if (statement.reader && statement.readonly) snapshot.join();
+      else snapshot.end();
       return statement;
     },
     close() {
+      snapshot.end();
       db.close();
     },
   };
@@ -73,10 +109,10 @@ class TransactionalDdlSqliteAdapter extends SqliteAdapter {
   }
 }
 
-export function sqliteDialect(db: BetterSqlite3.Database): Dialect {
+export function sqliteDialect(db: BetterSqlite3.Database, snapshot = new ReadSnapshot(db)): Dialect {
   return {
     createAdapter: () => new TransactionalDdlSqliteAdapter(),
-    createDriver: () => new ImmediateTransactionSqliteDriver({ database: withStatementCache(db) as never }),
+    createDriver: () => new ImmediateTransactionSqliteDriver({ database: driverConnection(db, snapshot) as never }),
     createIntrospector: (kysely: Kysely<any>) => new SqliteIntrospector(kysely),
     createQueryCompiler: () => new SqliteQueryCompiler(),
   };
@@ -88,7 +124,7 @@ export function sqliteDialect(db: BetterSqlite3.Database): Dialect {
  * only, count its changes to keys and accounts in memory (a trigger of a write that is then
  * rolled back still counts: that only costs a cache miss). Called once the schema exists.
  */
-export function sqliteKeysVersion(db: BetterSqlite3.Database): () => string {
+export function sqliteKeysVersion(db: BetterSqlite3.Database, snapshot: ReadSnapshot): () => string {
   let localChanges = 0;
   db.function('starport_keys_changed', { deterministic: false, directOnly: true }, () => {
     localChanges++;
@@ -103,7 +139,10 @@ export function sqliteKeysVersion(db: BetterSqlite3.Database): () => string {
     create temp trigger starport_accounts_deleted after delete on main.accounts ${count};
   `);
   const dataVersion = db.prepare('pragma data_version').pluck();
-  return () => `${localChanges}:${dataVersion.get() as bigint}`;
+  return () => {
+    snapshot.join();
+    return `${localChanges}:${dataVersion.get() as bigint}`;
+  };
 }
 
 function sqliteCode(error: unknown): string | undefined {
