@@ -39,6 +39,7 @@ if (target.startsWith('postgres')) {
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = FULL');
   db.pragma('busy_timeout = 10000');
+  db.pragma('temp_store = MEMORY');
   db.defaultSafeIntegers(true);
   db.exec('drop table if exists bench_orders; drop table if exists bench_balances');
   db.exec('create table bench_balances (id integer primary key, available bigint not null check (available >= 0))');

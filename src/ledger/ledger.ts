@@ -73,19 +73,7 @@ export async function move(tx: Kysely<Database>, ref: BalanceRef, movement: Move
  */
 export async function applyMovement(tx: Kysely<Database>, ref: BalanceRef, movement: Movement): Promise<JournalEntry | undefined> {
   const [availableDelta, reservedDelta] = DELTAS[movement.kind](movement.amount);
-  const updated = await tx
-    .updateTable('balances')
-    .set({
-      available: sql`available + ${availableDelta}`,
-      reserved: sql`reserved + ${reservedDelta}`,
-      journal_seq: sql`journal_seq + 1`,
-    })
-    .where('account_id', '=', ref.accountId)
-    .where('mode', '=', ref.mode)
-    .where(sql<boolean>`available + ${availableDelta} >= 0`)
-    .where(sql<boolean>`reserved + ${reservedDelta} >= 0`)
-    .returning(['available', 'reserved', 'journal_seq'])
-    .executeTakeFirst();
+  const [updated] = await updateBalance(tx, ref.accountId, ref.mode, availableDelta, reservedDelta);
   if (!updated) return undefined;
   const entry: JournalEntry = {
     id: newId('jrn'),
@@ -100,25 +88,57 @@ export async function applyMovement(tx: Kysely<Database>, ref: BalanceRef, movem
     after: { available: BigInt(updated.available), reserved: BigInt(updated.reserved) },
     createdAt: movement.now,
   };
-  await tx
-    .insertInto('journal')
-    .values({
-      id: entry.id,
-      account_id: ref.accountId,
-      mode: ref.mode,
-      kind: movement.kind,
-      order_id: entry.orderId,
-      available_delta: availableDelta,
-      reserved_delta: reservedDelta,
-      reason: entry.reason,
-      created_at: movement.now,
-      seq: entry.seq,
-      balance_available: entry.after.available,
-      balance_reserved: entry.after.reserved,
-    })
-    .execute();
+  await insertJournal(tx, entry.id, ref.accountId, ref.mode, movement.kind, entry.orderId, availableDelta, reservedDelta, entry.reason, movement.now, entry.seq, entry.after.available, entry.after.reserved);
   return entry;
 }
+
+// Every order moves the ledger two or three times: both statements are compiled once.
+const updateBalance = preparedQuery((db, accountId: string, mode: Mode, availableDelta: bigint, reservedDelta: bigint) =>
+  db
+    .updateTable('balances')
+    .set({
+      available: sql`available + ${availableDelta}`,
+      reserved: sql`reserved + ${reservedDelta}`,
+      journal_seq: sql`journal_seq + 1`,
+    })
+    .where('account_id', '=', accountId)
+    .where('mode', '=', mode)
+    .where(sql<boolean>`available + ${availableDelta} >= 0`)
+    .where(sql<boolean>`reserved + ${reservedDelta} >= 0`)
+    .returning(['available', 'reserved', 'journal_seq']),
+);
+
+const insertJournal = preparedQuery(
+  (
+    db,
+    id: string,
+    accountId: string,
+    mode: Mode,
+    kind: Kind,
+    orderId: string | null,
+    availableDelta: bigint,
+    reservedDelta: bigint,
+    reason: string | null,
+    createdAt: number,
+    seq: bigint,
+    balanceAvailable: bigint,
+    balanceReserved: bigint,
+  ) =>
+    db.insertInto('journal').values({
+      id,
+      account_id: accountId,
+      mode,
+      kind,
+      order_id: orderId,
+      available_delta: availableDelta,
+      reserved_delta: reservedDelta,
+      reason,
+      created_at: createdAt,
+      seq,
+      balance_available: balanceAvailable,
+      balance_reserved: balanceReserved,
+    }),
+);
 
 export async function openBalances(tx: Kysely<Database>, accountId: string): Promise<void> {
   await tx

@@ -4,6 +4,7 @@ import { formatTon } from '../domain/money.js';
 import type { Product } from '../domain/products.js';
 import { newId } from '../domain/random.js';
 import type { Db } from '../db/engine.js';
+import { preparedQuery } from '../db/prepared.js';
 import { move, readBalance } from '../ledger/ledger.js';
 import type { PriceSource } from '../providers/ports.js';
 import { freshPrice } from './fresh-price.js';
@@ -84,6 +85,39 @@ function replay(order: Order, fingerprint: string): CreateOrderResult {
   return { order, replayed: true };
 }
 
+const insertPendingOrder = preparedQuery(
+  (
+    db,
+    id: string,
+    accountId: string,
+    mode: Mode,
+    idempotencyKey: string,
+    fingerprint: string,
+    product: Product,
+    recipient: string,
+    quantity: number,
+    amount: bigint,
+    externalId: string | null,
+    now: number,
+  ) =>
+    db.insertInto('orders').values({
+      id,
+      account_id: accountId,
+      mode,
+      idempotency_key: idempotencyKey,
+      fingerprint,
+      product,
+      recipient,
+      quantity,
+      amount,
+      external_id: externalId,
+      status: 'fulfillment_pending',
+      created_at: now,
+      updated_at: now,
+      next_run_at: now,
+    }),
+);
+
 async function insertOrder(deps: CreateOrderDeps, input: CreateOrderInput, fingerprint: string, amount: bigint, quote: Quote | undefined): Promise<Order> {
   const now = (deps.now ?? Date.now)();
   const order: Order = {
@@ -107,25 +141,7 @@ async function insertOrder(deps: CreateOrderDeps, input: CreateOrderInput, finge
     // Another node's uncommitted insert with this key makes ours wait on the unique index;
     // the contract bounds that wait.
     await deps.db.engine.limitLockWait(tx, IDEMPOTENCY_WAIT_MS);
-    await tx
-      .insertInto('orders')
-      .values({
-        id: order.id,
-        account_id: order.accountId,
-        mode: order.mode,
-        idempotency_key: order.idempotencyKey,
-        fingerprint,
-        product: order.product,
-        recipient: order.recipient,
-        quantity: order.quantity,
-        amount,
-        external_id: order.externalId,
-        status: order.status,
-        created_at: now,
-        updated_at: now,
-        next_run_at: now,
-      })
-      .execute();
+    await insertPendingOrder(tx, order.id, order.accountId, order.mode, order.idempotencyKey, fingerprint, order.product, order.recipient, order.quantity, amount, order.externalId, now);
     // After the order row: a concurrent request with the same Idempotency-Key waits on the
     // unique index above and then replays, instead of finding the quote taken.
     if (quote) await claimQuote(tx, quote, order.id, now);

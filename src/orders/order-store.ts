@@ -43,6 +43,15 @@ export async function listEvents(db: Kysely<Database>, orderId: string): Promise
   return rows.map(eventFromRow);
 }
 
+const selectLastSeq = preparedQuery((db, orderId: string) =>
+  db.selectFrom('order_events').select(sql<bigint | null>`max(seq)`.as('seq')).where('order_id', '=', orderId),
+);
+
+const insertEvent = preparedQuery(
+  (db, id: string, orderId: string, seq: bigint, type: EventType, status: OrderStatus, data: string, createdAt: number) =>
+    db.insertInto('order_events').values({ id, order_id: orderId, seq, type, status, data, created_at: createdAt }),
+);
+
 export async function appendEvent(
   tx: Kysely<Database>,
   event: { orderId: string; type: EventType; status: OrderStatus; data: Record<string, unknown>; now: number },
@@ -50,24 +59,10 @@ export async function appendEvent(
   // Transitions of one order are serialised by their conditional status update, so reading
   // the last position inside the same transaction is safe; the unique (order_id, seq)
   // constraint still turns any lost race into an error rather than a duplicate position.
-  const last = await tx
-    .selectFrom('order_events')
-    .select(sql<bigint | null>`max(seq)`.as('seq'))
-    .where('order_id', '=', event.orderId)
-    .executeTakeFirst();
+  // An order's creation is its first event.
+  const [last] = event.type === 'order.created' ? [] : await selectLastSeq(tx, event.orderId);
   const id = newId('evt');
-  await tx
-    .insertInto('order_events')
-    .values({
-      id,
-      order_id: event.orderId,
-      seq: BigInt(last?.seq ?? 0) + 1n,
-      type: event.type,
-      status: event.status,
-      data: JSON.stringify(event.data),
-      created_at: event.now,
-    })
-    .execute();
+  await insertEvent(tx, id, event.orderId, BigInt(last?.seq ?? 0) + 1n, event.type, event.status, JSON.stringify(event.data), event.now);
   // The webhook outbox is written in this same transaction: an event is never committed
   // without its deliveries, nor a delivery without its event.
   await enqueueOrderEvent(tx, event.orderId, { id, type: event.type, createdAt: event.now, data: event.data });

@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import type { EventType, FailureReason, OrderStatus } from '../domain/order-status.js';
 import { canTransition } from '../domain/order-status.js';
 import { formatTon } from '../domain/money.js';
+import { preparedQuery } from '../db/prepared.js';
 import type { Database } from '../db/schema.js';
 import { move } from '../ledger/ledger.js';
 import type { Order } from './order.js';
@@ -44,26 +45,24 @@ export async function transitionOrder(
     throw new Error(`order ${order.id}: no transition ${order.status} → ${transition.to}`);
   }
   return inTransaction(db, async (tx) => {
-    const updated = await tx
-      .updateTable('orders')
-      .set({
-        status: transition.to,
-        failure_reason: transition.failureReason ?? null,
-        updated_at: transition.now,
-        next_run_at: transition.nextRunAt,
-        lease_owner: null,
-        lease_until: null,
-      })
-      .where('id', '=', order.id)
-      .where('status', '=', order.status)
-      .executeTakeFirst();
-    if (updated.numUpdatedRows !== 1n) return false;
+    const updated = await updateStatus(tx, order.id, order.status, transition.to, transition.failureReason ?? null, transition.now, transition.nextRunAt);
+    if (updated.length !== 1) return false;
     const data = { ...transition.data, ...(await settle(tx, order, transition)) };
     await appendEvent(tx, { orderId: order.id, type: EVENT_FOR[transition.to], status: transition.to, data, now: transition.now });
     await within?.(tx);
     return true;
   });
 }
+
+const updateStatus = preparedQuery(
+  (db, id: string, from: OrderStatus, to: OrderStatus, failureReason: FailureReason | null, now: number, nextRunAt: number | null) =>
+    db
+      .updateTable('orders')
+      .set({ status: to, failure_reason: failureReason, updated_at: now, next_run_at: nextRunAt, lease_owner: null, lease_until: null })
+      .where('id', '=', id)
+      .where('status', '=', from)
+      .returning('id'),
+);
 
 /** Joins the caller's transaction (a worker's batch) or opens one. */
 function inTransaction<T>(db: Kysely<Database>, work: (tx: Kysely<Database>) => Promise<T>): Promise<T> {

@@ -1,5 +1,6 @@
 import type { Kysely, Selectable } from 'kysely';
 import { newId } from '../domain/random.js';
+import { preparedQuery } from '../db/prepared.js';
 import { formatTimestamp } from '../domain/time.js';
 import type { Database, WebhookAttemptsTable, WebhookMessagesTable } from '../db/schema.js';
 import { orderBody } from '../http/api/serialize.js';
@@ -21,18 +22,21 @@ export interface OutboxEvent {
   data: Record<string, unknown>;
 }
 
-/** Writes the messages for an order event; call inside the transaction that appended it. */
-export async function enqueueOrderEvent(tx: Kysely<Database>, orderId: string, event: OutboxEvent): Promise<number> {
-  // One indexed query in the common case (no endpoints): the order is read only when needed.
-  const endpoints = await tx
+const selectEnabledEndpoints = preparedQuery((db, orderId: string) =>
+  db
     .selectFrom('webhook_endpoints')
     .innerJoin('orders', (join) =>
       join.onRef('orders.account_id', '=', 'webhook_endpoints.account_id').onRef('orders.mode', '=', 'webhook_endpoints.mode'),
     )
     .selectAll('webhook_endpoints')
     .where('orders.id', '=', orderId)
-    .where('webhook_endpoints.status', '=', 'enabled')
-    .execute();
+    .where('webhook_endpoints.status', '=', 'enabled'),
+);
+
+/** Writes the messages for an order event; call inside the transaction that appended it. */
+export async function enqueueOrderEvent(tx: Kysely<Database>, orderId: string, event: OutboxEvent): Promise<number> {
+  // One indexed query in the common case (no endpoints): the order is read only when needed.
+  const endpoints = await selectEnabledEndpoints(tx, orderId);
   const targets = endpoints.map(endpointFromRow).filter((endpoint) => matches(endpoint, event.type));
   if (targets.length === 0) return 0;
   const order = await tx.selectFrom('orders').selectAll().where('id', '=', orderId).executeTakeFirstOrThrow();
