@@ -1,3 +1,4 @@
+import os from 'node:os';
 import { defineConfig } from 'vitest/config';
 
 /**
@@ -16,6 +17,9 @@ export default defineConfig({
   test: {
     testTimeout: 30_000,
     hookTimeout: 60_000,
+    // Vitest's default (one less than the cores) runs one file at a time on a 2-core machine;
+    // most suites wait on child processes, fsync and sockets, so two at a time finish sooner.
+    maxWorkers: Math.max(2, os.availableParallelism() - 1),
     projects: [
       { extends: true, test: { name: 'unit', include: ['test/unit/**/*.test.ts'] } },
       ...engines.map((engine) => ({
