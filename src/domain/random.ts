@@ -18,6 +18,11 @@ function nextRandomByte(): number {
   return pool[offset++] as number;
 }
 
+/** Copies `length` random bytes into `target` at `at`, from the same pool. */
+export function fillRandom(target: Buffer, at: number, length: number): void {
+  for (let i = 0; i < length; i++) target[at + i] = nextRandomByte();
+}
+
 /** `length` uniformly random base62 characters (rejection sampling keeps them unbiased). */
 export function randomBase62(length: number): string {
   let out = '';

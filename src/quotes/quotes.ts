@@ -1,10 +1,10 @@
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { storedSecret } from '../accounts/dashboard-secret.js';
 import { ApiError } from '../domain/api-error.js';
 import type { Mode } from '../domain/api-key.js';
 import type { Product } from '../domain/products.js';
-import { isPublicId } from '../domain/random.js';
+import { fillRandom, isPublicId } from '../domain/random.js';
 import type { Db } from '../db/engine.js';
 import type { Database } from '../db/schema.js';
 
@@ -68,7 +68,8 @@ export function issueQuote(
   body.writeUInt8(Number(input.amount >> 48n), 4);
   body.writeUIntBE(Number(input.amount & 0xffffffffffffn), 5, 6);
   body.writeUIntBE(expiresAt, 11, 6);
-  randomBytes(12).copy(body, 17);
+  // From the shared pool: a CSPRNG call per quote cost a seventh of GET /quote.
+  fillRandom(body, 17, 12);
   const token = Buffer.concat([body, mac(key, body, input.accountId, input.mode)]);
   const { accountId, mode, product, quantity, amount } = input;
   return { id: `quo_${toBase62(token)}`, accountId, mode, product, quantity, amount, expiresAt };
