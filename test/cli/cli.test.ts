@@ -118,8 +118,9 @@ async function tablesOf(fresh: FreshDatabase): Promise<string[]> {
   }
 }
 
-describe('help and command dispatch', () => {
-  // Help never touches a database: point DATA_DIR at a folder that must not get created.
+// Help never touches a database, so it runs once, in the SQLite project, not once per engine.
+describe.skipIf(testEngine === 'postgres')('help and command dispatch', () => {
+  // Point DATA_DIR at a folder that must not get created.
   const helpRoot = makeTempDir('starport-cli-help-');
   const untouched = path.join(helpRoot, 'never-created');
   const helpCli = cliFor({ DATA_DIR: untouched });
