@@ -184,6 +184,9 @@ describe('bad queries answer 400 invalid_request naming the parameter', () => {
     ['?status=failed&status=delivered', 'status'],
     ['?external_id=', 'external_id'],
     [`?external_id=${'x'.repeat(129)}`, 'external_id'],
+    // No external_id can hold a NUL (and PostgreSQL would refuse one as a parameter).
+    ['?external_id=%00', 'external_id'],
+    ['?external_id=inv%00-1', 'external_id'],
     ['?created[gte]=yesterday', 'created[gte]'],
     ['?created[gte]=2026-02-30T00:00:00Z', 'created[gte]'],
     ['?created[lt]=2026-01-10T12:00:00', 'created[lt]'],

@@ -143,7 +143,14 @@ export const listOrdersQuery = {
   properties: {
     ...pageParameters,
     status: { type: 'string', enum: [...ORDER_STATUSES], description: 'Only orders in this status.' },
-    external_id: { type: 'string', minLength: 1, maxLength: 128, description: 'Only orders with this `external_id` (exact match).' },
+    external_id: {
+      type: 'string',
+      minLength: 1,
+      maxLength: 128,
+      // Like the order's own external_id: no NUL (PostgreSQL refuses one as a parameter).
+      pattern: '^[^\\u0000]*$',
+      description: 'Only orders with this `external_id` (exact match; 1–128 characters, no NUL).',
+    },
     'created[gte]': createdBound('Only orders created at or after this time.'),
     'created[lt]': createdBound('Only orders created before this time.'),
   },
