@@ -2,7 +2,7 @@ import { type Kysely, sql } from 'kysely';
 import { accountForMemo } from '../accounts/deposit-memo.js';
 import { recordAudit } from '../audit/audit.js';
 import { formatTon } from '../domain/money.js';
-import { isPublicId, randomBase62 } from '../domain/random.js';
+import { isPublicId, newId } from '../domain/random.js';
 import type { Db } from '../db/engine.js';
 import type { Database, DepositRow, DepositsTable } from '../db/schema.js';
 import { move } from '../ledger/ledger.js';
@@ -106,7 +106,7 @@ export async function recordTransaction(db: Db, input: Processed, now = Date.now
     let reason: UnmatchedReason | null = found.reason;
     const accountId = reason === null && found.memo !== null ? await accountForMemo(tx, found.memo) : undefined;
     if (reason === null && !accountId) reason = 'memo_unknown';
-    const id = `dep_${randomBase62(22)}`;
+    const id = newId('dep');
     const inserted = await tx
       .insertInto('deposits')
       .values({
