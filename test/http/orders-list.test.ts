@@ -206,16 +206,18 @@ describe('bad queries answer 400 invalid_request naming the parameter', () => {
 });
 
 describe('every filter is an index range (no table scan)', () => {
+  // Each filter has its own index, so that it is a range of that index and not a filter over
+  // every order of the account (`orders_list` alone would still be an index search).
   const queries = {
-    plain: {},
-    status: { status: 'failed' as const },
-    external_id: { externalId: 'shop-1' },
-    created: { createdGte: 1, createdLt: 2 },
-    all: { status: 'failed' as const, externalId: 'x', createdGte: 1, createdLt: 2 },
-    cursor: { startingAfter: { createdAt: 5, id: 'ord_x' } },
-    backwards: { status: 'delivered' as const, endingBefore: { createdAt: 5, id: 'ord_x' } },
+    plain: { filters: {}, index: 'orders_list' },
+    status: { filters: { status: 'failed' as const }, index: 'orders_list_status' },
+    external_id: { filters: { externalId: 'shop-1' }, index: 'orders_list_external_id' },
+    created: { filters: { createdGte: 1, createdLt: 2 }, index: 'orders_list' },
+    all: { filters: { status: 'failed' as const, externalId: 'x', createdGte: 1, createdLt: 2 }, index: 'orders_list_(status|external_id)' },
+    cursor: { filters: { startingAfter: { createdAt: 5, id: 'ord_x' } }, index: 'orders_list' },
+    backwards: { filters: { status: 'delivered' as const, endingBefore: { createdAt: 5, id: 'ord_x' } }, index: 'orders_list_status' },
   };
-  test.each(Object.entries(queries))('%s', async (_name, filters) => {
+  test.each(Object.entries(queries))('%s', async (_name, { filters, index }) => {
     const { db } = h.service;
     const compiled = orderPageQuery(db.kysely, { accountId: 'acct_x', mode: 'test', limit: 20, ...filters }).compile();
     let plan: string;
@@ -223,6 +225,7 @@ describe('every filter is an index range (no table scan)', () => {
       const result = await db.kysely.executeQuery(CompiledQuery.raw(`explain query plan ${compiled.sql}`, [...compiled.parameters]));
       plan = (result.rows as { detail: string }[]).map((r) => r.detail).join('\n');
       expect(plan).toMatch(/SEARCH orders USING (COVERING )?INDEX orders_list/);
+      expect(plan).toMatch(new RegExp(`INDEX ${index}\\b`));
       // A cursor bounds the index range itself, not just a filter over it.
       if ('startingAfter' in filters || 'endingBefore' in filters) expect(plan).toMatch(/created_at[<>]\?/);
       expect(plan).not.toMatch(/SCAN orders/);
@@ -233,7 +236,7 @@ describe('every filter is an index range (no table scan)', () => {
         const result = await tx.executeQuery(CompiledQuery.raw(`explain ${compiled.sql}`, [...compiled.parameters]));
         return (result.rows as Record<string, string>[]).map((r) => Object.values(r)[0]).join('\n');
       });
-      expect(plan).toMatch(/Index/);
+      expect(plan).toMatch(new RegExp(`Index (Only )?Scan (Backward )?using ${index}\\b`));
       expect(plan).not.toMatch(/Seq Scan/);
       if ('startingAfter' in filters || 'endingBefore' in filters) expect(plan).toMatch(/Index Cond: .*created_at [<>]=/);
     }
