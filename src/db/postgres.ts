@@ -1,6 +1,7 @@
 import { PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import type { Engine, Unsubscribe } from './engine.js';
+import { preparedStatementNames } from './prepared.js';
 
 /**
  * PostgreSQL, the scale-out engine. Everything that differs from SQLite is in this file:
@@ -20,7 +21,21 @@ export function postgresPool(connectionString: string, max = 10): pg.Pool {
   const pool = new pg.Pool({ connectionString, max, types: types as pg.CustomTypesConfig });
   // An idle client losing its connection (server restart) must not crash the process.
   pool.on('error', () => undefined);
+  pool.on('connect', nameHotStatements);
   return pool;
+}
+
+/**
+ * Sends the hot statements (preparedQuery's) as named prepared statements: the server then
+ * parses and plans each once per connection, not on every call, which for a primary-key read
+ * is most of its work. Kysely passes plain SQL text, so the client's query method maps it.
+ */
+function nameHotStatements(client: pg.PoolClient): void {
+  const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+  client.query = ((text: unknown, values?: unknown, callback?: unknown) => {
+    const name = typeof text === 'string' ? preparedStatementNames.get(text) : undefined;
+    return name ? query({ name, text, values }, callback) : query(text, values, callback);
+  }) as typeof client.query;
 }
 
 export function postgresDialect(pool: pg.Pool): PostgresDialect {

@@ -3,6 +3,13 @@ import type { Database } from './schema.js';
 
 const PLACEHOLDER = '\u0000Starport-Parameter:'; // mixed case: a case conversion shows
 
+/**
+ * The SQL text of every prepared query, with a stable statement name. PostgreSQL's driver
+ * turns these into named server-side prepared statements (postgres.ts), so the server parses
+ * and plans each hot statement once per connection instead of on every call.
+ */
+export const preparedStatementNames = new Map<string, string>();
+
 interface Plan {
   compiled: CompiledQuery;
   /** For each bound parameter: the index of the argument that fills it, or a constant. */
@@ -44,5 +51,6 @@ function compilePlan<A extends unknown[]>(db: Kysely<Database>, build: (db: Kyse
   for (let i = 0; i < arity; i++) {
     if (!slots.includes(i)) throw new Error(`preparedQuery: argument ${i} does not reach the query as a parameter`);
   }
+  if (!preparedStatementNames.has(compiled.sql)) preparedStatementNames.set(compiled.sql, `starport_${preparedStatementNames.size + 1}`);
   return { compiled, slots };
 }
