@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { afterEach, beforeEach, expect, test } from 'vitest';
 import { createAccount } from '../../src/accounts/accounts.js';
 import type { Db } from '../../src/db/engine.js';
@@ -36,4 +37,20 @@ test(`a prepared query answers like the query it was built from, for every argum
 test('a builder that converts its argument is refused at the first call, not answered wrongly', async () => {
   const converted = preparedQuery((k, email: string) => k.selectFrom('accounts').select('id').where('email', '=', email.toLowerCase()));
   await expect(converted(db.kysely, 'A@example.com')).rejects.toThrow(/argument 0 does not reach the query/);
+});
+
+test.skipIf(testEngine !== 'postgres')('on PostgreSQL a prepared query is a named server-side statement, parsed once per connection', async () => {
+  const one = await openDatabase({ dataDir: fresh.dataDir, databaseUrl: fresh.env.DATABASE_URL, poolSize: 1 });
+  try {
+    await createAccount(one, 'a@example.com');
+    const byEmail = preparedQuery((k, email: string) => k.selectFrom('accounts').select('id').where('email', '=', email));
+    expect(await byEmail(one.kysely, 'a@example.com')).toHaveLength(1);
+    expect(await byEmail(one.kysely, 'b@example.com')).toEqual([]);
+    // The pool's only connection: its prepared statements are the session's own.
+    const { rows } = await sql<{ name: string; statement: string }>`select name, statement from pg_prepared_statements`.execute(one.kysely);
+    const named = rows.filter((row) => row.statement.includes('"email" = $1'));
+    expect(named).toEqual([{ name: expect.stringMatching(/^starport_\d+$/), statement: expect.stringContaining('from "accounts"') }]);
+  } finally {
+    await one.close();
+  }
 });
