@@ -4,7 +4,9 @@ import { type Harness, startHarness } from '../support/harness.js';
 describe('per-key rate limit', () => {
   let h: Harness;
   beforeAll(async () => {
-    h = await startHarness({ RATE_LIMIT_RPS: '1', RATE_LIMIT_BURST: '3' });
+    // This node's share of 100: a burst of 3 and one token back every 100 s, so that however
+    // slow the machine, no token comes back while a test spends the burst.
+    h = await startHarness({ RATE_LIMIT_RPS: '1', RATE_LIMIT_BURST: '300', RATE_LIMIT_NODES: '100' });
   });
   afterAll(() => h.close());
 
@@ -19,7 +21,7 @@ describe('per-key rate limit', () => {
     expect(limited.statusCode).toBe(429);
     expect(limited.json().error.code).toBe('rate_limited');
     expect(Number(limited.headers['retry-after'])).toBeGreaterThanOrEqual(1);
-    expect(limited.headers['ratelimit-policy']).toBe('"default";q=3;w=3');
+    expect(limited.headers['ratelimit-policy']).toBe('"default";q=3;w=300');
     expect((await get(b.testKey)).statusCode).toBe(200);
   });
 

@@ -168,8 +168,13 @@ describe('deliveries', () => {
       expect(snapshot.id).toMatch(ORDER_ID);
       expect(snapshot).not.toHaveProperty('events');
     }
-    // Each message was delivered once, in one attempt, and logged.
-    const messages = await h.service.db.kysely.selectFrom('webhook_messages').selectAll().where('endpoint_id', '=', endpoint.id).execute();
+    // Each message was delivered once, in one attempt, and logged. The receiver has answered
+    // before the dispatcher records the outcome: wait until no message is still in flight.
+    const messages = await pollUntil(
+      () => h.service.db.kysely.selectFrom('webhook_messages').selectAll().where('endpoint_id', '=', endpoint.id).execute(),
+      (rows) => rows.length === 3 && rows.every((m) => m.status !== 'pending' && m.status !== 'sending'),
+      { what: 'the 3 messages to be finished' },
+    );
     expect(messages.map((m) => [m.status, Number(m.attempts)])).toEqual([
       ['succeeded', 1],
       ['succeeded', 1],
