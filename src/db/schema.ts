@@ -245,6 +245,18 @@ export interface DepositCursorsTable {
   checked_at: Int;
 }
 
+/** A backlog walk in progress, at most one per deposit wallet (migration 0009-deposit-walks). */
+export interface DepositWalksTable {
+  address: string;
+  top_lt: Int;
+  top_hash: string;
+  top_chain_time: Int;
+  resume_lt: Int;
+  resume_hash: string;
+  started_at: Int;
+  updated_at: Int;
+}
+
 /** Webhook endpoints per account and mode (migration 0006-webhooks). */
 export interface WebhookEndpointsTable {
   id: string;
@@ -327,6 +339,7 @@ export interface Database {
   live_payments: LivePaymentsTable;
   deposits: DepositsTable;
   deposit_cursors: DepositCursorsTable;
+  deposit_walks: DepositWalksTable;
   webhook_endpoints: WebhookEndpointsTable;
   webhook_messages: WebhookMessagesTable;
   webhook_attempts: WebhookAttemptsTable;

@@ -5,7 +5,7 @@ import { formatTon } from '../../src/domain/money.js';
 import { readBalance } from '../../src/ledger/ledger.js';
 import { verifyLedger } from '../../src/ledger/verify.js';
 import { createLogger } from '../../src/logger.js';
-import { listDeposits, readCursor } from '../../src/deposits/store.js';
+import { listDeposits, readCursor, readWalk } from '../../src/deposits/store.js';
 import { watcherStatus } from '../../src/deposits/status.js';
 import { DepositWatcher, type WatcherOptions } from '../../src/deposits/watcher.js';
 import { ToncenterClient } from '../../src/ton/toncenter.js';
@@ -262,6 +262,133 @@ describe('exactly once under paging, restarts and scale-out', () => {
     expect(status.lagSeconds).not.toBeNull();
     expect(status.lagSeconds as number).toBeLessThan(60);
     expect(status.lastCheckedAt as number).toBeGreaterThan(Date.now() - 60_000);
+  });
+});
+
+describe('a backlog longer than one poll may page through', () => {
+  // pageSize 3, maxPages 2: one poll reads at most 3 + 3 new rows (the second page repeats its start row).
+  const small = { pageSize: 3, maxPages: 2 } as const;
+  const raw = (address: Address) => address.toRawString();
+
+  /** Polls until a poll finds nothing new: no walk left, the cursor at the newest transaction. At most `max` polls. */
+  async function pollUntilCaughtUp(w: DepositWatcher, address: Address, max: number, between?: (poll: number) => Promise<void>): Promise<number> {
+    for (let poll = 1; poll <= max; poll++) {
+      const result = await w.pollOnce();
+      const cursor = await readCursor(h.service.db.kysely, raw(address));
+      if (result.fetched === 0 && !(await readWalk(h.service.db.kysely, raw(address))) && cursor?.lt === fake.transactionsOf(address)[0]?.lt) return poll;
+      await between?.(poll);
+    }
+    throw new Error(`not caught up after ${max} polls`);
+  }
+
+  /** Every deposit row of the wallet credited, each with one journal entry; the live balance is their sum. */
+  async function expectEachCreditedOnce(address: Address, accountId: string, amounts: bigint[]) {
+    const rows = await depositsOf(address);
+    expect(rows.map((r) => r.status)).toEqual(amounts.map(() => 'credited'));
+    expect(rows.map((r) => BigInt(r.amount)).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))).toEqual([...amounts].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)));
+    const journal = await h.service.db.kysely.selectFrom('journal').select('reason').where('account_id', '=', accountId).where('kind', '=', 'deposit').execute();
+    expect(journal).toHaveLength(amounts.length);
+    expect(new Set(journal.map((j) => j.reason)).size).toBe(amounts.length);
+    expect(await live(accountId)).toBe(amounts.reduce((a, b) => a + b, 0n));
+  }
+
+  test('after downtime: more new transactions than maxPages × pageSize are credited over several polls, each once, while new ones arrive', async () => {
+    const wallet = await newWallet();
+    const alice = await client();
+    const amounts: bigint[] = [];
+    const deposit = async (nanotons: bigint) => {
+      amounts.push(nanotons);
+      await transfer(fake, { to: wallet.address, value: nanotons, text: alice.memo });
+    };
+    const w = watcher(wallet.address, small);
+    await deposit(toNano('1'));
+    await w.pollOnce();
+    const before = await readCursor(h.service.db.kysely, raw(wallet.address));
+    expect(before?.lt).toBe(fake.transactionsOf(wallet.address)[0]?.lt);
+    // Downtime: 20 deposits (distinct amounts, so a skipped or doubled one shows in the sum).
+    for (let i = 2; i <= 21; i++) await deposit(toNano(String(i)) + BigInt(i));
+    const credits = new Map<string, number>();
+    const w2 = watcher(wallet.address, { ...small, onOutcome: (o, tx) => o.kind === 'credited' && credits.set(tx.hash, (credits.get(tx.hash) ?? 0) + 1) });
+    const first = await w2.pollOnce();
+    // The newest 6 are processed at once, newest first; the cursor has not moved over the rest.
+    expect(first.outcomes.map((o) => o.kind)).toEqual(Array(6).fill('credited'));
+    expect((await readCursor(h.service.db.kysely, raw(wallet.address)))?.lt).toBe(before?.lt);
+    const walk = await readWalk(h.service.db.kysely, raw(wallet.address));
+    const history = fake.transactionsOf(wallet.address);
+    expect(walk?.top.lt).toBe(history[0]?.lt);
+    expect(walk?.resume.lt).toBe(history[5]?.lt);
+    // Three more deposits arrive while the backlog is worked through, one after each poll.
+    const polls = await pollUntilCaughtUp(w2, wallet.address, 30, async (poll) => {
+      if (poll <= 3) await deposit(toNano('100') + BigInt(poll));
+    });
+    expect(polls).toBeGreaterThan(3);
+    expect([...credits.values()].every((n) => n === 1)).toBe(true);
+    expect(credits.size).toBe(23);
+    await expectEachCreditedOnce(wallet.address, alice.accountId, amounts);
+    expect(amounts).toHaveLength(24);
+    // The cursor ends at the newest transaction, no walk left; polling again finds nothing.
+    expect((await readCursor(h.service.db.kysely, raw(wallet.address)))?.lt).toBe(fake.transactionsOf(wallet.address)[0]?.lt);
+    expect(await readWalk(h.service.db.kysely, raw(wallet.address))).toBeUndefined();
+    expect((await w2.pollOnce()).outcomes).toEqual([]);
+    expect(await verifyLedger(h.service.db.kysely)).toEqual([]);
+  });
+
+  test('a first start without a cursor walks a long history to its beginning; a restart mid-walk resumes and finishes', async () => {
+    const wallet = await newWallet();
+    const alice = await client();
+    const amounts: bigint[] = [];
+    for (let i = 1; i <= 15; i++) {
+      amounts.push(toNano(String(i)) + 7n);
+      await transfer(fake, { to: wallet.address, value: toNano(String(i)) + 7n, text: alice.memo });
+    }
+    // funding + deployment + 15 deposits = 17 transactions; the first watcher stops in the
+    // middle of its second poll (the walk's first continuation).
+    let seen = 0;
+    const first = watcher(wallet.address, {
+      ...small,
+      onOutcome: () => {
+        if (++seen === 8) void first.stop();
+      },
+    });
+    await first.pollOnce();
+    expect(seen).toBe(6);
+    await first.pollOnce();
+    expect(seen).toBe(8);
+    const history = fake.transactionsOf(wallet.address);
+    expect(await readCursor(h.service.db.kysely, raw(wallet.address))).toBeUndefined();
+    const walk = await readWalk(h.service.db.kysely, raw(wallet.address));
+    expect(walk?.top.lt).toBe(history[0]?.lt);
+    expect(walk?.resume.lt).toBe(history[7]?.lt);
+    expect(await live(alice.accountId)).toBe(amounts.slice(-8).reduce((a, b) => a + b, 0n));
+
+    const restarted = watcher(wallet.address, small);
+    const next = await restarted.pollOnce();
+    // It goes on from where the first one stopped: no transaction processed twice.
+    expect(next.outcomes.map((o) => o.kind)).toEqual(Array(6).fill('credited'));
+    await pollUntilCaughtUp(restarted, wallet.address, 10);
+    await expectEachCreditedOnce(wallet.address, alice.accountId, amounts);
+    expect((await readCursor(h.service.db.kysely, raw(wallet.address)))?.lt).toBe(history[0]?.lt);
+    expect(await readWalk(h.service.db.kysely, raw(wallet.address))).toBeUndefined();
+  });
+
+  test('two watchers working through the same backlog credit each deposit once', async () => {
+    const wallet = await newWallet();
+    const alice = await client();
+    const amounts: bigint[] = [];
+    for (let i = 1; i <= 14; i++) {
+      amounts.push(toNano(String(i)) + 3n);
+      await transfer(fake, { to: wallet.address, value: toNano(String(i)) + 3n, text: alice.memo });
+    }
+    const a = watcher(wallet.address, small);
+    const b = watcher(wallet.address, { pageSize: 2, maxPages: 3 });
+    for (let round = 0; round < 20; round++) {
+      await Promise.all([a.pollOnce(), b.pollOnce()]);
+      const cursor = await readCursor(h.service.db.kysely, raw(wallet.address));
+      if (cursor?.lt === fake.transactionsOf(wallet.address)[0]?.lt && !(await readWalk(h.service.db.kysely, raw(wallet.address)))) break;
+    }
+    await expectEachCreditedOnce(wallet.address, alice.accountId, amounts);
+    expect((await readCursor(h.service.db.kysely, raw(wallet.address)))?.lt).toBe(fake.transactionsOf(wallet.address)[0]?.lt);
+    expect(await verifyLedger(h.service.db.kysely)).toEqual([]);
   });
 });
 
