@@ -205,10 +205,20 @@ export class DepositWatcher {
     return { rows: collected(), complete: false };
   }
 
-  /** One page of getTransactions, retried. */
+  /**
+   * One page of getTransactions, retried, always with `archival=true`. toncenter's regular
+   * liteservers keep about two days of history (research/ton.md §1.2, §1.5) and fail a whole
+   * page with a 500 ("LITE_SERVER_UNKNOWN: … lt not in db") as soon as one row of it is older
+   * (toncenter/ton-http-api#79 and #90, ton-blockchain/ton#1105; the maintainers' answer:
+   * archival=true, which sends the request to liteservers with the full history). The watcher
+   * meets old rows in every case that matters: pages walking back after downtime, a first
+   * start on a wallet with a history, and the newest page itself on a quiet deposit wallet
+   * (its newest 50 transactions may be weeks old) — there, asking a regular liteserver first
+   * would cost a failed request on every poll. Archival liteservers serve recent history too.
+   */
   private async page(limit: number, start: { lt: string; hash: string } | undefined): Promise<V2Transaction[]> {
     return withRetry(
-      () => this.options.client.getTransactions(this.options.address, { limit, ...(start && { lt: start.lt, hash: start.hash }) }),
+      () => this.options.client.getTransactions(this.options.address, { limit, ...(start && { lt: start.lt, hash: start.hash }), archival: true }),
       { ...this.options.retry, signal: this.abort.signal },
     );
   }

@@ -269,6 +269,7 @@ describe('a backlog longer than one poll may page through', () => {
   // pageSize 3, maxPages 2: one poll reads at most 3 + 3 new rows (the second page repeats its start row).
   const small = { pageSize: 3, maxPages: 2 } as const;
   const raw = (address: Address) => address.toRawString();
+  const requestsFor = (address: Address) => fake.callsTo('getTransactions').filter((r) => r.params.address === address.toString());
 
   /** Polls until a poll finds nothing new: no walk left, the cursor at the newest transaction. At most `max` polls. */
   async function pollUntilCaughtUp(w: DepositWatcher, address: Address, max: number, between?: (poll: number) => Promise<void>): Promise<number> {
@@ -369,6 +370,8 @@ describe('a backlog longer than one poll may page through', () => {
     await expectEachCreditedOnce(wallet.address, alice.accountId, amounts);
     expect((await readCursor(h.service.db.kysely, raw(wallet.address)))?.lt).toBe(history[0]?.lt);
     expect(await readWalk(h.service.db.kysely, raw(wallet.address))).toBeUndefined();
+    // Every page was asked with archival=true (history older than a regular liteserver keeps).
+    expect(requestsFor(wallet.address).every((r) => r.params.archival === 'true')).toBe(true);
   });
 
   test('two watchers working through the same backlog credit each deposit once', async () => {
@@ -389,6 +392,26 @@ describe('a backlog longer than one poll may page through', () => {
     await expectEachCreditedOnce(wallet.address, alice.accountId, amounts);
     expect((await readCursor(h.service.db.kysely, raw(wallet.address)))?.lt).toBe(fake.transactionsOf(wallet.address)[0]?.lt);
     expect(await verifyLedger(h.service.db.kysely)).toEqual([]);
+  });
+
+  test('a quiet wallet whose history a regular liteserver no longer keeps: pages are asked with archival=true', async () => {
+    const wallet = await newWallet();
+    const alice = await client();
+    await transfer(fake, { to: wallet.address, value: toNano('1'), text: alice.memo });
+    const w = watcher(wallet.address, small);
+    await w.pollOnce();
+    for (let i = 2; i <= 8; i++) await transfer(fake, { to: wallet.address, value: toNano(String(i)), text: alice.memo });
+    // Everything up to the cursor and the first two new deposits are "older than two days".
+    fake.archivalBeforeLt = fake.transactionsOf(wallet.address)[4]?.lt;
+    try {
+      // The fake refuses a page with old rows unless archival=true (what the watcher must send).
+      await expect(new ToncenterClient({ baseUrl: fake.url }).getTransactions(wallet.address.toString(), { limit: 10 })).rejects.toThrow(/lt not in db/);
+      await pollUntilCaughtUp(w, wallet.address, 10);
+    } finally {
+      fake.archivalBeforeLt = undefined;
+    }
+    expect(await live(alice.accountId)).toBe(toNano('36'));
+    expect((await readCursor(h.service.db.kysely, raw(wallet.address)))?.lt).toBe(fake.transactionsOf(wallet.address)[0]?.lt);
   });
 });
 
