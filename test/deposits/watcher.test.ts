@@ -415,6 +415,37 @@ describe('a backlog longer than one poll may page through', () => {
   });
 });
 
+describe('a published mainnet transaction served by the fake (V8, research/ton.md §7)', () => {
+  // ton-org/ton-core src/types/Transaction.spec.ts: an external-in order of wallet
+  // EQCD39VS…xqB2N sending 10000 TON out (one internal out message).
+  const V8 =
+    'te6cckECCgEAAlMAA7V4Pf1VLmNym0cvy8yMRevMZpFwJVi2jsdSfhukA6DzGoAAAU1Ed9DUFmPJqTvOirSq2SKzYQ5GyQgvd9+38bqLQeGJ8YYrkwEwAAFNRGeacBYYzLegADRpVFhoAQIDAgHgBAUAgnKs+GZiNansGUYB+rKGLa25KuWgzm0WaeC5p+NLonoeFBg7+If0w+KZtCRH5Mx+9HCC8Pihk1IvrTPyRowEaTRLAg8MQMYZbXqEQAgJAd+IAQe/qqXMblNo5fl5kYi9eYzSLgSrFtHY6k/DdIB0HmNQB3H/g30bYqz72JAcnKJjRhgkmca92JLgIBGap3csfDt4Jk4S1186lCTQKuGZLHb97aw106oJRO8jslWF11AnUCFNTRi7DGZdIAAAAIAcBgEB3wcAdEIACasmTDZcDR+1HcxuZZBHXmDDvLMcX2Eijok8WCLyCyEwSMJzlQAAAAAAAAAAAAAAAAAAAAAAAAAAvUgBB7+qpcxuU2jl+XmRiL15jNIuBKsW0djqT8N0gHQeY1EABNWTJhsuBo/ajuY3MsgjrzBh3lmOL7CRR0SeLBF5BZCYJGE5yoAABhRYYAAAKaiO+hqEwxmW9AAAAABAAJ1BdkMTiAAAAAAAAAAAEIAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAgAG/Jh6EgTBRYQAAAAAAAAgAAAAAAA4SB9Dp1g8lBEAkVf+gygVyC7sUl7wdSG9SEX3iBd2MqQFAXjC98i7E=';
+  const V8_ACCOUNT = 'EQCD39VS5jcptHL8vMjEXrzGaRcCVYto7HUn4bpAOg8xqB2N';
+  const V8_HASH = 'e9fb666fd65e2d70479c5a2c2ec412ad08d68fcdf57676b3baa34aada3c95db8';
+
+  test('the deposit wallet\'s own outgoing order (external-in, with an out message) is ignored: no deposit, no credit, the cursor moves past it', async () => {
+    const { Address } = await import('@ton/core');
+    const account = Address.parse(V8_ACCOUNT);
+    const tx = fake.addRawTransaction(V8, account);
+    expect(tx.outMessagesCount).toBe(1);
+    // Served in toncenter's JSON, with the hash explorers show.
+    const [row] = await new ToncenterClient({ baseUrl: fake.url }).getTransactions(V8_ACCOUNT, { limit: 10 });
+    expect(Buffer.from(row?.transaction_id.hash ?? '', 'base64').toString('hex')).toBe(V8_HASH);
+    expect(row?.out_msgs?.[0]).toMatchObject({ destination: 'EQATVkyYbLgaP2o7mNzLII68wYd5Zji-wkUdEniwReQWQlzi', value: '10000000000000' });
+
+    const journalBefore = await h.service.db.kysely.selectFrom('journal').select('id').where('kind', '=', 'deposit').execute();
+    const outcomes: string[] = [];
+    const w = watcher(account, { onOutcome: (o, chainTx) => outcomes.push(`${o.kind} ${chainTx.hash}`) });
+    expect((await w.pollOnce()).outcomes).toEqual([{ kind: 'ignored' }]);
+    expect(outcomes).toEqual([`ignored ${V8_HASH}`]);
+    expect(await depositsOf(account)).toEqual([]);
+    expect(await h.service.db.kysely.selectFrom('journal').select('id').where('kind', '=', 'deposit').execute()).toHaveLength(journalBefore.length);
+    const cursor = await readCursor(h.service.db.kysely, account.toRawString());
+    expect(cursor).toMatchObject({ lt: 22901965000001n, hash: V8_HASH, chainTime: 1636617082000 });
+    expect((await w.pollOnce()).outcomes).toEqual([]);
+  });
+});
+
 describe('listing', () => {
   test('newest first, by account and status, with a cursor', async () => {
     const wallet = await newWallet();
