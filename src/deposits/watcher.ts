@@ -223,12 +223,18 @@ export class DepositWatcher {
     );
   }
 
-  /** The BOC is the truth; the JSON's id must agree with it. */
+  /**
+   * The BOC is the truth; the JSON's id must agree with it, and the transaction must be the
+   * deposit wallet's own (lt and the cursor only mean something within one account's history).
+   */
   private decode(row: V2Transaction): ChainTransaction {
     const chainTx = decodeTransaction(row.data);
     const hash = Buffer.from(row.transaction_id.hash, 'base64').toString('hex');
     if (chainTx.hash !== hash || chainTx.lt !== BigInt(row.transaction_id.lt)) {
       throw new ToncenterError(`transaction ${row.transaction_id.lt} does not match its BOC`, false);
+    }
+    if (chainTx.tx.address !== BigInt(`0x${this.wallet.hash.toString('hex')}`)) {
+      throw new ToncenterError(`transaction ${chainTx.hash} belongs to another account than the deposit wallet`, false);
     }
     return chainTx;
   }

@@ -444,6 +444,24 @@ describe('a published mainnet transaction served by the fake (V8, research/ton.m
     expect(cursor).toMatchObject({ lt: 22901965000001n, hash: V8_HASH, chainTime: 1636617082000 });
     expect((await w.pollOnce()).outcomes).toEqual([]);
   });
+
+  test('served in the history of another wallet (a broken answer), it is refused: not recorded, the cursor does not move past it', async () => {
+    const wallet = await newWallet();
+    const alice = await client();
+    await transfer(fake, { to: wallet.address, value: toNano('2'), text: alice.memo });
+    const w = watcher(wallet.address);
+    await w.pollOnce();
+    // V8's lt is far above the emulator's: it is the newest row of the wallet's list now.
+    fake.addRawTransaction(V8, wallet.address);
+    await transfer(fake, { to: wallet.address, value: toNano('3'), text: alice.memo });
+    const ours = fake.transactionsOf(wallet.address)[1];
+    // Oldest first: the real deposit before it is credited, then the poll stops at the foreign row, every time.
+    await expect(w.pollOnce()).rejects.toThrow(/belongs to another account/);
+    await expect(w.pollOnce()).rejects.toThrow(/belongs to another account/);
+    expect((await readCursor(h.service.db.kysely, wallet.address.toRawString()))?.lt).toBe(ours?.lt);
+    expect((await depositsOf(wallet.address)).map((d) => d.tx_hash)).not.toContain(V8_HASH);
+    expect(await live(alice.accountId)).toBe(toNano('5'));
+  });
 });
 
 describe('listing', () => {
