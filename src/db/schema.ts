@@ -228,13 +228,16 @@ export interface DepositsTable {
   sender: string;
   amount: Int;
   comment: string | null;
-  status: 'credited' | 'unmatched';
+  /** `returned` (migration 0010-deposit-returns): the operator sent the TON back by hand. */
+  status: 'credited' | 'unmatched' | 'returned';
   reason: 'no_comment' | 'memo_invalid' | 'memo_unknown' | 'below_minimum' | null;
   account_id: string | null;
   chain_time: Int;
   created_at: Int;
   credited_at: NullableInt;
   credited_by: 'watcher' | 'operator' | null;
+  /** Set exactly when status is `returned`. */
+  returned_at: ColumnType<bigint | null, bigint | number | null | undefined, bigint | number | null>;
 }
 
 export interface DepositCursorsTable {

@@ -10,7 +10,9 @@ import { move } from '../ledger/ledger.js';
 /**
  * The deposits table (migration 0005-deposits): one row per incoming transfer the watcher
  * decided about, credited or unmatched, written in the same transaction as the ledger credit
- * and the cursor. The unique transaction hash is what makes crediting exactly-once.
+ * and the cursor. The unique transaction hash is what makes crediting exactly-once. The
+ * operator settles an unmatched one: `assign` credits it to an account, `return` records that
+ * the TON was sent back by hand (status `returned`, migration 0010-deposit-returns).
  */
 export type UnmatchedReason = NonNullable<DepositsTable['reason']>;
 export const UNMATCHED_REASONS: readonly UnmatchedReason[] = ['no_comment', 'memo_invalid', 'memo_unknown', 'below_minimum'];
@@ -23,14 +25,18 @@ export interface Deposit {
   sender: string;
   amount: bigint;
   comment: string | null;
-  status: 'credited' | 'unmatched';
+  status: DepositStatus;
   reason: UnmatchedReason | null;
   accountId: string | null;
   chainTime: number;
   createdAt: number;
   creditedAt: number | null;
   creditedBy: 'watcher' | 'operator' | null;
+  /** When the operator recorded that the TON went back (status `returned`). */
+  returnedAt: number | null;
 }
+
+export type DepositStatus = DepositsTable['status'];
 
 export function depositFromRow(row: DepositRow): Deposit {
   return {
@@ -48,6 +54,7 @@ export function depositFromRow(row: DepositRow): Deposit {
     createdAt: Number(row.created_at),
     creditedAt: row.credited_at === null ? null : Number(row.credited_at),
     creditedBy: row.credited_by,
+    returnedAt: row.returned_at === null ? null : Number(row.returned_at),
   };
 }
 
@@ -247,7 +254,7 @@ export async function assignDeposit(db: Db, input: { txHash: string; accountId: 
   return db.kysely.transaction().execute(async (tx) => {
     const row = await tx.selectFrom('deposits').selectAll().where('tx_hash', '=', txHash).executeTakeFirst();
     if (!row) throw new AssignError(`no deposit with transaction hash ${txHash}`);
-    if (row.status !== 'unmatched') throw new AssignError(`deposit ${txHash} is already credited to ${row.account_id}`);
+    if (row.status !== 'unmatched') throw new AssignError(settled(row));
     const account = await tx.selectFrom('accounts').select('id').where('id', '=', input.accountId).executeTakeFirst();
     if (!account) throw new AssignError(`no account ${input.accountId}`);
     const claimed = await tx
@@ -256,7 +263,7 @@ export async function assignDeposit(db: Db, input: { txHash: string; accountId: 
       .where('tx_hash', '=', txHash)
       .where('status', '=', 'unmatched')
       .executeTakeFirst();
-    if (claimed.numUpdatedRows !== 1n) throw new AssignError(`deposit ${txHash} was credited meanwhile`);
+    if (claimed.numUpdatedRows !== 1n) throw new AssignError(`deposit ${txHash} was credited or returned meanwhile`);
     const amount = BigInt(row.amount);
     await credit(tx, input.accountId, amount, txHash, now);
     await recordAudit(tx, {
@@ -269,6 +276,47 @@ export async function assignDeposit(db: Db, input: { txHash: string; accountId: 
       now,
     });
     return depositFromRow({ ...row, status: 'credited', account_id: input.accountId, credited_at: BigInt(now), credited_by: 'operator' });
+  });
+}
+
+/** Why a deposit that is no longer unmatched cannot be assigned or returned. */
+function settled(row: DepositRow): string {
+  if (row.status === 'credited') return `deposit ${row.tx_hash} is already credited to ${row.account_id}`;
+  return `deposit ${row.tx_hash} is already returned to its sender (recorded ${new Date(Number(row.returned_at)).toISOString()})`;
+}
+
+export class ReturnError extends Error {}
+
+/**
+ * The operator records that an unmatched deposit's TON was sent back to its sender by hand
+ * (`deposit return`). Nothing is sent on chain and no balance changes: the row leaves the
+ * unmatched ones (status `returned`), once — a conditional UPDATE, so a concurrent assign or
+ * return of the same deposit finds it settled. The audit record commits with it.
+ */
+export async function returnDeposit(db: Db, input: { txHash: string; actor: string; reason?: string }, now = Date.now()): Promise<Deposit> {
+  const txHash = normalizeTxHash(input.txHash);
+  if (!txHash) throw new ReturnError(`--tx must be a transaction hash (64 hex characters or base64), got "${input.txHash}"`);
+  return db.kysely.transaction().execute(async (tx) => {
+    const row = await tx.selectFrom('deposits').selectAll().where('tx_hash', '=', txHash).executeTakeFirst();
+    if (!row) throw new ReturnError(`no deposit with transaction hash ${txHash}`);
+    if (row.status !== 'unmatched') throw new ReturnError(settled(row));
+    const claimed = await tx
+      .updateTable('deposits')
+      .set({ status: 'returned', returned_at: now })
+      .where('tx_hash', '=', txHash)
+      .where('status', '=', 'unmatched')
+      .executeTakeFirst();
+    if (claimed.numUpdatedRows !== 1n) throw new ReturnError(`deposit ${txHash} was credited or returned meanwhile`);
+    const amount = BigInt(row.amount);
+    await recordAudit(tx, {
+      actor: input.actor,
+      action: 'deposit.return',
+      mode: 'live',
+      reason: input.reason ?? null,
+      details: { tx_hash: txHash, deposit_id: row.id, amount: formatTon(amount), sender: row.sender, unmatched_reason: row.reason, comment: row.comment },
+      now,
+    });
+    return depositFromRow({ ...row, status: 'returned', returned_at: BigInt(now) });
   });
 }
 
@@ -285,7 +333,7 @@ export function normalizeTxHash(text: string): string | undefined {
 
 export interface DepositFilter {
   accountId?: string;
-  status?: 'credited' | 'unmatched';
+  status?: DepositStatus;
   /** Deposits older (smaller lt) than the one with this id. */
   startingAfter?: { lt: bigint; id: string };
   limit: number;
@@ -310,7 +358,7 @@ export async function findDeposit(db: Kysely<Database>, where: { id: string; acc
   return row && depositFromRow(row);
 }
 
-/** Counts for the operator (stats, readiness). */
+/** Counts for the operator (stats, readiness): deposits still waiting (returned ones are settled). */
 export async function unmatchedCount(db: Kysely<Database>): Promise<number> {
   const row = await db.selectFrom('deposits').select(sql<string | bigint>`count(*)`.as('n')).where('status', '=', 'unmatched').executeTakeFirstOrThrow();
   return Number(row.n);
