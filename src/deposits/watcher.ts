@@ -261,7 +261,7 @@ export class DepositWatcher {
   private log(outcome: Outcome, chainTx: ChainTransaction): void {
     const fields = { tx_hash: chainTx.hash, lt: String(chainTx.lt) };
     if (outcome.kind === 'credited') this.options.logger.info({ ...fields, account_id: outcome.accountId, deposit_id: outcome.id }, 'deposit credited');
-    else if (outcome.kind === 'unmatched') this.options.logger.warn({ ...fields, reason: outcome.reason, deposit_id: outcome.id }, 'deposit unmatched: assign it with `starport deposit assign`');
+    else if (outcome.kind === 'unmatched') this.options.logger.warn({ ...fields, reason: outcome.reason, deposit_id: outcome.id }, 'deposit unmatched: assign it with `starport deposit assign`, or send it back and record that with `starport deposit return`');
     else if (outcome.kind === 'ignored' && strandedValue(chainTx) > 0n) {
       // Coins that stayed although the transaction aborted (a non-bounceable transfer to the
       // wallet before it was deployed): not a deposit by the rules, but the operator should know.
