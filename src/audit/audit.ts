@@ -22,6 +22,7 @@ export const AUDIT_ACTIONS = [
   'database.restore',
   'fragment.session_set',
   'deposit.assign',
+  'deposit.return',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

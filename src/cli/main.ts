@@ -3,7 +3,7 @@ import { SchemaTooNewError } from '../db/migrate.js';
 import { type Command, type CommandIo, parse, UsageError } from './command.js';
 import { accountCreate, accountDisable, accountEnable, accountList, accountShow, keyReissue, keyRevoke } from './commands/accounts.js';
 import { accountInvite } from './commands/dashboard.js';
-import { depositAssign, depositList } from './commands/deposits.js';
+import { depositAssign, depositList, depositReturn } from './commands/deposits.js';
 import { balanceCredit, balanceDebit, ledgerVerify } from './commands/ledger.js';
 import { auditList, backup, dbCopy, restore, stats } from './commands/operations.js';
 import { orderList, orderResolve, orderShow } from './commands/orders.js';
@@ -13,7 +13,7 @@ import { walletStatus } from './commands/wallet.js';
 
 const COMMANDS: Command[] = [serve, migrate, accountCreate, accountInvite, keyReissue, balanceCredit, ledgerVerify,
   accountList, accountShow, accountDisable, accountEnable, keyRevoke, balanceDebit,
-  orderList, orderShow, orderResolve, stats, auditList, backup, restore, dbCopy, fragmentSessionSet, liveCheck, depositList, depositAssign, walletStatus];
+  orderList, orderShow, orderResolve, stats, auditList, backup, restore, dbCopy, fragmentSessionSet, liveCheck, depositList, depositAssign, depositReturn, walletStatus];
 
 function overview(): string {
   const width = Math.max(...COMMANDS.map((c) => c.path.join(' ').length));

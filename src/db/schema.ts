@@ -228,13 +228,16 @@ export interface DepositsTable {
   sender: string;
   amount: Int;
   comment: string | null;
-  status: 'credited' | 'unmatched';
+  /** `returned` (migration 0010-deposit-returns): the operator sent the TON back by hand. */
+  status: 'credited' | 'unmatched' | 'returned';
   reason: 'no_comment' | 'memo_invalid' | 'memo_unknown' | 'below_minimum' | null;
   account_id: string | null;
   chain_time: Int;
   created_at: Int;
   credited_at: NullableInt;
   credited_by: 'watcher' | 'operator' | null;
+  /** Set exactly when status is `returned`. */
+  returned_at: ColumnType<bigint | null, bigint | number | null | undefined, bigint | number | null>;
 }
 
 export interface DepositCursorsTable {
@@ -243,6 +246,18 @@ export interface DepositCursorsTable {
   hash: string;
   chain_time: Int;
   checked_at: Int;
+}
+
+/** A backlog walk in progress, at most one per deposit wallet (migration 0009-deposit-walks). */
+export interface DepositWalksTable {
+  address: string;
+  top_lt: Int;
+  top_hash: string;
+  top_chain_time: Int;
+  resume_lt: Int;
+  resume_hash: string;
+  started_at: Int;
+  updated_at: Int;
 }
 
 /** Webhook endpoints per account and mode (migration 0006-webhooks). */
@@ -327,6 +342,7 @@ export interface Database {
   live_payments: LivePaymentsTable;
   deposits: DepositsTable;
   deposit_cursors: DepositCursorsTable;
+  deposit_walks: DepositWalksTable;
   webhook_endpoints: WebhookEndpointsTable;
   webhook_messages: WebhookMessagesTable;
   webhook_attempts: WebhookAttemptsTable;

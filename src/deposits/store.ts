@@ -10,7 +10,9 @@ import { move } from '../ledger/ledger.js';
 /**
  * The deposits table (migration 0005-deposits): one row per incoming transfer the watcher
  * decided about, credited or unmatched, written in the same transaction as the ledger credit
- * and the cursor. The unique transaction hash is what makes crediting exactly-once.
+ * and the cursor. The unique transaction hash is what makes crediting exactly-once. The
+ * operator settles an unmatched one: `assign` credits it to an account, `return` records that
+ * the TON was sent back by hand (status `returned`, migration 0010-deposit-returns).
  */
 export type UnmatchedReason = NonNullable<DepositsTable['reason']>;
 export const UNMATCHED_REASONS: readonly UnmatchedReason[] = ['no_comment', 'memo_invalid', 'memo_unknown', 'below_minimum'];
@@ -23,14 +25,18 @@ export interface Deposit {
   sender: string;
   amount: bigint;
   comment: string | null;
-  status: 'credited' | 'unmatched';
+  status: DepositStatus;
   reason: UnmatchedReason | null;
   accountId: string | null;
   chainTime: number;
   createdAt: number;
   creditedAt: number | null;
   creditedBy: 'watcher' | 'operator' | null;
+  /** When the operator recorded that the TON went back (status `returned`). */
+  returnedAt: number | null;
 }
+
+export type DepositStatus = DepositsTable['status'];
 
 export function depositFromRow(row: DepositRow): Deposit {
   return {
@@ -48,6 +54,7 @@ export function depositFromRow(row: DepositRow): Deposit {
     createdAt: Number(row.created_at),
     creditedAt: row.credited_at === null ? null : Number(row.credited_at),
     creditedBy: row.credited_by,
+    returnedAt: row.returned_at === null ? null : Number(row.returned_at),
   };
 }
 
@@ -64,8 +71,100 @@ export async function readCursor(db: Kysely<Database>, address: string): Promise
   return row && { lt: BigInt(row.lt), hash: row.hash, chainTime: Number(row.chain_time), checkedAt: Number(row.checked_at) };
 }
 
+/** A transaction's place in the deposit wallet's history. */
+export interface Position {
+  lt: bigint;
+  /** Lowercase hex. */
+  hash: string;
+  /** Block time, epoch ms. */
+  chainTime: number;
+}
+
+/**
+ * A backlog walk in progress (migration 0009-deposit-walks): every transaction from `resume`
+ * up to `top` is processed; those between the cursor and `resume` are not (all) yet.
+ */
+export interface Walk {
+  top: Position;
+  resume: { lt: bigint; hash: string };
+  startedAt: number;
+  updatedAt: number;
+}
+
+export async function readWalk(db: Kysely<Database>, address: string): Promise<Walk | undefined> {
+  const row = await db.selectFrom('deposit_walks').selectAll().where('address', '=', address).executeTakeFirst();
+  return (
+    row && {
+      top: { lt: BigInt(row.top_lt), hash: row.top_hash, chainTime: Number(row.top_chain_time) },
+      resume: { lt: BigInt(row.resume_lt), hash: row.resume_hash },
+      startedAt: Number(row.started_at),
+      updatedAt: Number(row.updated_at),
+    }
+  );
+}
+
+/**
+ * How a processed transaction moves the watcher on:
+ * - `cursor`: it is the next one after the cursor (everything older is processed): the cursor
+ *   moves to it.
+ * - `walk`: it belongs to the backlog walk that started at `top`, processed newest first: the
+ *   walk's resume point moves back to it. `begin`: the walk is a new one (read no walk at the
+ *   start of the poll); it is created if there is none. The cursor does not move: the
+ *   transactions between it and this one are not all processed yet.
+ */
+export type Progress = { kind: 'cursor' } | { kind: 'walk'; top: Position; begin: boolean };
+
+/**
+ * Records backlog progress in the transaction's own database transaction. Safe with several
+ * watchers: a watcher only moves the resume point of the walk it is paging (same top), only
+ * backwards, and only to a transaction it reached by paging contiguously from that walk's
+ * resume point (or from its top), so "everything from resume up to top is processed" stays
+ * true. A walk another watcher finished (deleted) is never recreated by a continuation; a new
+ * walk (`begin`) that finds another in place leaves it alone (its own work is idempotent).
+ */
+async function advanceWalk(tx: Kysely<Database>, address: string, top: Position, position: Position, begin: boolean, now: number): Promise<void> {
+  if (begin) {
+    await tx
+      .insertInto('deposit_walks')
+      .values({
+        address,
+        top_lt: top.lt,
+        top_hash: top.hash,
+        top_chain_time: top.chainTime,
+        resume_lt: position.lt,
+        resume_hash: position.hash,
+        started_at: now,
+        updated_at: now,
+      })
+      .onConflict((oc) => oc.column('address').doNothing())
+      .execute();
+  }
+  await tx
+    .updateTable('deposit_walks')
+    .set({ resume_lt: position.lt, resume_hash: position.hash, updated_at: now })
+    .where('address', '=', address)
+    .where('top_lt', '=', top.lt)
+    .where('top_hash', '=', top.hash)
+    .where('resume_lt', '>', position.lt)
+    .execute();
+}
+
+/**
+ * The walk that started at `top` reached the cursor (or the first transaction of the wallet):
+ * everything up to `top` is processed, so the cursor moves there (forward only) and the walk
+ * ends, in one database transaction. False when the walk was already ended (by another watcher).
+ */
+export async function finishWalk(db: Db, address: string, top: Position, now = Date.now()): Promise<boolean> {
+  return db.kysely.transaction().execute(async (tx) => {
+    const ended = await tx.deleteFrom('deposit_walks').where('address', '=', address).where('top_lt', '=', top.lt).where('top_hash', '=', top.hash).executeTakeFirst();
+    if (ended.numDeletedRows !== 1n) return false;
+    await advanceCursor(tx, address, top, now);
+    return true;
+  });
+}
+
 /** Moves the cursor forward only (two watchers may race; the newer position wins). */
-async function advanceCursor(tx: Kysely<Database>, address: string, position: { lt: bigint; hash: string; chainTime: number }, now: number): Promise<void> {
+async function advanceCursor(tx: Kysely<Database>, address: string, position: Position, now: number): Promise<void> {
   await tx
     .insertInto('deposit_cursors')
     .values({ address, lt: position.lt, hash: position.hash, chain_time: position.chainTime, checked_at: now })
@@ -87,7 +186,7 @@ export async function markChecked(db: Kysely<Database>, address: string, now: nu
 /** What the watcher makes of one transaction; `null` deposit = nothing to record (ignored). */
 export interface Processed {
   address: string;
-  position: { lt: bigint; hash: string; chainTime: number };
+  position: Position;
   deposit: null | { sender: string; amount: bigint; comment: string | null; memo: string | null; reason: 'no_comment' | 'memo_invalid' | 'below_minimum' | null };
 }
 
@@ -95,12 +194,14 @@ export type Outcome = { kind: 'ignored' } | { kind: 'duplicate' } | { kind: 'cre
 
 /**
  * One transaction, one database transaction: the deposit row (unique per hash), the credit of
- * the account's live balance and the cursor. A hash seen before inserts nothing and credits
- * nothing, whoever (another watcher, a restart) recorded it first.
+ * the account's live balance and the progress (the cursor, or the backlog walk). A hash seen
+ * before inserts nothing and credits nothing, whoever (another watcher, a restart) recorded it
+ * first.
  */
-export async function recordTransaction(db: Db, input: Processed, now = Date.now()): Promise<Outcome> {
+export async function recordTransaction(db: Db, input: Processed, now = Date.now(), progress: Progress = { kind: 'cursor' }): Promise<Outcome> {
   return db.kysely.transaction().execute(async (tx) => {
-    await advanceCursor(tx, input.address, input.position, now);
+    if (progress.kind === 'cursor') await advanceCursor(tx, input.address, input.position, now);
+    else await advanceWalk(tx, input.address, progress.top, input.position, progress.begin, now);
     const found = input.deposit;
     if (!found) return { kind: 'ignored' } as const;
     let reason: UnmatchedReason | null = found.reason;
@@ -153,7 +254,7 @@ export async function assignDeposit(db: Db, input: { txHash: string; accountId: 
   return db.kysely.transaction().execute(async (tx) => {
     const row = await tx.selectFrom('deposits').selectAll().where('tx_hash', '=', txHash).executeTakeFirst();
     if (!row) throw new AssignError(`no deposit with transaction hash ${txHash}`);
-    if (row.status !== 'unmatched') throw new AssignError(`deposit ${txHash} is already credited to ${row.account_id}`);
+    if (row.status !== 'unmatched') throw new AssignError(settled(row));
     const account = await tx.selectFrom('accounts').select('id').where('id', '=', input.accountId).executeTakeFirst();
     if (!account) throw new AssignError(`no account ${input.accountId}`);
     const claimed = await tx
@@ -162,7 +263,7 @@ export async function assignDeposit(db: Db, input: { txHash: string; accountId: 
       .where('tx_hash', '=', txHash)
       .where('status', '=', 'unmatched')
       .executeTakeFirst();
-    if (claimed.numUpdatedRows !== 1n) throw new AssignError(`deposit ${txHash} was credited meanwhile`);
+    if (claimed.numUpdatedRows !== 1n) throw new AssignError(`deposit ${txHash} was credited or returned meanwhile`);
     const amount = BigInt(row.amount);
     await credit(tx, input.accountId, amount, txHash, now);
     await recordAudit(tx, {
@@ -175,6 +276,47 @@ export async function assignDeposit(db: Db, input: { txHash: string; accountId: 
       now,
     });
     return depositFromRow({ ...row, status: 'credited', account_id: input.accountId, credited_at: BigInt(now), credited_by: 'operator' });
+  });
+}
+
+/** Why a deposit that is no longer unmatched cannot be assigned or returned. */
+function settled(row: DepositRow): string {
+  if (row.status === 'credited') return `deposit ${row.tx_hash} is already credited to ${row.account_id}`;
+  return `deposit ${row.tx_hash} is already returned to its sender (recorded ${new Date(Number(row.returned_at)).toISOString()})`;
+}
+
+export class ReturnError extends Error {}
+
+/**
+ * The operator records that an unmatched deposit's TON was sent back to its sender by hand
+ * (`deposit return`). Nothing is sent on chain and no balance changes: the row leaves the
+ * unmatched ones (status `returned`), once — a conditional UPDATE, so a concurrent assign or
+ * return of the same deposit finds it settled. The audit record commits with it.
+ */
+export async function returnDeposit(db: Db, input: { txHash: string; actor: string; reason?: string }, now = Date.now()): Promise<Deposit> {
+  const txHash = normalizeTxHash(input.txHash);
+  if (!txHash) throw new ReturnError(`--tx must be a transaction hash (64 hex characters or base64), got "${input.txHash}"`);
+  return db.kysely.transaction().execute(async (tx) => {
+    const row = await tx.selectFrom('deposits').selectAll().where('tx_hash', '=', txHash).executeTakeFirst();
+    if (!row) throw new ReturnError(`no deposit with transaction hash ${txHash}`);
+    if (row.status !== 'unmatched') throw new ReturnError(settled(row));
+    const claimed = await tx
+      .updateTable('deposits')
+      .set({ status: 'returned', returned_at: now })
+      .where('tx_hash', '=', txHash)
+      .where('status', '=', 'unmatched')
+      .executeTakeFirst();
+    if (claimed.numUpdatedRows !== 1n) throw new ReturnError(`deposit ${txHash} was credited or returned meanwhile`);
+    const amount = BigInt(row.amount);
+    await recordAudit(tx, {
+      actor: input.actor,
+      action: 'deposit.return',
+      mode: 'live',
+      reason: input.reason ?? null,
+      details: { tx_hash: txHash, deposit_id: row.id, amount: formatTon(amount), sender: row.sender, unmatched_reason: row.reason, comment: row.comment },
+      now,
+    });
+    return depositFromRow({ ...row, status: 'returned', returned_at: BigInt(now) });
   });
 }
 
@@ -191,7 +333,7 @@ export function normalizeTxHash(text: string): string | undefined {
 
 export interface DepositFilter {
   accountId?: string;
-  status?: 'credited' | 'unmatched';
+  status?: DepositStatus;
   /** Deposits older (smaller lt) than the one with this id. */
   startingAfter?: { lt: bigint; id: string };
   limit: number;
@@ -216,7 +358,7 @@ export async function findDeposit(db: Kysely<Database>, where: { id: string; acc
   return row && depositFromRow(row);
 }
 
-/** Counts for the operator (stats, readiness). */
+/** Counts for the operator (stats, readiness): deposits still waiting (returned ones are settled). */
 export async function unmatchedCount(db: Kysely<Database>): Promise<number> {
   const row = await db.selectFrom('deposits').select(sql<string | bigint>`count(*)`.as('n')).where('status', '=', 'unmatched').executeTakeFirstOrThrow();
   return Number(row.n);

@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import type { Db } from '../db/engine.js';
 import { MAX_PAGE, type RetryPolicy, sleep, type ToncenterClient, ToncenterError, type V2Transaction, withRetry } from '../ton/toncenter.js';
 import { type ChainTransaction, classify, decodeTransaction, memoOf } from './classify.js';
-import { type Cursor, markChecked, type Outcome, type Processed, readCursor, recordTransaction } from './store.js';
+import { type Cursor, finishWalk, markChecked, type Outcome, type Position, type Processed, type Progress, readCursor, readWalk, recordTransaction } from './store.js';
 
 /**
  * The deposit watcher (issue 7): polls toncenter v2 `getTransactions` for the deposit wallet,
@@ -12,6 +12,21 @@ import { type Cursor, markChecked, type Outcome, type Processed, readCursor, rec
  * oldest first, each in its own database transaction with the cursor (store.ts). It is
  * at-least-once over the chain and exactly-once into the ledger: any number of watchers may
  * run (scale-out), restart, or re-read a page.
+ *
+ * A backlog larger than one poll may page through (`maxPages` × `pageSize`: long downtime, or
+ * a first start without a cursor on a wallet with a long history) is walked in pieces so that
+ * every poll makes progress: the poll processes what it collected, newest first, and persists
+ * a walk (store.ts `Walk`: the newest transaction when it started, `top`, and how far back it
+ * got, `resume`) with each transaction; the next polls page on from `resume` towards the
+ * cursor, and the one that reaches it moves the cursor to `top` and ends the walk.
+ * Transactions newer than `top` are found by the walk after that. Nothing is skipped (the
+ * cursor only ever moves over transactions that are all processed) and nothing is credited
+ * twice (the deposit row is unique per transaction hash, whatever the order).
+ *
+ * Without a cursor (first start) the same walk reads the wallet's whole history, oldest
+ * deposits included: a transfer with a valid memo is credited whenever it arrived, which is
+ * what its sender asked for, and one that predates the service is at worst unmatched, for the
+ * operator to decide.
  */
 export interface WatcherOptions {
   db: Db;
@@ -24,7 +39,10 @@ export interface WatcherOptions {
   pollMs: number;
   /** Rows asked per page (≤ 99: the inclusive start row takes one). */
   pageSize?: number;
-  /** A walk longer than this many pages gives up (and retries later) rather than risk a gap. */
+  /**
+   * Pages one poll reads at most. A backlog longer than that is processed over several polls
+   * (a persisted walk), never given up on.
+   */
   maxPages?: number;
   retry?: RetryPolicy;
   /** After each processed transaction (logs, tests). */
@@ -82,40 +100,81 @@ export class DepositWatcher {
     }
   }
 
-  /** One poll: fetch everything newer than the cursor, process it oldest first. */
+  /**
+   * One poll. With a backlog walk in progress: the next piece of it, back towards the cursor.
+   * Otherwise everything newer than the cursor, oldest first — or, when that is more than
+   * `maxPages` pages, the newest part of it, which starts a walk.
+   */
   async pollOnce(): Promise<PollResult> {
     const { db } = this.options;
-    const cursor = await readCursor(db.kysely, this.rawAddress);
-    const rows = await this.newTransactions(cursor);
+    const address = this.rawAddress;
+    const [cursor, walk] = await Promise.all([readCursor(db.kysely, address), readWalk(db.kysely, address)]);
+    if (walk) {
+      const found = await this.walkBack(cursor, walk.resume);
+      const { outcomes, finished } = await this.processAll(found.rows, { kind: 'walk', top: walk.top, begin: false });
+      const done = finished && found.complete;
+      // Everything from the cursor up to the walk's resume point is processed now, and the walk
+      // had everything from there up to its top: the cursor may move to the top.
+      if (done) await finishWalk(db, address, walk.top);
+      this.logWalk(walk.top, found.rows, outcomes.length, done);
+      return { fetched: found.rows.length, outcomes };
+    }
+    const found = await this.walkBack(cursor, undefined);
+    if (!found.complete) {
+      const newest = found.rows[0] as V2Transaction;
+      const top = { lt: BigInt(newest.transaction_id.lt), hash: Buffer.from(newest.transaction_id.hash, 'base64').toString('hex'), chainTime: newest.utime * 1000 };
+      const { outcomes } = await this.processAll(found.rows, { kind: 'walk', top, begin: true });
+      this.logWalk(top, found.rows, outcomes.length, false);
+      return { fetched: found.rows.length, outcomes };
+    }
+    const { outcomes, finished } = await this.processAll(found.rows.reverse(), { kind: 'cursor' });
+    if (finished) await markChecked(db.kysely, address, Date.now());
+    return { fetched: found.rows.length, outcomes };
+  }
+
+  /**
+   * Processes `rows` in the order given, each in its own database transaction with `progress`.
+   * `finished` false: the watcher was stopped before the end (the rest waits for the next poll).
+   *
+   * A backlog walk passes its rows newest first, which is what lets the walk's resume point
+   * follow each transaction. The order does not matter to the ledger: a credit only adds to a
+   * balance, depends on no other transaction, and happens at most once per transaction hash
+   * (the deposit row is unique), so newest-first credits exactly what oldest-first would.
+   */
+  private async processAll(rows: V2Transaction[], progress: Progress): Promise<{ outcomes: Outcome[]; finished: boolean }> {
     const outcomes: Outcome[] = [];
     for (const row of rows) {
-      if (this.stopped) return { fetched: rows.length, outcomes };
+      if (this.stopped) return { outcomes, finished: false };
       const chainTx = this.decode(row);
-      const outcome = await recordTransaction(db, this.process(chainTx));
+      const outcome = await recordTransaction(this.options.db, this.process(chainTx), Date.now(), progress);
       outcomes.push(outcome);
       this.log(outcome, chainTx);
       this.options.onOutcome?.(outcome, chainTx);
     }
-    await markChecked(db.kysely, this.rawAddress, Date.now());
-    return { fetched: rows.length, outcomes };
+    return { outcomes, finished: true };
   }
 
-  /** The transactions after the cursor, oldest first, each once. */
-  private async newTransactions(cursor: Cursor | undefined): Promise<V2Transaction[]> {
+  /**
+   * Pages back from the newest transaction (`from` undefined) or from a walk's resume point
+   * (exclusive) towards the cursor, for at most `maxPages` pages. Rows newest first, each once,
+   * contiguous: every page starts at the oldest row of the previous one. `complete`: the walk
+   * reached the cursor, or the wallet's first transaction.
+   */
+  private async walkBack(cursor: Cursor | undefined, from: { lt: bigint; hash: string } | undefined): Promise<{ rows: V2Transaction[]; complete: boolean }> {
     const found = new Map<string, V2Transaction>();
-    const maxPages = this.options.maxPages ?? 200;
-    let start: { lt: string; hash: string } | undefined;
+    const maxPages = Math.max(1, this.options.maxPages ?? 200);
+    const collected = () => [...found.values()].sort((a, b) => compareLt(b.transaction_id.lt, a.transaction_id.lt));
+    let start: { lt: string; hash: string } | undefined = from && { lt: String(from.lt), hash: Buffer.from(from.hash, 'hex').toString('base64') };
     let stalls = 0;
     for (let page = 0; page < maxPages; page++) {
       const limit = start ? this.pageSize + 1 : this.pageSize;
-      const rows = await withRetry(
-        () => this.options.client.getTransactions(this.options.address, { limit, ...(start && { lt: start.lt, hash: start.hash }) }),
-        { ...this.options.retry, signal: this.abort.signal },
-      );
+      const rows = await this.page(limit, start);
       let reachedCursor = false;
       let added = 0;
       for (const row of rows) {
         const lt = BigInt(row.transaction_id.lt);
+        // A walk's resume point and anything newer are processed already.
+        if (from && lt >= from.lt) continue;
         // lt is strictly increasing per account: anything at or below the cursor is done.
         if (cursor && lt <= cursor.lt) {
           reachedCursor = true;
@@ -126,26 +185,56 @@ export class DepositWatcher {
           added++;
         }
       }
-      if (reachedCursor || rows.length < limit) return [...found.values()].sort((a, b) => compareLt(a.transaction_id.lt, b.transaction_id.lt));
+      if (reachedCursor) return { rows: collected(), complete: true };
+      if (rows.length < limit) {
+        // The wallet's first transaction. With a cursor that cannot be: its transaction is in
+        // the history, further back. Refuse rather than move the cursor over a gap.
+        if (cursor) throw new WalkError(`getTransactions history ended at lt ${rows[rows.length - 1]?.transaction_id.lt ?? '(none)'}, above the cursor ${cursor.lt}`, true);
+        return { rows: collected(), complete: true };
+      }
       const oldest = rows.reduce((min, row) => (compareLt(row.transaction_id.lt, min.transaction_id.lt) < 0 ? row : min));
- // A page that brings nothing older (a server answering from a shifted or stale view):
+      // A page that brings nothing older (a server answering from a shifted or stale view):
       // ask again from the same start a couple of times, then give up rather than guess.
-      if (added === 0 && start && oldest.transaction_id.lt === start.lt) {
+      if (start && added === 0 && compareLt(oldest.transaction_id.lt, start.lt) >= 0) {
         if (++stalls > 2) throw new WalkError('getTransactions pages do not move back in time', true);
         continue;
       }
       stalls = 0;
       start = { lt: oldest.transaction_id.lt, hash: oldest.transaction_id.hash };
     }
-    throw new WalkError(`more than ${maxPages} pages of new transactions; will retry`, true);
+    return { rows: collected(), complete: false };
   }
 
-  /** The BOC is the truth; the JSON's id must agree with it. */
+  /**
+   * One page of getTransactions, retried, always with `archival=true`. toncenter's regular
+   * liteservers keep about two days of history (research/ton.md §1.2, §1.5) and fail a whole
+   * page with a 500 ("LITE_SERVER_UNKNOWN: … lt not in db") as soon as one row of it is older
+   * (toncenter/ton-http-api#79 and #90, ton-blockchain/ton#1105; the maintainers' answer:
+   * archival=true, which sends the request to liteservers with the full history). The watcher
+   * meets old rows in every case that matters: pages walking back after downtime, a first
+   * start on a wallet with a history, and the newest page itself on a quiet deposit wallet
+   * (its newest 50 transactions may be weeks old) — there, asking a regular liteserver first
+   * would cost a failed request on every poll. Archival liteservers serve recent history too.
+   */
+  private async page(limit: number, start: { lt: string; hash: string } | undefined): Promise<V2Transaction[]> {
+    return withRetry(
+      () => this.options.client.getTransactions(this.options.address, { limit, ...(start && { lt: start.lt, hash: start.hash }), archival: true }),
+      { ...this.options.retry, signal: this.abort.signal },
+    );
+  }
+
+  /**
+   * The BOC is the truth; the JSON's id must agree with it, and the transaction must be the
+   * deposit wallet's own (lt and the cursor only mean something within one account's history).
+   */
   private decode(row: V2Transaction): ChainTransaction {
     const chainTx = decodeTransaction(row.data);
     const hash = Buffer.from(row.transaction_id.hash, 'base64').toString('hex');
     if (chainTx.hash !== hash || chainTx.lt !== BigInt(row.transaction_id.lt)) {
       throw new ToncenterError(`transaction ${row.transaction_id.lt} does not match its BOC`, false);
+    }
+    if (chainTx.tx.address !== BigInt(`0x${this.wallet.hash.toString('hex')}`)) {
+      throw new ToncenterError(`transaction ${chainTx.hash} belongs to another account than the deposit wallet`, false);
     }
     return chainTx;
   }
@@ -163,10 +252,16 @@ export class DepositWatcher {
     };
   }
 
+  private logWalk(top: Position, rows: V2Transaction[], processed: number, done: boolean): void {
+    const fields = { top_lt: String(top.lt), processed, reached_lt: rows[rows.length - 1]?.transaction_id.lt ?? null };
+    if (done) this.options.logger.info(fields, 'deposit watcher: backlog walk finished, the cursor moved to its top');
+    else this.options.logger.info(fields, 'deposit watcher: working through a backlog of transactions, newest first');
+  }
+
   private log(outcome: Outcome, chainTx: ChainTransaction): void {
     const fields = { tx_hash: chainTx.hash, lt: String(chainTx.lt) };
     if (outcome.kind === 'credited') this.options.logger.info({ ...fields, account_id: outcome.accountId, deposit_id: outcome.id }, 'deposit credited');
-    else if (outcome.kind === 'unmatched') this.options.logger.warn({ ...fields, reason: outcome.reason, deposit_id: outcome.id }, 'deposit unmatched: assign it with `starport deposit assign`');
+    else if (outcome.kind === 'unmatched') this.options.logger.warn({ ...fields, reason: outcome.reason, deposit_id: outcome.id }, 'deposit unmatched: assign it with `starport deposit assign`, or send it back and record that with `starport deposit return`');
     else if (outcome.kind === 'ignored' && strandedValue(chainTx) > 0n) {
       // Coins that stayed although the transaction aborted (a non-bounceable transfer to the
       // wallet before it was deployed): not a deposit by the rules, but the operator should know.

@@ -144,12 +144,14 @@ export class ToncenterClient {
     } catch {
       json = undefined;
     }
-    if (response.status >= 500) throw new ToncenterError(`toncenter HTTP ${response.status}`, true, response.status);
+    // toncenter puts the reason in `error` (a string), also on a 500 (e.g. "LITE_SERVER_UNKNOWN:
+    // … lt not in db": history the liteserver does not keep), which the logs should show.
+    // Never echo the request (it may carry a BOC).
+    const reason = json && typeof json === 'object' && typeof json.error === 'string' ? json.error.slice(0, 200) : undefined;
+    if (response.status >= 500) throw new ToncenterError(`toncenter HTTP ${response.status}${reason ? `: ${reason}` : ''}`, true, response.status);
     if (!json || typeof json !== 'object') throw new ToncenterApiError(`toncenter HTTP ${response.status}: not JSON`, false, response.status);
     if (json.ok !== true || response.status >= 400) {
-      // toncenter puts the reason in `error` (a string); never echo the request (it may carry a BOC).
-      const reason = typeof json.error === 'string' ? json.error.slice(0, 200) : 'ok:false';
-      throw new ToncenterApiError(`toncenter refused (HTTP ${response.status}): ${reason}`, false, response.status);
+      throw new ToncenterApiError(`toncenter refused (HTTP ${response.status}): ${reason ?? 'ok:false'}`, false, response.status);
     }
     return json.result;
   }

@@ -5,7 +5,7 @@ import { formatTon } from '../../src/domain/money.js';
 import { readBalance } from '../../src/ledger/ledger.js';
 import { verifyLedger } from '../../src/ledger/verify.js';
 import { createLogger } from '../../src/logger.js';
-import { listDeposits, readCursor } from '../../src/deposits/store.js';
+import { listDeposits, readCursor, readWalk } from '../../src/deposits/store.js';
 import { watcherStatus } from '../../src/deposits/status.js';
 import { DepositWatcher, type WatcherOptions } from '../../src/deposits/watcher.js';
 import { ToncenterClient } from '../../src/ton/toncenter.js';
@@ -262,6 +262,205 @@ describe('exactly once under paging, restarts and scale-out', () => {
     expect(status.lagSeconds).not.toBeNull();
     expect(status.lagSeconds as number).toBeLessThan(60);
     expect(status.lastCheckedAt as number).toBeGreaterThan(Date.now() - 60_000);
+  });
+});
+
+describe('a backlog longer than one poll may page through', () => {
+  // pageSize 3, maxPages 2: one poll reads at most 3 + 3 new rows (the second page repeats its start row).
+  const small = { pageSize: 3, maxPages: 2 } as const;
+  const raw = (address: Address) => address.toRawString();
+  const requestsFor = (address: Address) => fake.callsTo('getTransactions').filter((r) => r.params.address === address.toString());
+
+  /** Polls until a poll finds nothing new: no walk left, the cursor at the newest transaction. At most `max` polls. */
+  async function pollUntilCaughtUp(w: DepositWatcher, address: Address, max: number, between?: (poll: number) => Promise<void>): Promise<number> {
+    for (let poll = 1; poll <= max; poll++) {
+      const result = await w.pollOnce();
+      const cursor = await readCursor(h.service.db.kysely, raw(address));
+      if (result.fetched === 0 && !(await readWalk(h.service.db.kysely, raw(address))) && cursor?.lt === fake.transactionsOf(address)[0]?.lt) return poll;
+      await between?.(poll);
+    }
+    throw new Error(`not caught up after ${max} polls`);
+  }
+
+  /** Every deposit row of the wallet credited, each with one journal entry; the live balance is their sum. */
+  async function expectEachCreditedOnce(address: Address, accountId: string, amounts: bigint[]) {
+    const rows = await depositsOf(address);
+    expect(rows.map((r) => r.status)).toEqual(amounts.map(() => 'credited'));
+    expect(rows.map((r) => BigInt(r.amount)).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))).toEqual([...amounts].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)));
+    const journal = await h.service.db.kysely.selectFrom('journal').select('reason').where('account_id', '=', accountId).where('kind', '=', 'deposit').execute();
+    expect(journal).toHaveLength(amounts.length);
+    expect(new Set(journal.map((j) => j.reason)).size).toBe(amounts.length);
+    expect(await live(accountId)).toBe(amounts.reduce((a, b) => a + b, 0n));
+  }
+
+  test('after downtime: more new transactions than maxPages × pageSize are credited over several polls, each once, while new ones arrive', async () => {
+    const wallet = await newWallet();
+    const alice = await client();
+    const amounts: bigint[] = [];
+    const deposit = async (nanotons: bigint) => {
+      amounts.push(nanotons);
+      await transfer(fake, { to: wallet.address, value: nanotons, text: alice.memo });
+    };
+    const w = watcher(wallet.address, small);
+    await deposit(toNano('1'));
+    await w.pollOnce();
+    const before = await readCursor(h.service.db.kysely, raw(wallet.address));
+    expect(before?.lt).toBe(fake.transactionsOf(wallet.address)[0]?.lt);
+    // Downtime: 20 deposits (distinct amounts, so a skipped or doubled one shows in the sum).
+    for (let i = 2; i <= 21; i++) await deposit(toNano(String(i)) + BigInt(i));
+    const credits = new Map<string, number>();
+    const w2 = watcher(wallet.address, { ...small, onOutcome: (o, tx) => o.kind === 'credited' && credits.set(tx.hash, (credits.get(tx.hash) ?? 0) + 1) });
+    const first = await w2.pollOnce();
+    // The newest 6 are processed at once, newest first; the cursor has not moved over the rest.
+    expect(first.outcomes.map((o) => o.kind)).toEqual(Array(6).fill('credited'));
+    expect((await readCursor(h.service.db.kysely, raw(wallet.address)))?.lt).toBe(before?.lt);
+    const walk = await readWalk(h.service.db.kysely, raw(wallet.address));
+    const history = fake.transactionsOf(wallet.address);
+    expect(walk?.top.lt).toBe(history[0]?.lt);
+    expect(walk?.resume.lt).toBe(history[5]?.lt);
+    // Three more deposits arrive while the backlog is worked through, one after each poll.
+    const polls = await pollUntilCaughtUp(w2, wallet.address, 30, async (poll) => {
+      if (poll <= 3) await deposit(toNano('100') + BigInt(poll));
+    });
+    expect(polls).toBeGreaterThan(3);
+    expect([...credits.values()].every((n) => n === 1)).toBe(true);
+    expect(credits.size).toBe(23);
+    await expectEachCreditedOnce(wallet.address, alice.accountId, amounts);
+    expect(amounts).toHaveLength(24);
+    // The cursor ends at the newest transaction, no walk left; polling again finds nothing.
+    expect((await readCursor(h.service.db.kysely, raw(wallet.address)))?.lt).toBe(fake.transactionsOf(wallet.address)[0]?.lt);
+    expect(await readWalk(h.service.db.kysely, raw(wallet.address))).toBeUndefined();
+    expect((await w2.pollOnce()).outcomes).toEqual([]);
+    expect(await verifyLedger(h.service.db.kysely)).toEqual([]);
+  });
+
+  test('a first start without a cursor walks a long history to its beginning; a restart mid-walk resumes and finishes', async () => {
+    const wallet = await newWallet();
+    const alice = await client();
+    const amounts: bigint[] = [];
+    for (let i = 1; i <= 15; i++) {
+      amounts.push(toNano(String(i)) + 7n);
+      await transfer(fake, { to: wallet.address, value: toNano(String(i)) + 7n, text: alice.memo });
+    }
+    // funding + deployment + 15 deposits = 17 transactions; the first watcher stops in the
+    // middle of its second poll (the walk's first continuation).
+    let seen = 0;
+    const first = watcher(wallet.address, {
+      ...small,
+      onOutcome: () => {
+        if (++seen === 8) void first.stop();
+      },
+    });
+    await first.pollOnce();
+    expect(seen).toBe(6);
+    await first.pollOnce();
+    expect(seen).toBe(8);
+    const history = fake.transactionsOf(wallet.address);
+    expect(await readCursor(h.service.db.kysely, raw(wallet.address))).toBeUndefined();
+    const walk = await readWalk(h.service.db.kysely, raw(wallet.address));
+    expect(walk?.top.lt).toBe(history[0]?.lt);
+    expect(walk?.resume.lt).toBe(history[7]?.lt);
+    expect(await live(alice.accountId)).toBe(amounts.slice(-8).reduce((a, b) => a + b, 0n));
+
+    const restarted = watcher(wallet.address, small);
+    const next = await restarted.pollOnce();
+    // It goes on from where the first one stopped: no transaction processed twice.
+    expect(next.outcomes.map((o) => o.kind)).toEqual(Array(6).fill('credited'));
+    await pollUntilCaughtUp(restarted, wallet.address, 10);
+    await expectEachCreditedOnce(wallet.address, alice.accountId, amounts);
+    expect((await readCursor(h.service.db.kysely, raw(wallet.address)))?.lt).toBe(history[0]?.lt);
+    expect(await readWalk(h.service.db.kysely, raw(wallet.address))).toBeUndefined();
+    // Every page was asked with archival=true (history older than a regular liteserver keeps).
+    expect(requestsFor(wallet.address).every((r) => r.params.archival === 'true')).toBe(true);
+  });
+
+  test('two watchers working through the same backlog credit each deposit once', async () => {
+    const wallet = await newWallet();
+    const alice = await client();
+    const amounts: bigint[] = [];
+    for (let i = 1; i <= 14; i++) {
+      amounts.push(toNano(String(i)) + 3n);
+      await transfer(fake, { to: wallet.address, value: toNano(String(i)) + 3n, text: alice.memo });
+    }
+    const a = watcher(wallet.address, small);
+    const b = watcher(wallet.address, { pageSize: 2, maxPages: 3 });
+    for (let round = 0; round < 20; round++) {
+      await Promise.all([a.pollOnce(), b.pollOnce()]);
+      const cursor = await readCursor(h.service.db.kysely, raw(wallet.address));
+      if (cursor?.lt === fake.transactionsOf(wallet.address)[0]?.lt && !(await readWalk(h.service.db.kysely, raw(wallet.address)))) break;
+    }
+    await expectEachCreditedOnce(wallet.address, alice.accountId, amounts);
+    expect((await readCursor(h.service.db.kysely, raw(wallet.address)))?.lt).toBe(fake.transactionsOf(wallet.address)[0]?.lt);
+    expect(await verifyLedger(h.service.db.kysely)).toEqual([]);
+  });
+
+  test('a quiet wallet whose history a regular liteserver no longer keeps: pages are asked with archival=true', async () => {
+    const wallet = await newWallet();
+    const alice = await client();
+    await transfer(fake, { to: wallet.address, value: toNano('1'), text: alice.memo });
+    const w = watcher(wallet.address, small);
+    await w.pollOnce();
+    for (let i = 2; i <= 8; i++) await transfer(fake, { to: wallet.address, value: toNano(String(i)), text: alice.memo });
+    // Everything up to the cursor and the first two new deposits are "older than two days".
+    fake.archivalBeforeLt = fake.transactionsOf(wallet.address)[4]?.lt;
+    try {
+      // The fake refuses a page with old rows unless archival=true (what the watcher must send).
+      await expect(new ToncenterClient({ baseUrl: fake.url }).getTransactions(wallet.address.toString(), { limit: 10 })).rejects.toThrow(/lt not in db/);
+      await pollUntilCaughtUp(w, wallet.address, 10);
+    } finally {
+      fake.archivalBeforeLt = undefined;
+    }
+    expect(await live(alice.accountId)).toBe(toNano('36'));
+    expect((await readCursor(h.service.db.kysely, raw(wallet.address)))?.lt).toBe(fake.transactionsOf(wallet.address)[0]?.lt);
+  });
+});
+
+describe('a published mainnet transaction served by the fake (V8, research/ton.md §7)', () => {
+  // ton-org/ton-core src/types/Transaction.spec.ts: an external-in order of wallet
+  // EQCD39VS…xqB2N sending 10000 TON out (one internal out message).
+  const V8 =
+    'te6cckECCgEAAlMAA7V4Pf1VLmNym0cvy8yMRevMZpFwJVi2jsdSfhukA6DzGoAAAU1Ed9DUFmPJqTvOirSq2SKzYQ5GyQgvd9+38bqLQeGJ8YYrkwEwAAFNRGeacBYYzLegADRpVFhoAQIDAgHgBAUAgnKs+GZiNansGUYB+rKGLa25KuWgzm0WaeC5p+NLonoeFBg7+If0w+KZtCRH5Mx+9HCC8Pihk1IvrTPyRowEaTRLAg8MQMYZbXqEQAgJAd+IAQe/qqXMblNo5fl5kYi9eYzSLgSrFtHY6k/DdIB0HmNQB3H/g30bYqz72JAcnKJjRhgkmca92JLgIBGap3csfDt4Jk4S1186lCTQKuGZLHb97aw106oJRO8jslWF11AnUCFNTRi7DGZdIAAAAIAcBgEB3wcAdEIACasmTDZcDR+1HcxuZZBHXmDDvLMcX2Eijok8WCLyCyEwSMJzlQAAAAAAAAAAAAAAAAAAAAAAAAAAvUgBB7+qpcxuU2jl+XmRiL15jNIuBKsW0djqT8N0gHQeY1EABNWTJhsuBo/ajuY3MsgjrzBh3lmOL7CRR0SeLBF5BZCYJGE5yoAABhRYYAAAKaiO+hqEwxmW9AAAAABAAJ1BdkMTiAAAAAAAAAAAEIAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAgAG/Jh6EgTBRYQAAAAAAAAgAAAAAAA4SB9Dp1g8lBEAkVf+gygVyC7sUl7wdSG9SEX3iBd2MqQFAXjC98i7E=';
+  const V8_ACCOUNT = 'EQCD39VS5jcptHL8vMjEXrzGaRcCVYto7HUn4bpAOg8xqB2N';
+  const V8_HASH = 'e9fb666fd65e2d70479c5a2c2ec412ad08d68fcdf57676b3baa34aada3c95db8';
+
+  test('the deposit wallet\'s own outgoing order (external-in, with an out message) is ignored: no deposit, no credit, the cursor moves past it', async () => {
+    const { Address } = await import('@ton/core');
+    const account = Address.parse(V8_ACCOUNT);
+    const tx = fake.addRawTransaction(V8, account);
+    expect(tx.outMessagesCount).toBe(1);
+    // Served in toncenter's JSON, with the hash explorers show.
+    const [row] = await new ToncenterClient({ baseUrl: fake.url }).getTransactions(V8_ACCOUNT, { limit: 10 });
+    expect(Buffer.from(row?.transaction_id.hash ?? '', 'base64').toString('hex')).toBe(V8_HASH);
+    expect(row?.out_msgs?.[0]).toMatchObject({ destination: 'EQATVkyYbLgaP2o7mNzLII68wYd5Zji-wkUdEniwReQWQlzi', value: '10000000000000' });
+
+    const journalBefore = await h.service.db.kysely.selectFrom('journal').select('id').where('kind', '=', 'deposit').execute();
+    const outcomes: string[] = [];
+    const w = watcher(account, { onOutcome: (o, chainTx) => outcomes.push(`${o.kind} ${chainTx.hash}`) });
+    expect((await w.pollOnce()).outcomes).toEqual([{ kind: 'ignored' }]);
+    expect(outcomes).toEqual([`ignored ${V8_HASH}`]);
+    expect(await depositsOf(account)).toEqual([]);
+    expect(await h.service.db.kysely.selectFrom('journal').select('id').where('kind', '=', 'deposit').execute()).toHaveLength(journalBefore.length);
+    const cursor = await readCursor(h.service.db.kysely, account.toRawString());
+    expect(cursor).toMatchObject({ lt: 22901965000001n, hash: V8_HASH, chainTime: 1636617082000 });
+    expect((await w.pollOnce()).outcomes).toEqual([]);
+  });
+
+  test('served in the history of another wallet (a broken answer), it is refused: not recorded, the cursor does not move past it', async () => {
+    const wallet = await newWallet();
+    const alice = await client();
+    await transfer(fake, { to: wallet.address, value: toNano('2'), text: alice.memo });
+    const w = watcher(wallet.address);
+    await w.pollOnce();
+    // V8's lt is far above the emulator's: it is the newest row of the wallet's list now.
+    fake.addRawTransaction(V8, wallet.address);
+    await transfer(fake, { to: wallet.address, value: toNano('3'), text: alice.memo });
+    const ours = fake.transactionsOf(wallet.address)[1];
+    // Oldest first: the real deposit before it is credited, then the poll stops at the foreign row, every time.
+    await expect(w.pollOnce()).rejects.toThrow(/belongs to another account/);
+    await expect(w.pollOnce()).rejects.toThrow(/belongs to another account/);
+    expect((await readCursor(h.service.db.kysely, wallet.address.toRawString()))?.lt).toBe(ours?.lt);
+    expect((await depositsOf(wallet.address)).map((d) => d.tx_hash)).not.toContain(V8_HASH);
+    expect(await live(alice.accountId)).toBe(toNano('5'));
   });
 });
 

@@ -1,4 +1,4 @@
-import { Address, beginCell, Cell, comment } from '@ton/core';
+import { Address, beginCell, Cell, comment, type Message, toNano } from '@ton/core';
 import { describe, expect, test } from 'vitest';
 import { checkCharacter, derivedMemo, isWellFormedMemo, MEMO_ALPHABET, MEMO_PATTERN, normalizeMemo } from '../../src/accounts/deposit-memo.js';
 import { classify, decodeTransaction, memoOf, textComment } from '../../src/deposits/classify.js';
@@ -62,6 +62,37 @@ describe('eligibility (V8: a real mainnet wallet transaction)', () => {
     expect(decoded.utime).toBe(1636617082);
     const account = Address.parse('EQCD39VS5jcptHL8vMjEXrzGaRcCVYto7HUn4bpAOg8xqB2N');
     expect(classify(decoded.tx, account)).toEqual({ kind: 'ignore', why: 'external-in inbound message' });
+  });
+
+  test('an incoming transfer that passes every other check but sent a message on is not a deposit: the out message decides', () => {
+    const decoded = decodeTransaction(V8);
+    const account = Address.parse('EQCD39VS5jcptHL8vMjEXrzGaRcCVYto7HUn4bpAOg8xqB2N');
+    // V8 as if its inbound message were a client's transfer with a memo: internal, not bounced,
+    // to the account; V8's own description stays (generic, not aborted, compute and action
+    // phases successful) and so does its out message (the 10000 TON that left).
+    const transfer: Message = {
+      info: {
+        type: 'internal',
+        ihrDisabled: true,
+        bounce: false,
+        bounced: false,
+        src: Address.parse('EQCzQJJBAQ-FrEFcvxO5sNxhV9CaOdK9CCfq2yCBnwZ4aJ9R'),
+        dest: account,
+        value: { coins: toNano('5') },
+        ihrFee: 0n,
+        forwardFee: 0n,
+        createdLt: decoded.tx.lt - 1n,
+        createdAt: decoded.tx.now,
+      },
+      body: comment(derivedMemo('acct_1')),
+    };
+    const d = decoded.tx.description;
+    expect(d.type === 'generic' && !d.aborted && d.computePhase.type === 'vm' && d.computePhase.success && d.actionPhase?.success).toBe(true);
+    expect(decoded.tx.outMessagesCount).toBe(1);
+    expect(decoded.tx.outMessages.values()[0]?.info).toMatchObject({ type: 'internal', value: { coins: 10_000_000_000_000n } });
+    expect(classify({ ...decoded.tx, inMessage: transfer }, account)).toEqual({ kind: 'ignore', why: 'has outgoing messages' });
+    // The same transaction without the out message would be a deposit: that check alone decided.
+    expect(classify({ ...decoded.tx, inMessage: transfer, outMessagesCount: 0 }, account)).toMatchObject({ kind: 'deposit', amount: toNano('5'), comment: derivedMemo('acct_1') });
   });
 
   test('transaction hashes in hex or base64 (V3) normalise to lowercase hex', () => {

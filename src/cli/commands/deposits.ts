@@ -1,11 +1,12 @@
-import { AssignError, assignDeposit, type Deposit, listDeposits } from '../../deposits/store.js';
+import { AssignError, assignDeposit, type Deposit, listDeposits, ReturnError, returnDeposit } from '../../deposits/store.js';
 import { type Command, required, UsageError } from '../command.js';
 import { withDatabase } from '../database.js';
 import { ACTOR_HELP, actorOf, actorOption, limitOf, operatorCommand, optionalReasonOf, refuse, table, time, ton } from '../operator.js';
 
 /**
- * Live top-ups for the operator (issue 7): the deposits the watcher recorded, and the credit
- * of an unmatched one (no or mistyped memo, below the minimum) to the account it belongs to.
+ * Live top-ups for the operator (issue 7): the deposits the watcher recorded, and what becomes
+ * of an unmatched one (no or mistyped memo, below the minimum): the credit to the account it
+ * belongs to (`assign`), or the record that its TON was sent back by hand (`return`).
  */
 function depositJson(d: Deposit) {
   return {
@@ -22,6 +23,7 @@ function depositJson(d: Deposit) {
     seen_at: time(d.createdAt),
     credited_at: time(d.creditedAt),
     credited_by: d.creditedBy,
+    returned_at: time(d.returnedAt),
   };
 }
 
@@ -33,8 +35,10 @@ export const depositList: Command = operatorCommand({
   summary: 'List TON deposits to the deposit wallet, newest first (--unmatched: those waiting for the operator)',
   usage:
     'starport deposit list [--unmatched] [--account ACCOUNT_ID] [--limit N (50)] [--json]\n\n' +
+    'Statuses: credited, unmatched (waiting for the operator), returned (sent back by hand, recorded with deposit return).\n' +
     'Unmatched reasons: no_comment, memo_invalid (wrong shape or check character: a typo), memo_unknown, below_minimum.\n' +
-    'Credit one to its account with: starport deposit assign --tx HASH --account ACCOUNT_ID',
+    'Credit one to its account with: starport deposit assign --tx HASH --account ACCOUNT_ID\n' +
+    'or, once you sent the TON back yourself, record it with: starport deposit return --tx HASH',
   options: { unmatched: { type: 'boolean' }, account: { type: 'string' }, limit: { type: 'string' } },
   async run(values, io) {
     if (values.account !== undefined && (typeof values.account !== 'string' || values.account === '')) throw new UsageError('--account needs a value');
@@ -78,6 +82,34 @@ export const depositAssign: Command = operatorCommand({
       return 0;
     } catch (error) {
       if (error instanceof AssignError) return refuse(io, error.message);
+      throw error;
+    }
+  },
+});
+
+export const depositReturn: Command = operatorCommand({
+  path: ['deposit', 'return'],
+  summary: 'Record that an unmatched deposit was sent back by hand (sends nothing; once; audited)',
+  usage:
+    'starport deposit return --tx HASH [--reason TEXT] [--actor NAME] [--json]\n\n' +
+    'HASH: the transaction hash from `deposit list` (hex, or base64 as explorers show it). This sends nothing on\n' +
+    'chain: first send the TON back to the sender yourself, from the deposit wallet (e.g. with a comment naming the\n' +
+    'hash), then record it here. The deposit leaves the unmatched ones (status returned) and no balance changes.\n' +
+    'A deposit already credited or already returned is refused.\n' + ACTOR_HELP,
+  options: { tx: { type: 'string' }, reason: { type: 'string' }, ...actorOption },
+  async run(values, io) {
+    const txHash = required(values, 'tx');
+    const reason = optionalReasonOf(values);
+    const actor = actorOf(values);
+    try {
+      const deposit = await withDatabase((db) => returnDeposit(db, { txHash, actor, reason }));
+      io.result(
+        { deposit: depositJson(deposit) },
+        `recorded deposit ${deposit.txHash} (${ton(deposit.amount)} TON from ${deposit.sender}) as returned to its sender; nothing was sent by Starport`,
+      );
+      return 0;
+    } catch (error) {
+      if (error instanceof ReturnError) return refuse(io, error.message);
       throw error;
     }
   },

@@ -149,7 +149,7 @@ export const auditList: Command = operatorCommand({
   usage:
     'starport audit list [--account ACCOUNT_ID] [--order ORDER_ID] [--action ACTION] [--actor NAME] [--since WHEN] [--until WHEN] [--limit N (50)] [--json]\n\n' +
     'ACTION: account.create, account.disable, account.enable, key.reissue, key.revoke, balance.credit, balance.debit,\n' +
-    'order.resolve, database.restore.',
+    'order.resolve, database.restore, deposit.assign, deposit.return.',
   options: {
     account: { type: 'string' },
     order: { type: 'string' },

@@ -10,7 +10,8 @@ import { Blockchain, type SendMessageResult } from '@ton/sandbox';
  * vectors V4/V5). Shared by the deposit watcher's tests and the paying wallet's (issue 8):
  *
  *   GET  /api/v2/getTransactions  address, limit (≤ 100 else 422), lt+hash (inclusive start,
- *        hash hex or base64), to_lt (exclusive lower bound), newest first
+ *        hash hex or base64), to_lt (exclusive lower bound), archival (see archivalBeforeLt),
+ *        newest first
  *   GET  /api/v2/getAddressBalance, getAddressInformation, getWalletInformation
  *   POST /api/v2/sendBoc, sendBocReturnHash ({boc}), runGetMethod ({address, method, stack})
  *   POST /api/v2/jsonRPC          {id, jsonrpc, method, params}: the same methods, the form
@@ -107,6 +108,14 @@ export class FakeToncenter {
   aroundBlock: { before?: () => Promise<void> | void; after?: () => Promise<void> | void } = {};
   private pending: Cell[] = [];
   private blockTimer: NodeJS.Timeout | undefined;
+
+  /**
+   * A regular (non-archival) liteserver's memory: when set, a getTransactions page asked
+   * without archival=true that holds a transaction older than this lt fails as a whole with
+   * toncenter's 500 "… lt not in db" (toncenter/ton-http-api#79, ton-blockchain/ton#1105).
+   * Unset: every request sees the whole history.
+   */
+  archivalBeforeLt: bigint | undefined = undefined;
 
   /** Drops every scheduled fault. */
   clearFaults(): void {
@@ -248,7 +257,12 @@ export class FakeToncenter {
     if (fault?.kind === 'overlap') start = Math.max(0, start - fault.shift);
     let rows = history.slice(start);
     if (params.to_lt !== undefined && String(params.to_lt) !== '0') rows = rows.filter((s) => s.tx.lt > BigInt(String(params.to_lt)));
-    return rows.slice(0, limit).map(transactionJson);
+    const page = rows.slice(0, limit);
+    const archivalOnly = this.archivalBeforeLt;
+    if (archivalOnly !== undefined && String(params.archival) !== 'true' && page.some((s) => s.tx.lt < archivalOnly)) {
+      throw new HttpRefusal(500, 'LITE_SERVER_UNKNOWN: cannot compute block with specified transaction: lt not in db');
+    }
+    return page.map(transactionJson);
   }
 
   private async addressInformation(address: Address) {
