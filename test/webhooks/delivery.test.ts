@@ -170,8 +170,13 @@ describe('deliveries', () => {
       expect(snapshot.id).toMatch(ORDER_ID);
       expect(snapshot).not.toHaveProperty('events');
     }
-    // Each message was delivered once, in one attempt, and logged.
-    const messages = await h.service.db.kysely.selectFrom('webhook_messages').selectAll().where('endpoint_id', '=', endpoint.id).execute();
+    // Each message was delivered once, in one attempt, and logged (the outcome is recorded just
+    // after the receiver answers, so wait for it).
+    const messages = await pollUntil(
+      () => h.service.db.kysely.selectFrom('webhook_messages').selectAll().where('endpoint_id', '=', endpoint.id).execute(),
+      (list) => list.every((m) => m.status !== 'pending'),
+      { what: 'the 3 outcomes recorded' },
+    );
     expect(messages.map((m) => [m.status, Number(m.attempts)])).toEqual([
       ['succeeded', 1],
       ['succeeded', 1],
