@@ -108,15 +108,32 @@ test('a disabled endpoint is called out with a re-enable button; re-enabling res
     expect((await stranger.submit('/test/webhooks', {}, `${detailUrl}/enable`)).location).toBe('/test/webhooks?notice=missing');
     expect((await stranger.get(detailUrl)).location).toBe('/test/webhooks?notice=missing');
 
+    // While it is disabled nothing would be sent: redeliver and send test event refuse and say so,
+    // and change nothing.
+    const messagesOf = () => h.service.db.kysely.selectFrom('webhook_messages').selectAll().where('endpoint_id', '=', row!.id).execute();
+    const before = await messagesOf();
+    expect(before).toHaveLength(1);
+    expect(before[0]!.status).toBe('failed');
+    const refused = await client.submit(detailUrl, {}, `${detailUrl}/messages/${before[0]!.id}/redeliver`);
+    expect(refused.location).toBe(`${detailUrl}?notice=disabled`);
+    expect((await client.submit(detailUrl, {}, `${detailUrl}/test`)).location).toBe(`${detailUrl}?notice=disabled`);
+    const told = text((await client.get(refused.location!)).body);
+    expect(told).toContain('Nothing was sent: this endpoint is disabled. Re-enable the endpoint first');
+    expect(told).not.toContain('being sent again');
+    expect(await messagesOf()).toEqual(before);
+
     receiver.fallback = { status: 204 };
     const enabled = await client.submit('/test/webhooks', {}, `${detailUrl}/enable`);
     expect(enabled.location).toBe(`${detailUrl}?notice=enabled`);
+    // Enabled again: the failed message can be redelivered, and a test event goes out.
+    expect((await client.submit(detailUrl, {}, `${detailUrl}/messages/${before[0]!.id}/redeliver`)).location).toBe(`${detailUrl}?notice=redelivering`);
     await client.submit(detailUrl, {}, `${detailUrl}/test`);
     await pollUntil(
       () => h.service.db.kysely.selectFrom('webhook_attempts').selectAll().where('endpoint_id', '=', row!.id).where('outcome', '=', 'succeeded').execute(),
-      (list) => list.length === 1,
-      { what: 'a successful delivery after re-enabling' },
+      (list) => list.length === 2,
+      { what: 'the redelivery and a test event delivered after re-enabling' },
     );
+    expect((await messagesOf()).map((m) => m.status)).toEqual(['succeeded', 'succeeded']);
     expect((await client.get('/test/webhooks')).body).not.toContain('data-status="disabled"');
   } finally {
     receiver.fallback = { status: 200 };
