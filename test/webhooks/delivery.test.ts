@@ -84,11 +84,13 @@ describe('endpoint API', () => {
 
     const listed = await listEndpoints(account.testKey);
     expectOk(listed);
-    expect(listed.body.data).toEqual([{ ...created.body, ok: undefined, secret: undefined }].map(({ ok: _o, secret: _s, ...rest }) => rest));
+    // Shaped like the other lists (object, has_more), and always complete.
+    const { ok: _ok, secret: _secret, ...listedForm } = created.body;
+    expect(listed.body).toEqual({ ok: true, object: 'list', data: [listedForm], has_more: false });
     expect(JSON.stringify(listed.body)).not.toContain(created.body.secret);
 
     // The other mode sees nothing of it.
-    expect((await listEndpoints(account.liveKey)).body.data).toEqual([]);
+    expect((await listEndpoints(account.liveKey)).body).toEqual({ ok: true, object: 'list', data: [], has_more: false });
     expectError(await call(h, { method: 'DELETE', path: `/webhook_endpoints/${created.body.id}`, key: account.liveKey }), 404, 'webhook_endpoint_not_found', 'id');
     // Another account neither.
     const other = await h.account();
@@ -132,7 +134,10 @@ describe('endpoint API', () => {
     const account = await h.account();
     for (let i = 0; i < 16; i++) expectOk(await createEndpoint(account.testKey, { url: `http://127.0.0.1:9/h${i}` }), 201);
     expectError(await createEndpoint(account.testKey, { url: 'http://127.0.0.1:9/h16' }), 409, 'webhook_endpoint_limit');
-    expect((await listEndpoints(account.testKey)).body.data).toHaveLength(16);
+    const full = await listEndpoints(account.testKey);
+    expect(full.body.data).toHaveLength(16);
+    // The cap is why the list needs no paging: all 16 in one answer.
+    expect(full.body).toMatchObject({ object: 'list', has_more: false });
   });
 });
 
