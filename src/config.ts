@@ -67,7 +67,10 @@ export interface WebhookConfig {
   allowLoopback: boolean;
   /** WEBHOOK_RETRY_DELAYS_MS: comma-separated waits after each failed attempt. */
   retryDelaysMs: number[];
-  /** WEBHOOK_DISABLE_AFTER_MS: failing this long when a message runs out of attempts disables the endpoint. */
+  /**
+   * WEBHOOK_DISABLE_AFTER_MS: failing this long when a message runs out of attempts disables the
+   * endpoint (as does failing through a message's whole retry schedule).
+   */
   disableAfterMs: number;
   /** WEBHOOK_ROTATION_GRACE_MS: how long a rotated-out secret still signs (default 24 h). */
   rotationGraceMs: number;

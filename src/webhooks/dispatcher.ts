@@ -1,7 +1,8 @@
-import { sql } from 'kysely';
+import { sql, type Transaction } from 'kysely';
 import type { Logger } from 'pino';
 import { randomBase62, newId } from '../domain/random.js';
 import type { Db } from '../db/engine.js';
+import type { Database } from '../db/schema.js';
 import type { DestinationPolicy } from './address-policy.js';
 import { endpointFromRow, signingSecrets } from './endpoints.js';
 import { MESSAGE_RETENTION_MS, type MessageRow, pruneMessages } from './outbox.js';
@@ -15,7 +16,10 @@ export interface DispatcherOptions {
   policy: DestinationPolicy;
   timeoutMs: number;
   retryDelaysMs: readonly number[];
-  /** An endpoint whose failures have lasted this long when a message runs out of attempts is disabled. */
+  /**
+   * When a message runs out of attempts, its endpoint is disabled if no delivery to it has
+   * succeeded since that message's first attempt, or if it has been failing for at least this long.
+   */
   disableAfterMs: number;
   /** Extra lease beyond the timeout: a claim outlives the attempt it covers. */
   leaseMarginMs: number;
@@ -25,6 +29,10 @@ export interface DispatcherOptions {
   pollMs?: number;
   resolve?: Resolver;
   onAttempt?: (outcome: 'succeeded' | 'failed') => void;
+  /** The clock (tests drive it); Date.now by default. */
+  now?: () => number;
+  /** The jitter source of the retry schedule; Math.random by default. */
+  random?: () => number;
 }
 
 /**
@@ -45,6 +53,8 @@ export class WebhookDispatcher {
   private woken = false;
   private readonly concurrency: number;
   private readonly pollMs: number;
+  private readonly now: () => number;
+  private readonly random: () => number;
   private nextPruneAt = 0;
   /** Loop rounds so far: lets a test see that an idle dispatcher sleeps rather than spins. */
   rounds = 0;
@@ -52,6 +62,8 @@ export class WebhookDispatcher {
   constructor(private readonly options: DispatcherOptions) {
     this.concurrency = options.concurrency ?? 8;
     this.pollMs = options.pollMs ?? 250;
+    this.now = options.now ?? Date.now;
+    this.random = options.random ?? Math.random;
   }
 
   get leaseMs(): number {
@@ -91,7 +103,7 @@ export class WebhookDispatcher {
       await this.pruneNowAndThen();
       let claimed: MessageRow[] = [];
       try {
-        claimed = await this.claim(free, Date.now());
+        claimed = await this.claim(free, this.now());
       } catch (error) {
         this.options.logger.error({ err: error, worker: this.id }, 'webhook claim failed');
       }
@@ -143,7 +155,7 @@ export class WebhookDispatcher {
     if (!row) return; // deleted meanwhile (its messages went with it)
     const endpoint = endpointFromRow(row);
     const body = this.body(message);
-    const startedAt = Date.now();
+    const startedAt = this.now();
     const headers = signedHeaders(signingSecrets(endpoint, startedAt), message.id, Math.floor(startedAt / 1000), body);
     const result = await sendWebhook({
       url: endpoint.url,
@@ -169,8 +181,8 @@ export class WebhookDispatcher {
 
   private async record(message: MessageRow, startedAt: number, result: SendResult): Promise<void> {
     const attempt = Number(message.attempts);
-    const now = Date.now();
-    const delay = result.ok ? undefined : retryDelay(this.options.retryDelaysMs, attempt, Math.random, result.retryAfterMs);
+    const now = this.now();
+    const delay = result.ok ? undefined : retryDelay(this.options.retryDelaysMs, attempt, this.random, result.retryAfterMs);
     await this.options.db.kysely.transaction().execute(async (tx) => {
       const status = result.ok ? 'succeeded' : delay === undefined ? 'failed' : 'pending';
       const updated = await tx
@@ -210,23 +222,65 @@ export class WebhookDispatcher {
         .set({ failing_since: sql`coalesce(failing_since, ${startedAt})` })
         .where('id', '=', message.endpoint_id)
         .execute();
-      const reason = disableReason(result, status, this.options.disableAfterMs);
-      if (reason) {
-        let disable = tx
-          .updateTable('webhook_endpoints')
-          .set({ status: 'disabled', disabled_reason: reason, disabled_at: now, updated_at: now })
-          .where('id', '=', message.endpoint_id)
-          .where('status', '=', 'enabled');
-        // Unless the receiver said 410, only an endpoint failing for long enough is disabled.
-        if (result.statusCode !== 410) disable = disable.where('failing_since', '<=', BigInt(now - this.options.disableAfterMs));
-        await disable.execute();
+      if (result.statusCode === 410) {
+        await this.disable(tx, message.endpoint_id, 'The endpoint answered 410 Gone.', now);
+      } else if (status === 'failed') {
+        await this.disableIfFailingThroughout(tx, message, result, now);
       }
     });
   }
 
+  /**
+   * A message has used its whole retry schedule: its endpoint is disabled when either no
+   * delivery to the endpoint has succeeded since the message's first attempt (the endpoint
+   * failed for the whole schedule: about 3 days with the default one, whatever the jitter), or
+   * the endpoint has been failing for at least `disableAfterMs`. One dead message alone never
+   * disables an endpoint that succeeds for other messages meanwhile.
+   */
+  private async disableIfFailingThroughout(tx: Transaction<Database>, message: MessageRow, result: SendResult, now: number): Promise<void> {
+    // The message's first logged attempt (the current one is logged already). The failure streak
+    // covers the whole schedule when it began before that attempt had finished: a success
+    // recorded after it would have cleared failing_since.
+    const first = await tx
+      .selectFrom('webhook_attempts')
+      .select(['started_at', 'duration_ms'])
+      .where('message_id', '=', message.id)
+      .orderBy('attempt')
+      .limit(1)
+      .executeTakeFirstOrThrow();
+    const firstEnded = Number(first.started_at) + Number(first.duration_ms);
+    const row = await tx.selectFrom('webhook_endpoints').select('failing_since').where('id', '=', message.endpoint_id).executeTakeFirst();
+    if (row?.failing_since === null || row?.failing_since === undefined) return;
+    const failingSince = Number(row.failing_since);
+    const wholeSchedule = failingSince <= firstEnded;
+    if (!wholeSchedule && failingSince > now - this.options.disableAfterMs) return;
+    const attempts = Number(message.attempts);
+    const reason = `Every delivery failed for ${formatDuration(now - failingSince)}, ${wholeSchedule ? `through all ${attempts} attempts of a message` : `and a message used all ${attempts} attempts`}; the last error: ${result.error ?? 'unknown'}.`;
+    // The condition again in the update: a success recorded meanwhile (another worker) clears
+    // failing_since, and then nothing is disabled.
+    await this.disable(tx, message.endpoint_id, reason, now, Math.max(firstEnded, now - this.options.disableAfterMs));
+  }
+
+  private async disable(
+    tx: Transaction<Database>,
+    endpointId: string,
+    reason: string,
+    now: number,
+    /** Only if the endpoint's failure streak began no later than this. */
+    failingSinceAtMost?: number,
+  ): Promise<void> {
+    let update = tx
+      .updateTable('webhook_endpoints')
+      .set({ status: 'disabled', disabled_reason: reason, disabled_at: now, updated_at: now })
+      .where('id', '=', endpointId)
+      .where('status', '=', 'enabled');
+    if (failingSinceAtMost !== undefined) update = update.where('failing_since', '<=', BigInt(failingSinceAtMost));
+    await update.execute();
+  }
+
   /** Every 10 minutes: drops finished messages past the retention (one batch; the next round takes more). */
   private async pruneNowAndThen(): Promise<void> {
-    const now = Date.now();
+    const now = this.now();
     if (now < this.nextPruneAt) return;
     this.nextPruneAt = now + 600_000;
     try {
@@ -248,7 +302,7 @@ export class WebhookDispatcher {
       .executeTakeFirst()
       .catch(() => undefined);
     if (row?.next === null || row?.next === undefined) return this.pollMs;
-    return Math.max(0, Math.min(this.pollMs, Number(row.next) - Date.now()));
+    return Math.max(0, Math.min(this.pollMs, Number(row.next) - this.now()));
   }
 
   /** Waits for a wake-up (new work, a finished send) or the poll interval; always a real timer. */
@@ -267,20 +321,14 @@ export class WebhookDispatcher {
   }
 }
 
-/**
- * When an endpoint is switched off: at once when it answers 410 Gone (the receiver says it is
- * gone for good); otherwise when a message has used all its attempts and every attempt to the
- * endpoint has failed for at least `disableAfterMs` (3 days by default, so one dead message
- * alone never disables an endpoint that works for others).
- */
-function disableReason(result: SendResult, status: string, disableAfterMs: number): string | undefined {
-  if (result.statusCode === 410) return 'The endpoint answered 410 Gone.';
-  if (status === 'failed') return `Every delivery failed for at least ${formatDuration(disableAfterMs)}; the last error: ${result.error ?? 'unknown'}.`;
-  return undefined;
-}
-
 function formatDuration(ms: number): string {
-  if (ms >= 86_400_000) return `${Math.round(ms / 86_400_000)} days`;
-  if (ms >= 3_600_000) return `${Math.round(ms / 3_600_000)} hours`;
-  return `${Math.round(ms / 1000)} s`;
+  const unit = (n: number, name: string) => `${n} ${name}${n === 1 ? '' : 's'}`;
+  if (ms >= 86_400_000) {
+    const days = Math.floor(ms / 86_400_000);
+    const hours = Math.floor((ms % 86_400_000) / 3_600_000);
+    return hours ? `${unit(days, 'day')} ${unit(hours, 'hour')}` : unit(days, 'day');
+  }
+  if (ms >= 3_600_000) return unit(Math.floor(ms / 3_600_000), 'hour');
+  if (ms >= 60_000) return unit(Math.floor(ms / 60_000), 'minute');
+  return `${Math.floor(ms / 1000)} s`;
 }

@@ -94,6 +94,20 @@ export async function listEndpoints(db: Kysely<Database>, scope: Scope): Promise
   return rows.map(endpointFromRow);
 }
 
+/** The disabled endpoints of an account, both modes, oldest first (the overview calls them out). */
+export async function disabledEndpoints(db: Kysely<Database>, accountId: string): Promise<WebhookEndpoint[]> {
+  const rows = await db
+    .selectFrom('webhook_endpoints')
+    .selectAll()
+    .where('account_id', '=', accountId)
+    .where('mode', 'in', ['live', 'test'])
+    .where('status', '=', 'disabled')
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute();
+  return rows.map(endpointFromRow);
+}
+
 export async function findEndpoint(db: Kysely<Database>, id: string, scope: Scope): Promise<WebhookEndpoint | undefined> {
   if (!isPublicId('we', id)) return undefined;
   const row = await db

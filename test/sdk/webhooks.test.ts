@@ -35,6 +35,7 @@ test('create, list, rotate and delete an endpoint; a delivery verifies with the 
   expect(endpoint.lastResponse.status).toBe(201);
 
   const listed = await starport.listWebhookEndpoints();
+  expect(listed).toMatchObject({ object: 'list', has_more: false });
   expect(listed.data.map((e) => e.id)).toEqual([endpoint.id]);
   expect(listed.data[0]).not.toHaveProperty('secret');
 

@@ -1,11 +1,13 @@
 import { verifyWebhook } from '@starport/sdk';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
+import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
 import { WebhookDispatcher } from '../../src/webhooks/dispatcher.js';
 import { enqueueTestEvent, pruneMessages } from '../../src/webhooks/outbox.js';
-import { findEndpoint } from '../../src/webhooks/endpoints.js';
+import { createEndpoint as addEndpoint, findEndpoint } from '../../src/webhooks/endpoints.js';
 import { type Harness, startHarness, type TestAccount } from '../support/harness.js';
 import { call, EVENT_ID, expectError, expectOk, ORDER_ID, pollUntil, postOrder, TIMESTAMP, waitForStatus } from '../support/http.js';
+import { accountIdOf, signedUp } from '../support/web.js';
 import { independentlyVerified, type Receiver, startReceiver } from '../support/webhook-receiver.js';
 
 /**
@@ -82,11 +84,13 @@ describe('endpoint API', () => {
 
     const listed = await listEndpoints(account.testKey);
     expectOk(listed);
-    expect(listed.body.data).toEqual([{ ...created.body, ok: undefined, secret: undefined }].map(({ ok: _o, secret: _s, ...rest }) => rest));
+    // Shaped like the other lists (object, has_more), and always complete.
+    const { ok: _ok, secret: _secret, ...listedForm } = created.body;
+    expect(listed.body).toEqual({ ok: true, object: 'list', data: [listedForm], has_more: false });
     expect(JSON.stringify(listed.body)).not.toContain(created.body.secret);
 
     // The other mode sees nothing of it.
-    expect((await listEndpoints(account.liveKey)).body.data).toEqual([]);
+    expect((await listEndpoints(account.liveKey)).body).toEqual({ ok: true, object: 'list', data: [], has_more: false });
     expectError(await call(h, { method: 'DELETE', path: `/webhook_endpoints/${created.body.id}`, key: account.liveKey }), 404, 'webhook_endpoint_not_found', 'id');
     // Another account neither.
     const other = await h.account();
@@ -130,7 +134,10 @@ describe('endpoint API', () => {
     const account = await h.account();
     for (let i = 0; i < 16; i++) expectOk(await createEndpoint(account.testKey, { url: `http://127.0.0.1:9/h${i}` }), 201);
     expectError(await createEndpoint(account.testKey, { url: 'http://127.0.0.1:9/h16' }), 409, 'webhook_endpoint_limit');
-    expect((await listEndpoints(account.testKey)).body.data).toHaveLength(16);
+    const full = await listEndpoints(account.testKey);
+    expect(full.body.data).toHaveLength(16);
+    // The cap is why the list needs no paging: all 16 in one answer.
+    expect(full.body).toMatchObject({ object: 'list', has_more: false });
   });
 });
 
@@ -168,12 +175,12 @@ describe('deliveries', () => {
       expect(snapshot.id).toMatch(ORDER_ID);
       expect(snapshot).not.toHaveProperty('events');
     }
-    // Each message was delivered once, in one attempt, and logged. The receiver has answered
-    // before the dispatcher records the outcome: wait until no message is still in flight.
+    // Each message was delivered once, in one attempt, and logged (the outcome is recorded just
+    // after the receiver answers, so wait for it).
     const messages = await pollUntil(
       () => h.service.db.kysely.selectFrom('webhook_messages').selectAll().where('endpoint_id', '=', endpoint.id).execute(),
-      (rows) => rows.length === 3 && rows.every((m) => m.status !== 'pending' && m.status !== 'sending'),
-      { what: 'the 3 messages to be finished' },
+      (list) => list.length === 3 && list.every((m) => m.status !== 'pending'),
+      { what: 'the 3 outcomes recorded' },
     );
     expect(messages.map((m) => [m.status, Number(m.attempts)])).toEqual([
       ['succeeded', 1],
@@ -458,6 +465,126 @@ describe('disabling', () => {
   });
 });
 
+describe('disabling on the default schedule and disable-after (a driven clock)', () => {
+  // A service of its own with the default WEBHOOK_DISABLE_AFTER_MS (3 days) and retry schedule,
+  // its own dispatcher stopped: the test's dispatcher is the only one, and its clock is the
+  // test's, so three days of retries take milliseconds.
+  let h3: Harness;
+  const defaults = loadConfig({}).webhooks;
+  beforeAll(async () => {
+    h3 = await startHarness({ WEBHOOK_ALLOW_LOOPBACK: '1' });
+    await h3.service.webhooks?.stop();
+  });
+  afterAll(async () => {
+    await h3?.close();
+  });
+
+  function clockedDispatcher(start: number) {
+    const clock = { now: start };
+    const dispatcher = new WebhookDispatcher({
+      db: h3.service.db,
+      logger: createLogger('silent'),
+      policy: { allowLoopback: true },
+      timeoutMs: 5_000,
+      retryDelaysMs: defaults.retryDelaysMs,
+      disableAfterMs: defaults.disableAfterMs,
+      leaseMarginMs: 500,
+      publicUrl: () => h3.url,
+      now: () => clock.now,
+      // Every wait at its shortest (-10 %): the whole schedule takes about 68 h, under 3 days.
+      random: () => 0,
+    });
+    return { clock, dispatcher };
+  }
+
+  /** Moves the clock to the message's next attempt (not claimable a millisecond before) and makes it. */
+  async function nextAttempt({ clock, dispatcher }: ReturnType<typeof clockedDispatcher>, messageId: string) {
+    const { next_attempt_at: due } = await h3.service.db.kysely.selectFrom('webhook_messages').select('next_attempt_at').where('id', '=', messageId).executeTakeFirstOrThrow();
+    expect(due, 'the message is still pending').not.toBeNull();
+    expect(await dispatcher.claim(8, Number(due) - 1)).toEqual([]);
+    clock.now = Number(due);
+    const claimed = await dispatcher.claim(8, clock.now);
+    expect(claimed.map((m) => m.id)).toEqual([messageId]);
+    await dispatcher.deliver(claimed[0]!);
+  }
+
+  const endpointRow = (id: string) => h3.service.db.kysely.selectFrom('webhook_endpoints').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+  const messageState = async (id: string) => {
+    const row = await h3.service.db.kysely.selectFrom('webhook_messages').select(['status', 'attempts']).where('id', '=', id).executeTakeFirstOrThrow();
+    return { status: row.status, attempts: Number(row.attempts) };
+  };
+
+  test('defaults: 3 days, and a schedule of 10 attempts that jitter can make shorter than that', () => {
+    expect(defaults.disableAfterMs).toBe(3 * 86_400_000);
+    expect(defaults.retryDelaysMs).toHaveLength(9);
+    expect(0.9 * defaults.retryDelaysMs.reduce((a, b) => a + b, 0)).toBeLessThan(defaults.disableAfterMs);
+  });
+
+  test('an endpoint failing for less than a whole schedule stays enabled, even when a message runs out of attempts', async () => {
+    const account = await h3.account();
+    const endpoint = await addEndpoint(h3.service.db.kysely, { accountId: account.accountId, mode: 'test' }, { url: `${receiver.url}?account=${account.accountId}`, events: ['*'], now: Date.now() });
+    const driven = clockedDispatcher(Date.now());
+    const start = driven.clock.now;
+    receiver.fallback = { status: 500, body: 'down' };
+    const dead = await enqueueTestEvent(h3.service.db.kysely, endpoint, start);
+    for (let i = 1; i <= 5; i++) await nextAttempt(driven, dead);
+    expect(await endpointRow(endpoint.id)).toMatchObject({ status: 'enabled', failing_since: BigInt(start) });
+
+    // Another message gets through in the middle of the dead one's schedule: the endpoint works.
+    const alive = await enqueueTestEvent(h3.service.db.kysely, endpoint, driven.clock.now);
+    receiver.script.push({ status: 200 });
+    const [claimed] = await driven.dispatcher.claim(8, driven.clock.now);
+    expect(claimed!.id).toBe(alive);
+    await driven.dispatcher.deliver(claimed!);
+    expect(await messageState(alive)).toEqual({ status: 'succeeded', attempts: 1 });
+    expect((await endpointRow(endpoint.id)).failing_since).toBeNull();
+
+    // The dead message uses up its schedule; the endpoint has failed only since attempt 6.
+    for (let i = 6; i <= 9; i++) await nextAttempt(driven, dead);
+    const beforeLast = await endpointRow(endpoint.id);
+    expect(beforeLast.status).toBe('enabled');
+    const failingSince = Number(beforeLast.failing_since);
+    await nextAttempt(driven, dead);
+    expect(await messageState(dead)).toEqual({ status: 'failed', attempts: 10 });
+    expect(driven.clock.now - failingSince).toBeLessThan(defaults.disableAfterMs);
+    expect(await endpointRow(endpoint.id)).toMatchObject({ status: 'enabled', disabled_reason: null, failing_since: BigInt(failingSince) });
+    expect(receivedBy(account)).toHaveLength(11);
+  });
+
+  test('a message that fails its whole schedule disables the endpoint, in under 3 days; the dashboard says why', async () => {
+    const { client, email } = await signedUp(h3, '10.9.1.1');
+    const accountId = await accountIdOf(h3, email);
+    const endpoint = await addEndpoint(h3.service.db.kysely, { accountId, mode: 'test' }, { url: `${receiver.url}?account=${accountId}`, events: ['*'], now: Date.now() });
+    const driven = clockedDispatcher(Date.now());
+    const start = driven.clock.now;
+    receiver.fallback = { status: 500, body: 'down' };
+    const messageId = await enqueueTestEvent(h3.service.db.kysely, endpoint, start);
+    for (let i = 1; i <= 9; i++) await nextAttempt(driven, messageId);
+    // Failing for about 46 hours, one attempt left: still enabled.
+    expect(driven.clock.now - start).toBeGreaterThan(46 * 3_600_000);
+    expect(await endpointRow(endpoint.id)).toMatchObject({ status: 'enabled', failing_since: BigInt(start) });
+    expect(text((await client.get('/test/webhooks')).body)).not.toContain('is disabled');
+
+    await nextAttempt(driven, messageId);
+    expect(await messageState(messageId)).toEqual({ status: 'failed', attempts: 10 });
+    // About 68 hours: the endpoint has not been failing for WEBHOOK_DISABLE_AFTER_MS, yet it failed
+    // for the whole schedule, so it is disabled.
+    const elapsed = driven.clock.now - start;
+    expect(elapsed).toBeGreaterThan(67 * 3_600_000);
+    expect(elapsed).toBeLessThan(defaults.disableAfterMs);
+    const reason = 'Every delivery failed for 2 days 20 hours, through all 10 attempts of a message; the last error: HTTP 500.';
+    expect(await endpointRow(endpoint.id)).toMatchObject({ status: 'disabled', disabled_reason: reason, disabled_at: BigInt(driven.clock.now) });
+    expect(receiver.received.filter((r) => r.path.includes(accountId))).toHaveLength(10);
+
+    const page = await client.get('/test/webhooks');
+    expect(page.body).toContain(`data-testid="enable-${endpoint.id}"`);
+    expect(text(page.body)).toContain(`Webhook endpoint ${endpoint.url} is disabled since`);
+    expect(text(page.body)).toContain(reason);
+    // Nothing more is claimed for it.
+    expect(await driven.dispatcher.claim(8, driven.clock.now + 30 * 86_400_000)).toEqual([]);
+  });
+});
+
 describe('outbound safety at send time', () => {
   test('a live endpoint whose address is not public is refused at send time and never contacted', async () => {
     const account = await h.account();
@@ -485,6 +612,8 @@ describe('outbound safety at send time', () => {
     expect(receivedBy(account)).toEqual([]);
   });
 });
+
+const text = (body: string) => body.replace(/<[^>]+>/g, ' ').replace(/\s+/g, ' ');
 
 function pick(order: any) {
   const { ok: _ok, events: _events, ...rest } = order;

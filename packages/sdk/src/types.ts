@@ -198,8 +198,11 @@ export interface WebhookEndpointWithSecret extends WebhookEndpoint {
   secret: string;
 }
 
+/** All the endpoints of the key's mode, oldest first: at most 16, so `has_more` is always `false`. */
 export interface WebhookEndpointList {
+  object: 'list';
   data: WebhookEndpoint[];
+  has_more: false;
 }
 
 export interface WebhookEndpointDeleted {

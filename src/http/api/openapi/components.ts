@@ -175,9 +175,14 @@ const WEBHOOK_SCHEMAS: Record<string, JsonSchema> = {
     'A webhook endpoint with its signing secret, as creation and rotation answer it (the only times the secret is shown).',
   ),
   WebhookEndpointList: closed(
-    { ok: okTrue, data: { type: 'array', items: ref('WebhookEndpoint'), description: 'Oldest first; at most 16.' } },
+    {
+      ok: okTrue,
+      object: { type: 'string', const: 'list' },
+      data: { type: 'array', items: ref('WebhookEndpoint'), description: 'Oldest first; at most 16.' },
+      has_more: { type: 'boolean', const: false, description: 'Always `false`: a mode has at most 16 endpoints, so the list is always complete (no paging).' },
+    },
     undefined,
-    'The webhook endpoints of the key’s mode.',
+    'All the webhook endpoints of the key’s mode.',
   ),
   WebhookEndpointDeleted: closed(
     { ok: okTrue, id: id('we', 'The deleted endpoint.'), deleted: { type: 'boolean', const: true } },

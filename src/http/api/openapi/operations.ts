@@ -194,13 +194,13 @@ export const CREATE_WEBHOOK_ENDPOINT: OperationDoc = {
 export const LIST_WEBHOOK_ENDPOINTS: OperationDoc = {
   operationId: 'listWebhookEndpoints',
   summary: 'List webhook endpoints',
-  description: 'The endpoints of the key’s mode, oldest first. Secrets are never listed.',
+  description: 'All the endpoints of the key’s mode, oldest first, shaped like the other lists; `has_more` is always `false` (at most 16 endpoints per mode). Secrets are never listed.',
   tag: 'Webhooks',
   success: {
     status: 200,
     description: 'The endpoints.',
     schema: 'WebhookEndpointList',
-    examples: { one: { value: { ok: true, data: [WEBHOOK_EXAMPLE] } } },
+    examples: { one: { value: { ok: true, object: 'list', data: [WEBHOOK_EXAMPLE], has_more: false } } },
   },
   errors: [],
 };

@@ -337,6 +337,7 @@ done`)}
 <li>Live orders: poll every <strong>5 to 15 seconds</strong>.</li>
 <li>Test orders move to <code>processing</code> within a second and settle about 2 s after creation (<code>@test_slow</code>: about 30 s), so polling every 0.5–1 s is fine in test mode.</li>
 <li><code>events</code> tells the history, oldest first; <code>failure_reason</code> says why an order failed.</li>
+<li>To be told instead of polling, register a webhook endpoint (<a href="#createWebhookEndpoint">POST /webhook_endpoints</a>): every order event is POSTed to it, signed per Standard Webhooks.</li>
 </ul>
 
 <h2 id="test-mode">Test mode</h2>

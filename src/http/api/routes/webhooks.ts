@@ -50,7 +50,8 @@ export function webhookRoutes(app: FastifyInstance, ctx: ApiContext): void {
 
   app.get('/webhook_endpoints', { config: { openapi: LIST_WEBHOOK_ENDPOINTS } }, async (request) => {
     const endpoints = await listEndpoints(ctx.db.kysely, request.caller);
-    return { ok: true, data: endpoints.map(endpointBody) };
+    // Shaped like the other lists; never more than MAX_ENDPOINTS_PER_MODE, so always complete.
+    return { ok: true, object: 'list', data: endpoints.map(endpointBody), has_more: false };
   });
 
   app.delete<{ Params: { id: string } }>(

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
-import type { Mode } from '../../../domain/api-key.js';
+import { type Mode, MODES } from '../../../domain/api-key.js';
 import { readBalance } from '../../../ledger/ledger.js';
+import { disabledEndpoints, type WebhookEndpoint } from '../../../webhooks/endpoints.js';
 import { emptyState, ordersTable } from '../components.js';
 import { modeLabel, modePath, ton } from '../format.js';
 import { html, type Slot } from '../html.js';
@@ -17,17 +18,34 @@ const NOTICES: Record<string, Slot> = {
   password_set: notice('success', 'Your password is set. You are logged in.'),
 };
 
-/** Overview: both balances, recent orders of the mode being viewed, and first steps. */
+/**
+ * A notice per mode with disabled webhook endpoints (whichever mode is viewed: a dead live
+ * endpoint matters in test mode too), linking to that mode's webhooks page to re-enable them.
+ */
+function disabledWebhooksNotice(mode: Mode, endpoints: WebhookEndpoint[]): Slot {
+  if (endpoints.length === 0) return '';
+  const one = endpoints.length === 1;
+  const urls = endpoints.map((e, i) => html`${i > 0 ? ', ' : ''}<code>${e.url}</code>`);
+  return notice(
+    'warning',
+    html`<strong>${one ? 'A' : String(endpoints.length)} ${mode} webhook endpoint${one ? ' is' : 's are'} disabled</strong> (${urls}): new events are not sent to ${one ? 'it' : 'them'}.
+<a href="${modePath(mode, '/webhooks')}" data-testid="disabled-webhooks-${mode}">See why and re-enable on the ${mode} webhooks page</a>`,
+  );
+}
+
+/** Overview: both balances, recent orders of the mode being viewed, disabled webhooks, and first steps. */
 export function overviewRoutes(app: FastifyInstance, web: Web): void {
   web.page('/', async (request, reply, mode) => {
     const view = web.view(request, mode);
     const { accountId } = view.session;
     const db = web.ctx.db;
-    const [live, test, recent] = await Promise.all([
+    const [live, test, recent, disabled] = await Promise.all([
       readBalance(db.kysely, { accountId, mode: 'live' }),
       readBalance(db.kysely, { accountId, mode: 'test' }),
       listOrders(db, { accountId, mode, limit: 5 }),
+      disabledEndpoints(db.kysely, accountId),
     ]);
+    const webhookNotices = MODES.map((m) => disabledWebhooksNotice(m, disabled.filter((e) => e.mode === m)));
     const zero = { available: 0n, reserved: 0n };
     const card = (m: Mode, balance = zero) => html`<article class="card balance-card${m === mode ? ' is-current' : ''}" aria-labelledby="balance-${m}">
   <div class="card-head">
@@ -53,6 +71,7 @@ export function overviewRoutes(app: FastifyInstance, web: Web): void {
           { href: modePath('test', '/guide'), label: 'Read the first order guide' },
         );
     const body = html`<div class="page-head"><h1>Overview</h1></div>
+${webhookNotices}
 <p class="reserved-note muted">Reserved amounts belong to orders still being fulfilled: they are debited on delivery and released if an order fails.</p>
 <section class="balances" aria-label="Balances">${card('live', live)}${card('test', test)}</section>
 <section class="section" aria-labelledby="recent-heading">

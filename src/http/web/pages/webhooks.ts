@@ -24,7 +24,8 @@ import type { Web } from '../plugin.js';
 /**
  * Webhooks per mode: add an endpoint (its secret shown once), list, delete, rotate the secret
  * (shown once), send a `webhook.test` event, and a delivery log per endpoint with "redeliver".
- * A disabled endpoint is called out at the top of the page with a re-enable button. Every
+ * A disabled endpoint is called out at the top of the page with a re-enable button; until it is
+ * re-enabled, "send test event" and "redeliver" refuse (nothing would be sent). Every
  * form posts with the session's CSRF token and answers with a redirect (or a page that shows
  * a secret, which is never put in a URL).
  */
@@ -34,6 +35,7 @@ const NOTICES: Record<string, Slot> = {
   test_queued: notice('success', 'A webhook.test event is on its way; it appears in the delivery log below.'),
   redelivering: notice('success', 'The message is being sent again (same webhook-id); the new attempt appears below.'),
   enabled: notice('success', 'The endpoint is enabled again. Messages that were waiting are being sent.'),
+  disabled: notice('warning', 'Nothing was sent: this endpoint is disabled. Re-enable the endpoint first, then send or redeliver.'),
   missing: notice('info', 'That endpoint or message no longer exists.'),
 };
 
@@ -230,6 +232,8 @@ ${endpoint.status === 'disabled' ? disabledNotice(view, endpoint) : ''}
     app.post(modePath(mode, '/webhooks/:id/test'), guarded, async (request, reply) => {
       const endpoint = await endpointOf(request);
       if (!endpoint) return redirect(reply, gone);
+      // A disabled endpoint's messages wait for a re-enable: say so rather than "on its way".
+      if (endpoint.status === 'disabled') return redirect(reply, back(endpoint, 'disabled'));
       await enqueueTestEvent(ctx.db.kysely, endpoint, Date.now());
       return redirect(reply, back(endpoint, 'test_queued'));
     });
@@ -244,6 +248,7 @@ ${endpoint.status === 'disabled' ? disabledNotice(view, endpoint) : ''}
     app.post(modePath(mode, '/webhooks/:id/messages/:message/redeliver'), guarded, async (request, reply) => {
       const endpoint = await endpointOf(request);
       if (!endpoint) return redirect(reply, gone);
+      if (endpoint.status === 'disabled') return redirect(reply, back(endpoint, 'disabled'));
       const ok = await redeliver(ctx.db.kysely, endpoint.id, (request.params as { message: string }).message, Date.now());
       return redirect(reply, back(endpoint, ok ? 'redelivering' : 'missing'));
     });
