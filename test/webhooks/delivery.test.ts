@@ -26,7 +26,9 @@ beforeAll(async () => {
     WEBHOOK_TIMEOUT_MS: String(TIMEOUT_MS),
     WEBHOOK_RETRY_DELAYS_MS: '30,30,30',
     WEBHOOK_DISABLE_AFTER_MS: '0',
-    WORKER_LEASE_MS: '500',
+    // Leases far longer than any delivery, however busy the machine: a lease that ran out
+    // mid-delivery would rightly let another dispatcher send the message again.
+    WORKER_LEASE_MS: '30000',
   });
 });
 afterAll(async () => {
@@ -302,7 +304,7 @@ describe('several workers', () => {
           timeoutMs: 5_000,
           retryDelaysMs: [30],
           disableAfterMs: 0,
-          leaseMarginMs: 500,
+          leaseMarginMs: 30_000,
           publicUrl: () => h.url,
           concurrency: 4,
           pollMs: 20,
