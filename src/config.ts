@@ -1,4 +1,5 @@
 import { fileURLToPath } from 'node:url';
+import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { type Decimal, parseDecimal } from './domain/decimal.js';
@@ -86,8 +87,19 @@ export class ConfigError extends Error {}
 
 export type TrustProxy = boolean | string[];
 
-/** The package's own folder: `./data` defaults relative to it, not to the caller's cwd. */
-export const PACKAGE_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+/**
+ * The package's own folder: `./data` defaults relative to it, not to the caller's cwd. It is the
+ * nearest folder holding a package.json above this module, wherever the build put it (src/,
+ * dist/ or the bundled CLI in dist/bin/).
+ */
+export const PACKAGE_ROOT = packageRoot(path.dirname(fileURLToPath(import.meta.url)));
+
+function packageRoot(start: string): string {
+  for (let dir = start; ; dir = path.dirname(dir)) {
+    if (fs.existsSync(path.join(dir, 'package.json'))) return dir;
+    if (path.dirname(dir) === dir) return path.resolve(start, '..');
+  }
+}
 
 type Env = Record<string, string | undefined>;
 
