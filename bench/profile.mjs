@@ -13,7 +13,9 @@ const seconds = Number(process.argv[3] ?? 8);
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'starport-prof-'));
 const profDir = path.join(dataDir, 'prof');
 const env = { ...process.env, PORT: '0', DATA_DIR: path.join(dataDir, 'service'), RATE_LIMIT_RPS: '0', LOG_LEVEL: 'warn', TEST_FULFILMENT_DELAY_MS: '0' };
-const child = spawn(process.execPath, ['--cpu-prof', `--cpu-prof-dir=${profDir}`, 'bin/starport', 'serve'], { cwd: root, env, stdio: ['ignore', 'pipe', 'inherit'] });
+// tsc's output rather than bin/starport's bundle: each function keeps its package's file path.
+const serveUnbundled = "const { main } = await import('./dist/cli/main.js'); process.exitCode = await main(['serve']);";
+const child = spawn(process.execPath, ['--cpu-prof', `--cpu-prof-dir=${profDir}`, '--input-type=module', '-e', serveUnbundled], { cwd: root, env, stdio: ['ignore', 'pipe', 'inherit'] });
 const url = await new Promise((resolve) => {
   let out = '';
   child.stdout.on('data', (c) => { out += c; const m = /listening on (http:\/\/\S+)/.exec(out); if (m) resolve(m[1]); });
