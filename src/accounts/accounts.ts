@@ -59,9 +59,14 @@ async function insertKey(tx: Kysely<Database>, accountId: string, mode: Mode, no
 
 /**
  * Revokes the account's active key of this mode and issues a new one, in one transaction.
- * Keys are looked up in the database on every request (no cache), so the old key stops
- * working for the very next request on every node and process. `within` runs inside the same
- * transaction (the operator's audit record), with the new key's display prefix.
+ * The old key stops working for the very next request on every node and process. On
+ * PostgreSQL every request looks its key up. On SQLite `authenticate` answers active keys from
+ * a per-process cache, but an entry only counts while Db.keysVersion is what it was when the
+ * entry was made, and this commit changes it everywhere: `PRAGMA data_version` moves in every
+ * other connection (another process, the CLI), and this connection's own writes to api_keys
+ * and accounts are counted by TEMP triggers (src/db/sqlite.ts). The next request therefore
+ * reads the key again and finds it revoked. `within` runs inside the same transaction (the
+ * operator's audit record), with the new key's display prefix.
  */
 export async function reissueKey(
   db: Db,

@@ -97,8 +97,9 @@ export interface StatusChange {
 
 /**
  * Disables or enables an account. Keys are checked against accounts.status on every request
- * (no cache), so the change applies to the very next request on every node. Orders already
- * created keep their reserve and are fulfilled as usual.
+ * (on SQLite the per-process key cache of `authenticate` stops trusting its entries once an accounts row
+ * changes, in this process or another), so the change applies to the very next request on
+ * every node. Orders already created keep their reserve and are fulfilled as usual.
  */
 export async function setAccountStatus(
   db: Db,

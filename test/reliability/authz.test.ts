@@ -9,6 +9,7 @@ import { disableAccount, seedLiveOrder } from '../support/http.js';
 import { DocumentChecker } from '../support/openapi.js';
 import { type ApiOperation, contractProblems, fetchDocument, operationsOf, pathOf, type Schema } from './support/api-document.js';
 import { rawRequest } from './support/raw-http.js';
+import { type Receiver, startReceiver } from '../support/webhook-receiver.js';
 
 /**
  * Suite 4: the authorization matrix. Every operation of the served OpenAPI document × every
@@ -16,7 +17,10 @@ import { rawRequest } from './support/raw-http.js';
  * operation called with another account's or the other mode's key must answer without a
  * trace of the data it does not own (distinctive external_ids, usernames, order ids and
  * balances are seeded per account and mode, and every body is searched for them). Ids of
- * another owner are 404.
+ * another owner are 404. Each owner also has a webhook endpoint (its URL and `whsec_` secrets are
+ * markers too), so `/webhook_endpoints/{id}` paths are aimed at real endpoints: another owner's
+ * DELETE or rotate_secret is 404 and leaves the endpoint as it was; the owner's own DELETE runs
+ * last, after every other case has used the endpoint.
  */
 
 /**
@@ -31,19 +35,23 @@ interface Owner {
   mode: Mode;
   key: string;
   orderId: string;
+  endpointId: string;
   /** Strings that only this owner's data contains. */
   markers: string[];
 }
 
 // The operations are read before the tests are collected, so each is a test of its own.
-const h: Harness = await startHarness({ RATE_LIMIT_RPS: '0' });
+// Loopback webhooks allowed: the test-mode endpoints point at a receiver on loopback.
+const h: Harness = await startHarness({ RATE_LIMIT_RPS: '0', WEBHOOK_ALLOW_LOOPBACK: '1' });
 const document = await fetchDocument(h.url);
 const checker = DocumentChecker.for(document);
 const operations = operationsOf(document).filter((op) => !op.isPublic);
 const owners: Owner[] = [];
 const credentials: { label: string; header: string | undefined; status: number; code: string }[] = [];
+let receiver: Receiver;
 
 beforeAll(async () => {
+  receiver = await startReceiver();
   const seed = Math.random().toString(36).slice(2, 8);
   const accounts: Record<string, TestAccount> = {
     A: await h.account({ test: '123.456789012', live: '654.321098765' }),
@@ -69,7 +77,26 @@ beforeAll(async () => {
         orderId = result.order.id;
       }
       const balance = ((await (await fetch(`${h.url}/api/v1/balance`, { headers: { authorization: `Bearer ${key}` } })).json()) as { balance: { value: string } }).balance.value;
-      owners.push({ label: `${name}/${mode}`, accountId: account.accountId, mode, key, orderId, markers: [externalId, username, orderId, account.accountId, balance] });
+      // Test mode: the loopback receiver. Live mode must be https on a public address; it only
+      // subscribes to order.failed, and this account's live order is parked, so nothing is sent there.
+      const url = mode === 'test' ? `${receiver.url}?owner=${name}-${mode}-${seed}` : `https://192.0.3.10/starport-authz/${name}-${mode}-${seed}`;
+      const created = await fetch(`${h.url}/api/v1/webhook_endpoints`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ url, ...(mode === 'live' && { events: ['order.failed'] }) }),
+      });
+      const endpoint = (await created.json()) as { id: string; secret: string };
+      expect(created.status, JSON.stringify(endpoint)).toBe(201);
+      expect(endpoint.secret).toMatch(/^whsec_/);
+      owners.push({
+        label: `${name}/${mode}`,
+        accountId: account.accountId,
+        mode,
+        key,
+        orderId,
+        endpointId: endpoint.id,
+        markers: [externalId, username, orderId, account.accountId, balance, endpoint.id, url, endpoint.secret],
+      });
     }
   }
   const revoked = await h.account();
@@ -96,11 +123,30 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await h.close();
+  await receiver?.close();
 });
+
+/** The kind of id a path template takes: an order's or a webhook endpoint's (a new kind must be added here). */
+function pathIdOf(template: string, owner: Owner | undefined): string {
+  if (/^\/orders\/\{[^}]+\}$/.test(template)) return owner?.orderId ?? 'ord_unknown';
+  if (/^\/webhook_endpoints\/\{[^}]+\}(\/rotate_secret)?$/.test(template)) return owner?.endpointId ?? 'we_unknown';
+  throw new Error(`authz matrix: no seeded id for the path ${template}; seed one per owner and add it to pathIdOf`);
+}
+
+const isEndpointPath = (operation: ApiOperation) => operation.template.startsWith('/webhook_endpoints/');
+
+/** What a webhook endpoint is now (secret, previous secret, status), to prove a refused request changed nothing. */
+async function endpointState(owner: Owner) {
+  return h.service.db.kysely
+    .selectFrom('webhook_endpoints')
+    .select(['id', 'secret', 'previous_secret', 'previous_secret_until', 'status', 'updated_at'])
+    .where('id', '=', owner.endpointId)
+    .executeTakeFirst();
+}
 
 /** A request an owner could legitimately send: path ids of `pathOwner`, documented query values, an example body. */
 function requestOf(operation: ApiOperation, pathOwner: Owner | undefined) {
-  const pathValues = Object.fromEntries(operation.parameters.filter((p) => p.in === 'path').map((p) => [p.name, pathOwner?.orderId ?? 'ord_unknown']));
+  const pathValues = Object.fromEntries(operation.parameters.filter((p) => p.in === 'path').map((p) => [p.name, pathIdOf(operation.template, pathOwner)]));
   const query = operation.parameters
     .filter((p) => p.in === 'query')
     .map((p) => `${encodeURIComponent(p.name)}=${encodeURIComponent(String(exampleOf(p.schema)))}`)
@@ -148,6 +194,7 @@ test('the document lists authenticated operations', () => {
 
 describe.each(operations.map((op) => [`${op.method} ${op.template}`, op] as const))('%s', (_, operation) => {
   test('every bad credential → the contract 401, with nothing of anyone in the body', async () => {
+    const before = await endpointState(owners[0] as Owner);
     for (const credential of credentials) {
       for (const pathOwner of [owners[0], undefined]) {
         const response = await send(operation, credential.header, pathOwner);
@@ -156,12 +203,17 @@ describe.each(operations.map((op) => [`${op.method} ${op.template}`, op] as cons
         expect(leaks(response, undefined), credential.label).toEqual([]);
       }
     }
+    // A refused DELETE or rotate_secret on a real endpoint left it as it was.
+    expect(await endpointState(owners[0] as Owner)).toEqual(before);
   });
 
   test("another account's or the other mode's key sees nothing it does not own", async () => {
     const hasPathId = operation.parameters.some((p) => p.in === 'path');
     for (const caller of owners) {
       for (const target of hasPathId ? owners : [undefined]) {
+        // The owner's own DELETE of its endpoint runs last (its own test below): the other cases need the endpoint.
+        if (operation.method === 'DELETE' && isEndpointPath(operation) && target === caller) continue;
+        const before = target && target !== caller && isEndpointPath(operation) ? await endpointState(target) : undefined;
         const response = await send(operation, `Bearer ${caller.key}`, target);
         const label = `${caller.label} calling ${operation.method} ${operation.template}${target ? ` on ${target.label}'s id` : ''} → ${response.status} ${response.body.slice(0, 300)}`;
         expect(leaks(response, caller), label).toEqual([]);
@@ -170,11 +222,43 @@ describe.each(operations.map((op) => [`${op.method} ${op.template}`, op] as cons
         expect(response.status < 500 || code === 'live_unavailable', label).toBe(true);
         if (response.status === 403) expect(MODE_RESTRICTED_CODES.filter((c) => operation.documentedCodes.has(c) || c === code)).toContain(code);
         if (target && target !== caller) expect(response.status, `someone else's id is 404: ${label}`).toBe(404);
-        // The seeded ids are order ids: only order reads can be expected to find them.
+        if (before) {
+          expect(code, label).toBe('webhook_endpoint_not_found');
+          // Not deleted, not rotated: the endpoint is exactly as it was.
+          expect(await endpointState(target as Owner), `unchanged after ${label}`).toEqual(before);
+        }
+        // Own ids are found: order reads, the endpoint list, the owner's own secret rotation.
         if (target === caller && operation.method === 'GET' && /^\/orders\/\{[^}]+\}$/.test(operation.template)) expect(response.status, `own id: ${label}`).toBe(200);
+        if (operation.method === 'GET' && operation.template === '/webhook_endpoints') {
+          expect(response.status, label).toBe(200);
+          expect(JSON.parse(response.body).data.map((e: { id: string }) => e.id), label).toContain(caller.endpointId);
+        }
+        if (target === caller && operation.template.endsWith('/rotate_secret')) {
+          expect(response.status, `own rotation: ${label}`).toBe(200);
+          const rotated = JSON.parse(response.body) as { secret: string };
+          expect(rotated.secret).toMatch(/^whsec_/);
+          expect((await endpointState(caller))?.secret).toBe(rotated.secret);
+          // The new secret is the owner's too: no one else may ever see it.
+          caller.markers.push(rotated.secret);
+        }
       }
     }
   });
+});
+
+test("an owner's own DELETE /webhook_endpoints/{id} (run last): 200, nothing of anyone else, and the endpoint is gone", async () => {
+  const operation = operations.find((op) => op.method === 'DELETE' && op.template === '/webhook_endpoints/{id}');
+  expect(operation, 'the document lists DELETE /webhook_endpoints/{id}').toBeTruthy();
+  for (const owner of owners) {
+    // Every other case left it in place (and rotated only by its owner).
+    expect(await endpointState(owner), owner.label).toBeTruthy();
+    const response = await send(operation as ApiOperation, `Bearer ${owner.key}`, owner);
+    const label = `${owner.label} deleting its own endpoint → ${response.status} ${response.body.slice(0, 300)}`;
+    expect(response.status, label).toBe(200);
+    expect(JSON.parse(response.body), label).toEqual({ ok: true, id: owner.endpointId, deleted: true });
+    expect(leaks(response, owner), label).toEqual([]);
+    expect(await endpointState(owner), label).toBeUndefined();
+  }
 });
 
 test('no secret material is compared with === (keys and session ids by hash lookup, tokens with timingSafeEqual)', () => {

@@ -13,10 +13,11 @@ import { announceSeed, RUNS, SEED } from './support/settings.js';
  * Suite 5: dashboard security, against a real service: CSRF refusal, session fixation,
  * cookie flags (with and without HTTPS behind a trusted proxy), login throttling, clickjacking
  * headers on every page, and XSS through every user-supplied field the dashboard renders
- * (external_id, the order search box, the e-mail address, the login `next` parameter) — in
- * the HTML and in a real Chromium, where no payload may run or become an element. Recipients
- * cannot carry markup (a username is [A-Za-z0-9_]; the API refuses anything else), which the
- * suite checks too.
+ * (external_id, the order search box, the e-mail address, the login `next` parameter, webhook
+ * endpoint URLs — as the API stores them and as the dashboard's add form echoes a refused one)
+ * — in the HTML and in a real Chromium, where no payload may run or become an element or an
+ * attribute. Recipients cannot carry markup (a username is [A-Za-z0-9_]; the API refuses
+ * anything else), which the suite checks too.
  *
  * Without /usr/bin/chromium the browser part is skipped with a warning, unless
  * BROWSER_TESTS=1 (CI), where a missing browser fails.
@@ -34,12 +35,27 @@ const PAYLOADS = [
   '</textarea><script>window.__xss=4</script>',
   'javascript:window.__xss=5',
 ];
+/**
+ * Webhook endpoint URLs carrying markup that the API accepts (an absolute http URL on loopback,
+ * allowed in test mode here; it keeps the URL as sent), and one live-mode https URL on a public
+ * address (never sent to: no live order exists for the account).
+ */
+const URL_PAYLOADS = [
+  'http://127.0.0.1:9/"><script>window.__xss=7</script>',
+  "http://127.0.0.1:9/x?q='><svg data-xss onload=window.__xss=8>",
+  'http://127.0.0.1:9/</textarea><img data-xss src=x onerror="window.__xss=9">',
+  'http://127.0.0.1:9/x" data-xss="1" onfocus="window.__xss=10" autofocus x="',
+];
+const LIVE_URL_PAYLOAD = 'https://192.0.3.10/"><img data-xss src=x onerror="window.__xss=11">';
+/** URLs the API refuses (not http(s), not a URL): the dashboard's add form shows them back in its error page. */
+const REFUSED_URL_PAYLOADS = ['javascript:window.__xss=12', '"><script>window.__xss=13</script>', 'javascript://127.0.0.1/%0Awindow.__xss=14'];
 /** A syntactically valid e-mail address (no spaces, one @) that is also markup. */
 const XSS_EMAIL = `"><img/data-xss/src=x/onerror=window.__xss=6>${Date.now()}@evil.example`;
 
 let h: Harness;
 beforeAll(async () => {
-  h = await startHarness({ RATE_LIMIT_RPS: '0' });
+  // Loopback webhook URLs allowed in test mode: the URL payloads and the fuzz's endpoints use them.
+  h = await startHarness({ RATE_LIMIT_RPS: '0', WEBHOOK_ALLOW_LOOPBACK: '1' });
 });
 afterAll(async () => {
   await h?.close();
@@ -138,9 +154,20 @@ describe('sessions and cookies', () => {
 describe('hostile input to the dashboard', () => {
   test('random query strings, path ids and form fields never produce a 5xx, with or without a valid CSRF token', async () => {
     announceSeed('dashboard fuzz');
-    const { client } = await signedUp(h, '10.9.5.1');
+    const { client, email } = await signedUp(h, '10.9.5.1');
     const token = (await client.get('/test')).csrf as string;
     const cookie = [...client.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
+    // Real webhook ids of this account to aim at: a test endpoint with a message, a live endpoint.
+    const addedTest = await client.post('/test/webhooks', { url: 'http://127.0.0.1:9/fuzz-hook', _csrf: token });
+    const addedLive = await client.post('/webhooks', { url: 'https://192.0.3.10/fuzz-hook', events: 'order.failed', _csrf: token });
+    expect([addedTest.status, addedLive.status], addedTest.body.slice(0, 300) + addedLive.body.slice(0, 300)).toEqual([200, 200]);
+    const accountId = await accountIdOf(h, email);
+    const endpoints = await h.service.db.kysely.selectFrom('webhook_endpoints').select(['id', 'mode']).where('account_id', '=', accountId).execute();
+    expect(endpoints.map((e) => e.mode).sort()).toEqual(['live', 'test']);
+    const testEndpoint = endpoints.find((e) => e.mode === 'test')?.id as string;
+    expect((await client.post(`/test/webhooks/${testEndpoint}/test`, { _csrf: token })).status).toBe(303);
+    const message = (await h.service.db.kysely.selectFrom('webhook_messages').select('id').where('endpoint_id', '=', testEndpoint).executeTakeFirstOrThrow()).id;
+    const realIds = [...endpoints.map((e) => e.id), message];
     const routes = [
       ['GET', '/test/orders'],
       ['GET', '/orders'],
@@ -150,20 +177,51 @@ describe('hostile input to the dashboard', () => {
       ['GET', '/login'],
       ['GET', '/set-password/{x}'],
       ['GET', '/assets/{x}'],
+      ['GET', '/test/webhooks'],
+      ['GET', '/webhooks'],
+      ['GET', '/test/webhooks/{x}'],
+      ['GET', '/webhooks/{x}'],
       ['POST', '/test/top-up'],
       ['POST', '/test/keys/reissue'],
       ['POST', '/keys/reissue'],
       ['POST', '/login'],
       ['POST', '/signup'],
       ['POST', '/set-password/{x}'],
+      ['POST', '/test/webhooks'],
+      ['POST', '/webhooks'],
+      ['POST', '/test/webhooks/{x}/rotate'],
+      ['POST', '/webhooks/{x}/rotate'],
+      ['POST', '/test/webhooks/{x}/delete'],
+      ['POST', '/test/webhooks/{x}/test'],
+      ['POST', '/webhooks/{x}/test'],
+      ['POST', '/test/webhooks/{x}/enable'],
+      ['POST', '/webhooks/{x}/enable'],
+      ['POST', '/test/webhooks/{x}/messages/{y}/redeliver'],
     ] as const;
-    const fieldNames = fc.constantFrom('amount', 'mode', 'replaces', 'email', 'password', 'password_again', 'next', 'q', 'status', 'after', 'before', '__proto__', 'constructor[prototype][x]', '_csrf');
-    const pairs = fc.array(fc.tuple(fieldNames, nastyString), { maxLength: 6 });
+    const fieldNames = fc.constantFrom('amount', 'mode', 'replaces', 'email', 'password', 'password_again', 'next', 'q', 'status', 'after', 'before', 'url', 'events', '__proto__', 'constructor[prototype][x]', '_csrf');
+    // Besides nasty strings, values the webhook forms can act on: loopback URLs (test mode; never a
+    // name to resolve), a public https URL (live mode), event types.
+    const value = fc.oneof(
+      { weight: 4, arbitrary: nastyString },
+      { weight: 1, arbitrary: nastyString.map((s) => `http://127.0.0.1:9/${s}`) },
+      { weight: 1, arbitrary: fc.constantFrom('https://192.0.3.10/hook', 'order.delivered', 'order.failed', '*', 'webhook.test') },
+    );
+    const pairs = fc.array(fc.tuple(fieldNames, value), { maxLength: 6 });
+    // Path ids: nasty strings, or this account's real endpoint and message ids (never for delete,
+    // which would end the endpoint for the rest of the run).
+    const pathId = fc.oneof({ weight: 3, arbitrary: nastyString }, { weight: 1, arbitrary: fc.constantFrom(...realIds) });
+    const encodeId = (id: string) => encodeURIComponent(id.replace(/[\uD800-\uDFFF]/g, '?')) || 'x';
     const encode = (list: [string, string][]) => list.map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v.replace(/[\uD800-\uDFFF]/g, '?'))}`).join('&');
     const runs = Math.max(200, Math.floor(RUNS / 5));
+    const liveEndpoint = endpoints.find((e) => e.mode === 'live')?.id as string;
+    // Run first: every webhook route on this account's real ids, logged in, with a valid token.
+    const examples = routes
+      .filter(([, template]) => template.includes('webhooks/{x}'))
+      .map((route) => [route, [] as [string, string][], route[1].startsWith('/test/') ? testEndpoint : liveEndpoint, message, 'x', true, true] as const);
+    const statuses = new Map<string, Set<number>>();
     await fc.assert(
-      fc.asyncProperty(fc.constantFrom(...routes), pairs, nastyString, fc.boolean(), fc.boolean(), async ([method, template], fields, id, withToken, loggedIn) => {
-        const path = template.replace('{x}', encodeURIComponent(id.replace(/[\uD800-\uDFFF]/g, '?')) || 'x');
+      fc.asyncProperty(fc.constantFrom(...routes), pairs, pathId, pathId, nastyString, fc.boolean(), fc.boolean(), async ([method, template], fields, id, second, nastyId, withToken, loggedIn) => {
+        const path = template.replace('{x}', encodeId(template.endsWith('/delete') ? nastyId : id)).replace('{y}', encodeId(second));
         const form = encode([...fields, ...(withToken ? [['_csrf', token] as [string, string]] : [])]);
         // Never log out or land on a password change for real: those end the shared session.
         const response = await h.service.app.inject({
@@ -174,9 +232,15 @@ describe('hostile input to the dashboard', () => {
           ...(method === 'POST' && { payload: form }),
         });
         expect(response.statusCode, `${method} ${path} ${form.slice(0, 200)} → ${response.body.slice(0, 200)}`).toBeLessThan(500);
+        const seen = statuses.get(template) ?? new Set<number>();
+        seen.add(response.statusCode);
+        statuses.set(template, seen);
       }),
-      { numRuns: runs, seed: SEED },
+      { numRuns: runs, seed: SEED, examples: examples.map((e) => [...e]) as never },
     );
+    // The webhook pages were reached past the session and CSRF checks, not only refused by them.
+    expect([...(statuses.get('/test/webhooks/{x}') ?? [])], 'a real endpoint page was rendered').toContain(200);
+    expect([...(statuses.get('/test/webhooks/{x}/test') ?? [])], 'a form with a valid token was acted on').toContain(303);
   });
 });
 
@@ -195,6 +259,7 @@ describe('XSS and clickjacking', () => {
     // The test key is shown once at sign-up; take a fresh one for the API calls.
     const { reissueKey } = await import('../../src/accounts/accounts.js');
     const apiKey = await reissueKey(h.service.db, accountId, 'test');
+    const liveKey = await reissueKey(h.service.db, accountId, 'live');
     const ids: string[] = [];
     for (const [i, payload] of PAYLOADS.entries()) {
       const response = await fetch(`${h.url}/api/v1/orders`, {
@@ -212,6 +277,34 @@ describe('XSS and clickjacking', () => {
       body: JSON.stringify({ product: 'stars', recipient: '<script>x</script>', quantity: 50 }),
     });
     expect(refused.status).toBe(400);
+    // Markup in webhook endpoint URLs: kept as sent by the API, rendered in the endpoint list,
+    // on each endpoint's page, and in the "disabled" notice.
+    const endpointIds: string[] = [];
+    for (const [mode, url] of [...URL_PAYLOADS.map((u) => ['test', u] as const), ['live', LIVE_URL_PAYLOAD] as const]) {
+      const response = await fetch(`${h.url}/api/v1/webhook_endpoints`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${mode === 'test' ? apiKey : liveKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ url, ...(mode === 'live' && { events: ['order.failed'] }) }),
+      });
+      const body = (await response.json()) as { id: string; url: string };
+      expect(response.status, JSON.stringify(body)).toBe(201);
+      expect(body.url).toBe(url);
+      endpointIds.push(body.id);
+    }
+    for (const url of REFUSED_URL_PAYLOADS) {
+      const response = await fetch(`${h.url}/api/v1/webhook_endpoints`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ url }),
+      });
+      expect(response.status, url).toBe(400);
+    }
+    // One endpoint disabled (as after days of failures) so the notice that names its URL is shown.
+    await h.service.db.kysely
+      .updateTable('webhook_endpoints')
+      .set({ status: 'disabled', disabled_reason: 'deliveries failed for 3 days', disabled_at: Date.now() })
+      .where('id', '=', endpointIds[0] as string)
+      .execute();
     pages = [
       '/test',
       '/test/orders',
@@ -220,6 +313,9 @@ describe('XSS and clickjacking', () => {
       '/test/keys',
       '/test/top-up',
       '/test/guide',
+      '/test/webhooks',
+      '/webhooks',
+      ...endpointIds.map((id, i) => (i < URL_PAYLOADS.length ? `/test/webhooks/${id}` : `/webhooks/${id}`)),
       '/',
     ];
   });
@@ -229,6 +325,18 @@ describe('XSS and clickjacking', () => {
     for (const url of pages) {
       const page = await client.get(url);
       expect(page.status, url).toBe(200);
+      assertEscaped(page.body, url);
+    }
+    // The URLs are on the pages (escaped), so the checks above looked at them.
+    const list = (await client.get('/test/webhooks')).body;
+    expect(list).toContain('http://127.0.0.1:9/&quot;&gt;&lt;script&gt;window.__xss=7&lt;/script&gt;');
+    expect(list).toMatch(/data-status="disabled"/);
+    // The add form: a refused URL is shown back in the form, an accepted one on the secret page.
+    const token = (await client.get('/test/webhooks')).csrf as string;
+    for (const url of [...REFUSED_URL_PAYLOADS, ...URL_PAYLOADS.slice(0, 2)]) {
+      const page = await client.post('/test/webhooks', { url, _csrf: token });
+      expect(page.status, url).toBe(REFUSED_URL_PAYLOADS.includes(url) ? 400 : 200);
+      expect(page.body, url).toContain(escapeHtml(url.trim()));
       assertEscaped(page.body, url);
     }
     for (const url of [...PAYLOADS.map((p) => `/login?next=${encodeURIComponent(p)}`), '/signup', '/set-password/x']) {
@@ -271,8 +379,27 @@ describe('XSS and clickjacking', () => {
           injected: document.querySelectorAll('[data-xss]').length,
           scripts: [...document.scripts].filter((s) => (s.textContent ?? '').includes('__xss') || s.src.includes('__xss')).length,
           links: document.querySelectorAll('a[href^="javascript:"]').length,
+          handlers: [...document.querySelectorAll('*')].filter((e) => [...e.attributes].some((a) => a.name.startsWith('on') && a.value.includes('__xss'))).length,
         })`);
-        expect(found, url).toEqual({ flag: null, injected: 0, scripts: 0, links: 0 });
+        expect(found, url).toEqual({ flag: null, injected: 0, scripts: 0, links: 0, handlers: 0 });
+      }
+      // Typed into the add-endpoint form: a refused URL comes back in the form, an accepted one on the secret page.
+      for (const url of [...REFUSED_URL_PAYLOADS, ...URL_PAYLOADS]) {
+        await page.goto(`${h.url}/test/webhooks`, { waitUntil: 'load' });
+        await page.fill('#webhook-url', url);
+        await page.click('form[action="/test/webhooks"] button[type="submit"]');
+        await page.locator('#url-error, [data-testid="webhook-secret"]').first().waitFor();
+        await page.waitForLoadState('load');
+        const found = await page.evaluate(`({
+          flag: window.__xss ?? null,
+          injected: document.querySelectorAll('[data-xss]').length,
+          scripts: [...document.scripts].filter((s) => (s.textContent ?? '').includes('__xss') || s.src.includes('__xss')).length,
+          links: document.querySelectorAll('a[href^="javascript:"]').length,
+          handlers: [...document.querySelectorAll('*')].filter((e) => [...e.attributes].some((a) => a.name.startsWith('on') && a.value.includes('__xss'))).length,
+          shown: document.body.textContent.includes(${JSON.stringify(url)}) || document.querySelector('#webhook-url')?.value === ${JSON.stringify(url)},
+          refused: document.querySelector('#url-error') !== null,
+        })`);
+        expect(found, url).toEqual({ flag: null, injected: 0, scripts: 0, links: 0, handlers: 0, shown: true, refused: REFUSED_URL_PAYLOADS.includes(url) });
       }
       expect(dialogs).toEqual([]);
       // A page on another origin frames the dashboard: the browser must refuse to render it.
@@ -292,9 +419,15 @@ describe('XSS and clickjacking', () => {
 });
 
 function assertEscaped(body: string, url: string): void {
-  // A payload that survived as markup: one of its tags with its marker, or a javascript: link.
+  // A payload that survived as markup: one of its tags with its marker, an attribute it broke
+  // out into, or a javascript: link.
   expect(body, url).not.toMatch(/<(script|img|svg)\b[^>]*(__xss|data-xss)/i);
   expect(body, url).not.toMatch(/<script>window\.__xss/i);
   expect(body, url).not.toMatch(/href=["']?javascript:/i);
   expect(body, url).not.toMatch(/<\/textarea><script>/i);
+  expect(body, url).not.toMatch(/data-xss="1"|on[a-z]+="window\.__xss/i);
+}
+
+function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] as string);
 }

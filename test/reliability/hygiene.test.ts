@@ -6,6 +6,7 @@ import { generateApiKey } from '../../src/domain/api-key.js';
 import { cliFor, parseJsonStdout, PROJECT_ROOT } from '../support/cli.js';
 import { type FreshDatabase, freshDatabase, testEngine } from '../support/database.js';
 import { type ServeProcess, startServe } from '../support/serve-process.js';
+import { independentlyVerified, type Receiver, startReceiver } from '../support/webhook-receiver.js';
 
 /**
  * Suite 6: dependency and secret hygiene.
@@ -15,7 +16,9 @@ import { type ServeProcess, startServe } from '../support/serve-process.js';
  *   Run once per pass (SQLite project).
  * - No secret in the logs: `bin/starport serve` at LOG_LEVEL=trace, driven over real HTTP through
  *   the API and the dashboard, plus the operator CLI; everything the process printed is searched
- *   for every key, password, cookie, token and stored secret the flow used or created.
+ *   for every key, password, cookie, token and stored secret the flow used or created, webhook
+ *   signing secrets included (endpoints created and rotated through the API and the dashboard,
+ *   with deliveries signed by them, a failed attempt among them, to a receiver on loopback).
  */
 
 describe.runIf(testEngine === 'sqlite')('scripts/audit.mjs', () => {
@@ -49,11 +52,14 @@ describe.runIf(testEngine === 'sqlite')('scripts/audit.mjs', () => {
 describe('no secret in the logs', () => {
   let database: FreshDatabase;
   let server: ServeProcess | undefined;
+  let receiver: Receiver;
   beforeAll(async () => {
     database = await freshDatabase();
+    receiver = await startReceiver();
   });
   afterAll(async () => {
     await server?.stop('SIGKILL');
+    await receiver?.close();
     await database?.dispose();
   });
 
@@ -76,7 +82,8 @@ describe('no secret in the logs', () => {
     expect(inviteToken).toBeTruthy();
     secrets['invite token'] = inviteToken;
 
-    server = await startServe({ ...database.env, LOG_LEVEL: 'trace', TEST_FULFILMENT_DELAY_MS: '50' });
+    // Loopback webhooks allowed (the receiver), and quick retries: a failed attempt is retried at once.
+    server = await startServe({ ...database.env, LOG_LEVEL: 'trace', TEST_FULFILMENT_DELAY_MS: '50', WEBHOOK_ALLOW_LOOPBACK: '1', WEBHOOK_RETRY_DELAYS_MS: '30,30,30' });
     const base = server.url;
     // The API with good, revoked, unknown and garbled keys.
     const api = (key: string, init: RequestInit = {}, route = '/balance') =>
@@ -87,8 +94,22 @@ describe('no secret in the logs', () => {
     expect((await api(secrets['created key 1'] as string)).status).toBe(401);
     expect((await api(unknownKey)).status).toBe(401);
     expect((await api(`${testKey}x`)).status).toBe(401);
+    // A webhook endpoint, its secret rotated (the old one keeps signing during the grace period).
+    const json = { 'content-type': 'application/json' };
+    const endpoint = await api(testKey, { method: 'POST', headers: json, body: JSON.stringify({ url: `${receiver.url}?via=api` }) }, '/webhook_endpoints');
+    expect(endpoint.status).toBe(201);
+    const { id: endpointId, secret: firstSecret } = (await endpoint.json()) as { id: string; secret: string };
+    secrets['webhook secret'] = firstSecret;
+    const rotated = await api(testKey, { method: 'POST', headers: json, body: '{}' }, `/webhook_endpoints/${endpointId}/rotate_secret`);
+    expect(rotated.status).toBe(200);
+    const rotatedSecret = ((await rotated.json()) as { secret: string }).secret;
+    secrets['rotated webhook secret'] = rotatedSecret;
+    expect(rotatedSecret).not.toBe(firstSecret);
+    // The first delivery fails (logged as a failed attempt), the retry succeeds.
+    receiver.script.push({ status: 500, body: 'try again' });
     const order = await api(testKey, { method: 'POST', headers: { 'content-type': 'application/json', 'idempotency-key': 'logs-order-1' }, body: JSON.stringify({ product: 'stars', recipient: '@log_reader', quantity: 50 }) }, '/orders');
     expect(order.status).toBe(201);
+    const orderId = ((await order.json()) as { id: string }).id;
     // A key pasted into the query string or a body field by mistake.
     await fetch(`${base}/api/v1/balance?key=${testKey}&api_key=${testKey}`, { headers: { authorization: `Bearer ${testKey}` } });
     await api(testKey, { method: 'POST', headers: { 'content-type': 'application/json', 'idempotency-key': 'logs-2' }, body: JSON.stringify({ key: testKey, password: 'body password' }) }, '/orders');
@@ -134,6 +155,34 @@ describe('no secret in the logs', () => {
     secrets['second session cookie'] = jar.get('sp_session') as string;
     expect((await web('GET', `/set-password/${inviteToken}`)).status).toBe(200);
 
+    // The dashboard's webhook forms: add an endpoint (secret shown once), rotate it, send a test event.
+    const webhooks = await web('GET', '/test/webhooks');
+    expect(webhooks.status).toBe(200);
+    const added = await web('POST', '/test/webhooks', { url: `${receiver.url}?via=dashboard`, _csrf: webhooks.csrf });
+    expect(added.status, added.body.slice(0, 300)).toBe(200);
+    secrets['dashboard webhook secret'] = /whsec_[A-Za-z0-9+/=]+/.exec(added.body)?.[0] as string;
+    const dashboardEndpointId = /\/test\/webhooks\/(we_[0-9A-Za-z]+)/.exec(added.body)?.[1] as string;
+    expect(dashboardEndpointId).toBeTruthy();
+    const rotatedPage = await web('POST', `/test/webhooks/${dashboardEndpointId}/rotate`, { _csrf: webhooks.csrf });
+    expect(rotatedPage.status).toBe(200);
+    secrets['dashboard rotated webhook secret'] = /whsec_[A-Za-z0-9+/=]+/.exec(rotatedPage.body)?.[0] as string;
+    expect(secrets['dashboard rotated webhook secret']).not.toBe(secrets['dashboard webhook secret']);
+    expect((await web('POST', `/test/webhooks/${dashboardEndpointId}/test`, { _csrf: webhooks.csrf })).status).toBe(303);
+
+    // Deliveries went out signed with these secrets: the order's events (after one failed
+    // attempt) and the test event, each signed with the new and the rotated-out secret.
+    const delivered = (via: string, type: string) => receiver.received.filter((r) => r.path.includes(`via=${via}`) && r.json?.type === type);
+    await expect.poll(() => delivered('api', 'order.delivered').length + delivered('api', 'order.failed').length, { timeout: 20_000 }).toBeGreaterThan(0);
+    await expect.poll(() => delivered('dashboard', 'webhook.test').length, { timeout: 20_000 }).toBeGreaterThan(0);
+    const apiDeliveries = receiver.received.filter((r) => r.path.includes('via=api'));
+    expect(apiDeliveries.some((r) => JSON.stringify(r.json).includes(orderId))).toBe(true);
+    for (const r of apiDeliveries) {
+      expect(independentlyVerified(r, firstSecret) && independentlyVerified(r, rotatedSecret), r.body).toBe(true);
+    }
+    const testEvent = delivered('dashboard', 'webhook.test')[0] as (typeof receiver.received)[number];
+    expect(independentlyVerified(testEvent, secrets['dashboard webhook secret'] as string)).toBe(true);
+    expect(independentlyVerified(testEvent, secrets['dashboard rotated webhook secret'] as string)).toBe(true);
+
     const exit = await server.stop('SIGTERM');
     server = undefined;
     // Stored secrets and their hashes: the CSRF HMAC key, key hashes (a hash of a key is as good as the key for lookup).
@@ -144,6 +193,10 @@ describe('no secret in the logs', () => {
       for (const row of await db.kysely.selectFrom('dashboard_secrets').select(['name', 'value']).execute()) secrets[`stored ${row.name}`] = row.value;
       for (const row of await db.kysely.selectFrom('api_keys').select(['key_hash']).execute()) secrets[`key hash ${row.key_hash.slice(0, 6)}`] = row.key_hash;
       for (const row of await db.kysely.selectFrom('dashboard_users').select(['password_hash']).where('password_hash', 'is not', null).execute()) secrets['password hash'] = row.password_hash as string;
+      // Every webhook secret stored: the four above (current and previous), nothing else.
+      const stored = (await db.kysely.selectFrom('webhook_endpoints').select(['secret', 'previous_secret']).execute()).flatMap((row) => [row.secret, row.previous_secret]);
+      const shown = ['webhook secret', 'rotated webhook secret', 'dashboard webhook secret', 'dashboard rotated webhook secret'].map((name) => secrets[name]);
+      expect(stored.sort()).toEqual(shown.sort());
     } finally {
       await db.close();
     }
@@ -153,6 +206,8 @@ describe('no secret in the logs', () => {
     // The logs were captured, with the requests in them.
     expect(log).toContain('/api/v1/orders');
     expect(log).toContain('/test/keys/reissue');
+    expect(log).toContain(`/api/v1/webhook_endpoints/${endpointId}/rotate_secret`);
+    expect(log).toContain('webhook attempt failed');
     for (const [what, secret] of Object.entries(secrets)) {
       expect(secret, what).toBeTruthy();
       expect(log.includes(secret), `${what} (${secret.slice(0, 10)}…) appears in the logs`).toBe(false);
