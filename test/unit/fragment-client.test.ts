@@ -172,6 +172,23 @@ describe('page hash and session', () => {
     expect(fake.pages).toBe(pages + 1);
   });
 
+  test('"Unknown error" at get*Link means the session or hash expired: the hash is re-scraped once, then session_expired', async () => {
+    // research/fragment.md §4: Fragment's bare "Unknown error" at getBuyStarsLink is a stale session or hash.
+    const invoice = await client.initBuy('stars', (await client.searchRecipient('stars', 'durov', 50)).token, 50);
+    fake.failNext('getBuyStarsLink', { json: { ok: false, error: 'Unknown error' } });
+    let pages = fake.pages;
+    const request = await client.getTransaction('stars', invoice.reqId, ACCOUNT);
+    expect(request.message.amount).toBe(245_000_000n);
+    expect(fake.pages, 'one re-scrape, then the retry succeeds').toBe(pages + 1);
+
+    fake.failNext('getBuyStarsLink', { json: { ok: false, error: 'Unknown error' } }, 2);
+    pages = fake.pages;
+    const error = await failure(() => client.getTransaction('stars', invoice.reqId, ACCOUNT));
+    expect({ code: error.code, kind: error.kind }).toEqual({ code: 'session_expired', kind: 'unavailable' });
+    expect(fake.pages, 'the hash is re-scraped once, not in a loop').toBe(pages + 1);
+    expect(fake.count('getBuyStarsLink')).toBeGreaterThanOrEqual(3);
+  });
+
   test('a new session is used on the very next call, with a fresh hash', async () => {
     await client.searchRecipient('stars', 'durov', 50);
     const renewed = 'stel_ssid=new; stel_dt=-180; stel_token=new; stel_ton_token=new';
