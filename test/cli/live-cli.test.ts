@@ -207,7 +207,12 @@ describe('order show / order resolve of a live order held with its payment reque
 
     const show = parseJsonStdout(await cli(['order', 'show', id, '--json']));
     expect(show.order.status).toBe('processing');
-    expect(show.upstream).toMatchObject({ amount: '0.245', quoted_amount: '0.245', margin: '0.005', recipient_name: 'Pavel Durov', destination: expect.any(String) });
+    // reserved 0.25 − Fragment's 0.245 − the 0.01 fee allowance: the worst case, within the 5 % tolerance.
+    expect(show.upstream).toMatchObject({ amount: '0.245', quoted_amount: '0.245', fee_allowance: '0.01', margin: '-0.005', recipient_name: 'Pavel Durov', destination: expect.any(String) });
+    // wallet status shows the same margin for the same order.
+    const status = parseJsonStdout(await cli(['wallet', 'status', '--json']));
+    expect(status.fee_allowance).toBe('0.01');
+    expect(status.orders.find((o: { order_id: string }) => o.order_id === id)).toMatchObject({ reserved: '0.25', to_pay: '0.245', margin: '-0.005' });
 
     const resolved = await cli(['order', 'resolve', id, '--delivered', '--reason', 'paid by hand, confirmed on chain', '--json', '--actor', 'ops']);
     expect(resolved.code, describeRun(['order', 'resolve'], resolved)).toBe(0);

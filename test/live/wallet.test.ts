@@ -178,7 +178,7 @@ describe('paying live orders from the wallet', () => {
     const metrics = (await h.inject({ method: 'GET', url: '/metrics' })).body;
     expect(metrics).toMatch(/^starport_wallet_payments_held_total 1$/m);
     const { orderDetails } = await import('../../src/orders/admin.js');
-    const details = await orderDetails(db(), res.body.id);
+    const details = await orderDetails(db(), res.body.id, { feeAllowance: 10_000_000n });
     expect(details?.upstream?.wallet_messages).toEqual([expect.objectContaining({ state: 'held', outcome: 'held', seqno: Number(signed?.seqno), tx_hash: null })]);
     // Held orders are what resolve is for: the operator checked the chain (nothing paid).
     const resolved = await resolveOrder(db(), { orderId: res.body.id, outcome: 'failed', now: Date.now() });
