@@ -10,7 +10,7 @@ import { type Harness, startHarness } from '../support/harness.js';
 import { balanceOf, expectOk, getOrder, pollUntil, postOrder, waitForStatus } from '../support/http.js';
 import { FakeToncenter } from '../support/ton/fake-toncenter.js';
 import { chainPayments, commentText, fundedWallet } from './wallet-support.js';
-import { internal, SendMode, toNano } from '@ton/core';
+import { Cell, internal, SendMode, toNano } from '@ton/core';
 import { mnemonicToPrivateKey } from '@ton/crypto';
 import { WalletContractV5R1 } from '@ton/ton';
 
@@ -187,6 +187,87 @@ describe('paying live orders from the wallet', () => {
     expect(await balanceOf(h, a.liveKey)).toMatchObject({ value: '10', reserved: '0' });
     expect(await verifyLedger(db())).toEqual([]);
   });
+});
+
+describe('a signed message that outlives its invoice', () => {
+  /**
+   * The re-init path after signing: a new invoice only once the signed message has expired and
+   * the wallet's on-chain seqno proves it never landed. A service of its own signs with a message
+   * TTL longer than Fragment's invoice, so the message's valid_until is the invoice's; nothing it
+   * broadcasts is accepted, so both expire together. The only wait is the invoice's 20 s (a
+   * signature needs 15 s left) plus the 5 s the sender gives the chain after valid_until.
+   */
+  test('broadcasts fail until message and invoice have both expired: seqno unchanged → a new invoice, paid once; the first never lands', async () => {
+    const payerMnemonic = (await mnemonicNew()).join(' ');
+    const payer = await fundedWallet(ton, payerMnemonic, '10');
+    const t = await startHarness({
+      FRAGMENT_BASE_URL: fragment.url,
+      FRAGMENT_COOKIES: FAKE_SESSION,
+      FRAGMENT_MAX_RPS: '1000',
+      WALLET_MNEMONIC: payerMnemonic,
+      TON_API_URL: ton.url,
+      WALLET_POLL_MS: '100',
+      WALLET_REBROADCAST_SECONDS: '1',
+      WALLET_MESSAGE_TTL_SECONDS: '120',
+      WALLET_CONFIRM_MARGIN_SECONDS: '1',
+    });
+    const tdb = t.service.db.kysely;
+    const messages = (orderId: string) =>
+      tdb
+        .selectFrom('wallet_message_orders as l')
+        .innerJoin('wallet_messages as m', 'm.hash', 'l.message_hash')
+        .select(['m.hash', 'm.seqno', 'm.state', 'm.valid_until', 'm.boc', 'm.broadcasts', 'l.outcome'])
+        .where('l.order_id', '=', orderId)
+        .orderBy('m.created_at')
+        .execute();
+    // The wallet's seqno on chain (0 while it is not deployed: its first transfer deploys it).
+    const chainSeqno = async () =>
+      (await ton.blockchain.getContract(payer.address)).accountState?.type === 'active' ? (await ton.blockchain.runGetMethod(payer.address, 'seqno')).stackReader.readNumber() : 0;
+    try {
+      const a = await t.account({ live: '10' });
+      fragment.invoiceTtlSeconds = 20;
+      ton.fault({ kind: 'ok_false', error: 'LITE_SERVER_UNKNOWN: fake refusal' }, { api: 'sendBoc', times: 10_000 });
+      const res = await postOrder(t, a.liveKey, { product: 'stars', recipient: 'outlived_user', quantity: 90 });
+      expectOk(res, 201);
+      const [signed] = await pollUntil(() => messages(res.body.id), (m) => m.length === 1, { what: 'the signed message' });
+      // Later invoices (the re-init) live long; the first one keeps its 20 s.
+      fragment.invoiceTtlSeconds = 600;
+      const first = fragment.invoices.get((await findPayment(tdb, res.body.id))?.fragmentReqId ?? '');
+      expect(first).toBeDefined();
+      expect(Number(signed?.valid_until), "the message's valid_until is the invoice's").toBe((first?.validUntil ?? 0) * 1000);
+      // Broadcast, refused, re-broadcast while valid; then expired — judged by the unchanged seqno.
+      const [expired] = await pollUntil(() => messages(res.body.id), (m) => m[0]?.state === 'expired', { what: 'the message to expire', timeoutMs: 45_000, intervalMs: 200 });
+      expect(Date.now()).toBeGreaterThan((first?.validUntil ?? 0) * 1000);
+      expect(Number(expired?.broadcasts)).toBeGreaterThan(1);
+      expect(await chainSeqno(), 'the seqno the message was signed with is still unused').toBe(Number(signed?.seqno));
+      ton.clearFaults();
+
+      const order = await waitForStatus(t, a.liveKey, res.body.id, ['delivered', 'failed'], 20_000);
+      expect(order.status).toBe('delivered');
+      const invoices = [...fragment.invoices.values()].filter((i) => i.username === 'outlived_user');
+      expect(invoices, 'the expired invoice and its re-init').toHaveLength(2);
+      const second = invoices.find((i) => i !== first);
+      expect((await findPayment(tdb, res.body.id))?.fragmentReqId).toBe(second?.reqId);
+      const all = await messages(res.body.id);
+      expect(all.map((m) => [m.state, m.outcome])).toEqual([
+        ['expired', 'unpaid'],
+        ['confirmed', 'paid'],
+      ]);
+      // The new message reuses the seqno the expired one never spent, and spends it.
+      expect(Number(all[1]?.seqno)).toBe(Number(signed?.seqno));
+      expect(await chainSeqno()).toBe(Number(signed?.seqno) + 1);
+      // The first message can never land now (expired, its seqno spent): the chain refuses it.
+      await expect(ton.blockchain.sendMessage(Cell.fromBase64(signed?.boc ?? ''))).rejects.toThrow();
+      chainPayments(ton, fragment, payer.address, seen);
+      expect(fragment.paymentsByRef.get(first?.ref ?? '') ?? 0, 'the first invoice never paid').toBe(0);
+      expect(fragment.paymentsByRef.get(second?.ref ?? ''), 'the re-init paid once').toBe(1);
+      expect(order.events.filter((e: { type: string }) => e.type === 'order.payment_sent')).toHaveLength(1);
+      expect(await verifyLedger(tdb)).toEqual([]);
+    } finally {
+      ton.clearFaults();
+      await t.close();
+    }
+  }, 90_000);
 });
 
 describe('batches', () => {
