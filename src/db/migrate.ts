@@ -8,13 +8,14 @@ import * as deposits from './migrations/0005-deposits.js';
 import * as live from './migrations/0007-live.js';
 import * as webhooks from './migrations/0006-webhooks.js';
 import * as wallet from './migrations/0008-wallet.js';
+import * as walletInFlight from './migrations/0009-wallet-in-flight.js';
 
 /** Migrations live in code (no files to locate at run time) and are applied in name order. */
 function provider(engine: Engine): MigrationProvider {
   const withEngine = (m: { up(db: Kysely<any>, engine: Engine): Promise<void> }): Migration => ({
     up: (db) => m.up(db, engine),
   });
-  return { getMigrations: async () => ({ '0001-core': withEngine(core), '0002-dashboard': withEngine(dashboard), '0003-operator': withEngine(operator), '0004-api-extensions': withEngine(apiExtensions), '0005-deposits': withEngine(deposits), '0006-webhooks': withEngine(webhooks), '0007-live': withEngine(live), '0008-wallet': withEngine(wallet) }) };
+  return { getMigrations: async () => ({ '0001-core': withEngine(core), '0002-dashboard': withEngine(dashboard), '0003-operator': withEngine(operator), '0004-api-extensions': withEngine(apiExtensions), '0005-deposits': withEngine(deposits), '0006-webhooks': withEngine(webhooks), '0007-live': withEngine(live), '0008-wallet': withEngine(wallet), '0009-wallet-in-flight': withEngine(walletInFlight) }) };
 }
 
 export class SchemaTooNewError extends Error {}

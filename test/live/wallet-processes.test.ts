@@ -180,3 +180,30 @@ describe('two worker processes, one wallet', () => {
     await Promise.all([a.stop('SIGKILL'), b.stop('SIGKILL')]);
   });
 });
+
+describe('the database backs the invariant', () => {
+  test('a second message in flight for the same wallet is refused (partial unique index), for another wallet or once resolved it is not', async () => {
+    const row = (hash: string, walletAddress: string, state: 'signed' | 'broadcast' | 'expired') => ({
+      hash,
+      wallet: walletAddress,
+      seqno: 999_999,
+      valid_until: Date.now(),
+      boc: 'te6cc',
+      state,
+      total: 1n,
+      created_at: Date.now(),
+      updated_at: Date.now(),
+    });
+    const other = `0:${'ee'.repeat(32)}`;
+    const hashes = ['a1', 'a2', 'a3', 'a4'].map((p) => p.repeat(32));
+    try {
+      await db.kysely.insertInto('wallet_messages').values(row(hashes[0] as string, other, 'signed')).execute();
+      await expect(db.kysely.insertInto('wallet_messages').values(row(hashes[1] as string, other, 'broadcast')).execute()).rejects.toThrow(/unique/i);
+      // Resolved messages do not count, nor do other wallets' messages.
+      await db.kysely.insertInto('wallet_messages').values(row(hashes[2] as string, other, 'expired')).execute();
+      await db.kysely.insertInto('wallet_messages').values(row(hashes[3] as string, `0:${'dd'.repeat(32)}`, 'signed')).execute();
+    } finally {
+      await db.kysely.deleteFrom('wallet_messages').where('hash', 'in', hashes).execute();
+    }
+  });
+});
