@@ -12,7 +12,10 @@ export interface LiveConfig {
     baseUrl: string;
     /** FRAGMENT_COOKIES (Cookie-header form); a session stored by `fragment session set` wins. */
     cookies: string | undefined;
-    /** Upstream calls per second, per process. */
+    /**
+     * FRAGMENT_MAX_RPS: upstream calls per second, per process. Default 10: no source states
+     * Fragment's own limit; four calls an order, so 10 lets one worker pay 100+ orders a minute.
+     */
     maxRps: number;
     timeoutMs: number;
   };
@@ -134,7 +137,7 @@ export function loadLiveConfig(env: Env): LiveConfig {
     fragment: {
       baseUrl: httpUrl(env, 'FRAGMENT_BASE_URL', 'https://fragment.com') as string,
       cookies: env.FRAGMENT_COOKIES?.trim() || undefined,
-      maxRps: int(env, 'FRAGMENT_MAX_RPS', 3, 1),
+      maxRps: int(env, 'FRAGMENT_MAX_RPS', 10, 1),
       timeoutMs: int(env, 'FRAGMENT_TIMEOUT_MS', 10_000, 100),
     },
     wallet: {

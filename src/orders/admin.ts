@@ -60,7 +60,8 @@ export interface OrderDetails {
   worker: WorkerState;
   /**
    * What the upstream (Fragment, the TON wallet) said about the order: the payment request
-   * Fragment issued (live_payments) and the margin between the reserve and what it asks.
+   * Fragment issued (live_payments) and the margin (liveMargin) between the reserve and what
+   * it asks plus the fee allowance.
    * Null for test orders and for live orders that have no payment request yet.
    */
   upstream: Record<string, unknown> | null;
@@ -77,7 +78,18 @@ function workerState(row: OrderRow): WorkerState {
   };
 }
 
-export async function orderDetails(db: Kysely<Database>, orderId: string): Promise<OrderDetails | undefined> {
+/**
+ * A live order's margin, the same figure in `order show` and `wallet status`: what the order
+ * keeps if it is paid as Fragment asks, after the network fee budgeted per payment
+ * (reserved − Fragment's amount − LIVE_FEE_ALLOWANCE_TON). The real fee is usually below the
+ * allowance, so this is the worst case the money-safety check allows for; it can be negative
+ * within LIVE_PRICE_TOLERANCE_PERCENT.
+ */
+export function liveMargin(reserved: bigint, amount: bigint, feeAllowance: bigint): bigint {
+  return reserved - amount - feeAllowance;
+}
+
+export async function orderDetails(db: Kysely<Database>, orderId: string, options: { feeAllowance: bigint }): Promise<OrderDetails | undefined> {
   const row = await db.selectFrom('orders').selectAll().where('id', '=', orderId).executeTakeFirst();
   if (!row) return undefined;
   const journal = await db.selectFrom('journal').selectAll().where('order_id', '=', orderId).orderBy('created_at').orderBy('id').execute();
@@ -93,11 +105,11 @@ export async function orderDetails(db: Kysely<Database>, orderId: string): Promi
       createdAt: Number(j.created_at),
     })),
     worker: workerState(row),
-    upstream: await upstreamOf(db, row),
+    upstream: await upstreamOf(db, row, options.feeAllowance),
   };
 }
 
-async function upstreamOf(db: Kysely<Database>, row: OrderRow): Promise<Record<string, unknown> | null> {
+async function upstreamOf(db: Kysely<Database>, row: OrderRow, feeAllowance: bigint): Promise<Record<string, unknown> | null> {
   const payment = await findPayment(db, row.id);
   if (!payment) return null;
   return {
@@ -106,8 +118,9 @@ async function upstreamOf(db: Kysely<Database>, row: OrderRow): Promise<Record<s
     quoted_amount: formatTon(payment.quotedAmount),
     destination: payment.destination,
     amount: formatTon(payment.amount),
-    // What the order keeps if it is paid as asked (network fees not included).
-    margin: formatTon(BigInt(row.amount) - payment.amount),
+    fee_allowance: formatTon(feeAllowance),
+    // reserved − amount − fee_allowance (liveMargin), as `wallet status` shows it.
+    margin: formatTon(liveMargin(BigInt(row.amount), payment.amount, feeAllowance)),
     valid_until: formatTimestamp(payment.validUntil),
     payload: payment.payload,
     requested_at: formatTimestamp(payment.createdAt),

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
 import { createAccount } from '../../src/accounts/accounts.js';
 import { loadConfig } from '../../src/config.js';
 import { parseTon } from '../../src/domain/money.js';
-import { storedFragmentSession } from '../../src/live/fragment/session-store.js';
+import { lastKyc, storedFragmentSession } from '../../src/live/fragment/session-store.js';
 import { findPayment } from '../../src/live/live-payments.js';
 import { adjustBalance } from '../../src/ledger/adjust.js';
 import { createLogger } from '../../src/logger.js';
@@ -132,12 +132,16 @@ describe('fragment session set', () => {
 });
 
 describe('live check', () => {
-  test('ready: session valid, KYC as last seen, wallet mnemonic valid, breaker closed', async () => {
+  test('ready: session valid, KYC not known yet (a warning), wallet mnemonic valid, breaker closed', async () => {
     await pollUntil(() => service.live.breaker.read(), (b) => b.state === 'closed', { what: 'the breaker to close' });
     const result = await cli(['live', 'check', '--json']);
     expect(result.code, describeRun(['live', 'check'], result)).toBe(0);
     expect(parseJsonStdout(result)).toMatchObject({
       ready: true,
+      blockers: [],
+      // No purchase has reached get*Link yet: Fragment has not said anything about KYC.
+      kyc: { state: 'unknown' },
+      warnings: [expect.stringMatching(/^KYC state unknown/)],
       fragment: { session: 'valid', source: 'database' },
       wallet: { mnemonic: 'valid', version: 'v5r1', address: expect.stringMatching(/^UQ[A-Za-z0-9_-]{46}$/), balance: '1000', min_balance: '1', seqno: 0, deployed: false },
       breaker: { state: 'closed' },
@@ -146,6 +150,7 @@ describe('live check', () => {
     const text = await cli(['live', 'check']);
     expect(text.stdout).toMatch(/^live trading: ready$/m);
     expect(text.stdout).toMatch(/balance 1000 TON \(minimum 1\)/);
+    expect(text.stdout).toMatch(/^warning: KYC state unknown/m);
   });
 
   test('not ready when the wallet balance is below WALLET_MIN_BALANCE_TON, or toncenter cannot tell', async () => {
@@ -191,6 +196,38 @@ describe('live check', () => {
   });
 });
 
+describe('live check: KYC as Fragment last answered', () => {
+  test('not ready (exit 2) once a purchase met need_verify; ready again, KYC verified, after the next purchase gets through', async () => {
+    await pollUntil(() => service.live.breaker.read(), (b) => b.state === 'closed', { what: 'the breaker to close' });
+    const account = await createAccount(service.db, `cli-kyc-${Date.now()}@example.com`);
+    await adjustBalance(service.db, { accountId: account.accountId, mode: 'live', amount: parseTon('5'), reason: 'test funding' });
+    fake.kyc = false;
+    try {
+      const created = await fetch(`${service.url}/api/v1/orders`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${account.liveKey}`, 'Content-Type': 'application/json', 'Idempotency-Key': `kyc-${Date.now()}` },
+        body: JSON.stringify({ product: 'stars', recipient: '@durov', quantity: 50 }),
+      });
+      expect(created.status).toBe(201);
+      // The service's worker asks for the payment and Fragment answers need_verify.
+      await pollUntil(() => lastKyc(service.db.kysely), (k) => k?.state === 'required', { what: 'need_verify to be recorded' });
+      const result = await cli(['live', 'check', '--json']);
+      expect(result.code, describeRun(['live', 'check'], result)).toBe(2);
+      const report = parseJsonStdout(result);
+      expect(report).toMatchObject({ ready: false, kyc: { state: 'required', observed_at: expect.any(String) }, warnings: [] });
+      expect(report.blockers).toContain('KYC verification required on fragment.com');
+    } finally {
+      fake.kyc = true;
+    }
+    // Verified on fragment.com: live check still says required until a purchase gets through.
+    await pollUntil(() => lastKyc(service.db.kysely), (k) => k?.state === 'verified', { what: 'the retried purchase to record KYC verified', timeoutMs: 20_000 });
+    await pollUntil(() => service.live.breaker.read(), (b) => b.state === 'closed', { what: 'the breaker to close' });
+    const again = await cli(['live', 'check', '--json']);
+    expect(again.code, describeRun(['live', 'check'], again)).toBe(0);
+    expect(parseJsonStdout(again)).toMatchObject({ ready: true, kyc: { state: 'verified' }, warnings: [] });
+  });
+});
+
 describe('order show / order resolve of a live order held with its payment request', () => {
   test('show lists the payment request and margin; resolve --delivered debits through the ledger, audited', async () => {
     await pollUntil(() => service.live.breaker.read(), (b) => b.state === 'closed', { what: 'the breaker to close' });
@@ -207,7 +244,12 @@ describe('order show / order resolve of a live order held with its payment reque
 
     const show = parseJsonStdout(await cli(['order', 'show', id, '--json']));
     expect(show.order.status).toBe('processing');
-    expect(show.upstream).toMatchObject({ amount: '0.245', quoted_amount: '0.245', margin: '0.005', recipient_name: 'Pavel Durov', destination: expect.any(String) });
+    // reserved 0.25 − Fragment's 0.245 − the 0.01 fee allowance: the worst case, within the 5 % tolerance.
+    expect(show.upstream).toMatchObject({ amount: '0.245', quoted_amount: '0.245', fee_allowance: '0.01', margin: '-0.005', recipient_name: 'Pavel Durov', destination: expect.any(String) });
+    // wallet status shows the same margin for the same order.
+    const status = parseJsonStdout(await cli(['wallet', 'status', '--json']));
+    expect(status.fee_allowance).toBe('0.01');
+    expect(status.orders.find((o: { order_id: string }) => o.order_id === id)).toMatchObject({ reserved: '0.25', to_pay: '0.245', margin: '-0.005' });
 
     const resolved = await cli(['order', 'resolve', id, '--delivered', '--reason', 'paid by hand, confirmed on chain', '--json', '--actor', 'ops']);
     expect(resolved.code, describeRun(['order', 'resolve'], resolved)).toBe(0);

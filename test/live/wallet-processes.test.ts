@@ -134,19 +134,76 @@ describe('crash and resume', () => {
 });
 
 describe('two worker processes, one wallet', () => {
-  test('40 orders paid by two processes: one message in flight at a time, distinct seqnos, each order paid once', async () => {
+  test('40 orders paid by two processes: never two messages in flight (sampled throughout), distinct seqnos, each order paid once', async () => {
     ton.blockMs = 200;
     const [a, b] = await Promise.all([serve(), serve()]);
-    const ids = await Promise.all(Array.from({ length: 40 }, (_, i) => postLive(i % 2 ? a : b, `pair_${i}`)));
-    await pollUntil(
-      async () => (await Promise.all(ids.map(statusOf))).filter((s) => s === 'delivered').length,
-      (n) => n === ids.length,
-      { what: 'all 40 delivered', timeoutMs: 60_000, intervalMs: 200 },
-    );
-    const messages = await db.kysely.selectFrom('wallet_messages').select(['seqno', 'state']).where('state', '=', 'confirmed').execute();
+    // Sample wallet_messages while the processes run: each sample is one SELECT (one snapshot)
+    // of the messages in flight; no sample may show two for the same wallet.
+    const sampled = { samples: 0, withInFlight: 0, inFlight: new Set<string>(), violations: [] as string[] };
+    let sampling = true;
+    const sampler = (async () => {
+      while (sampling) {
+        const rows = await db.kysely.selectFrom('wallet_messages').select(['wallet', 'hash', 'seqno', 'state']).where('state', 'in', ['signed', 'broadcast']).execute();
+        sampled.samples++;
+        if (rows.length > 0) sampled.withInFlight++;
+        for (const row of rows) sampled.inFlight.add(row.hash);
+        const wallets = rows.map((r) => r.wallet);
+        if (new Set(wallets).size !== wallets.length) sampled.violations.push(JSON.stringify(rows.map((r) => [r.wallet.slice(0, 10), String(r.seqno), r.state])));
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    })();
+    let ids: string[];
+    try {
+      ids = await Promise.all(Array.from({ length: 40 }, (_, i) => postLive(i % 2 ? a : b, `pair_${i}`)));
+      await pollUntil(
+        async () => (await Promise.all(ids.map(statusOf))).filter((s) => s === 'delivered').length,
+        (n) => n === ids.length,
+        { what: 'all 40 delivered', timeoutMs: 60_000, intervalMs: 200 },
+      );
+    } finally {
+      sampling = false;
+      await sampler;
+    }
+    expect(sampled.violations, 'samples with two messages in flight for one wallet').toEqual([]);
+    expect(sampled.samples, 'the sampler kept sampling').toBeGreaterThan(20);
+    expect(sampled.withInFlight, 'samples that caught a message in flight').toBeGreaterThan(0);
+    // Every signed message, whatever became of it (expired ones included). In this run nothing
+    // can expire (WALLET_MESSAGE_TTL_SECONDS 180, no broadcast fails), so a repeated seqno would
+    // be two messages that could both land. (After a real expiry the seqno is reused by design:
+    // wallet.test.ts.)
+    const messages = await db.kysely.selectFrom('wallet_messages').select(['seqno', 'state']).where('wallet', '=', wallet.address.toRawString()).execute();
+    expect(messages.filter((m) => m.state !== 'confirmed'), 'every message confirmed').toEqual([]);
     expect(new Set(messages.map((m) => String(m.seqno))).size, 'no seqno signed twice').toBe(messages.length);
+    expect(sampled.inFlight.size, 'the messages caught in flight are among them').toBeLessThanOrEqual(messages.length);
     for (const id of ids) expect(await paymentsOf(id)).toBe(1);
     expect(await verifyLedger(db.kysely)).toEqual([]);
     await Promise.all([a.stop('SIGKILL'), b.stop('SIGKILL')]);
+  });
+});
+
+describe('the database backs the invariant', () => {
+  test('a second message in flight for the same wallet is refused (partial unique index), for another wallet or once resolved it is not', async () => {
+    const row = (hash: string, walletAddress: string, state: 'signed' | 'broadcast' | 'expired') => ({
+      hash,
+      wallet: walletAddress,
+      seqno: 999_999,
+      valid_until: Date.now(),
+      boc: 'te6cc',
+      state,
+      total: 1n,
+      created_at: Date.now(),
+      updated_at: Date.now(),
+    });
+    const other = `0:${'ee'.repeat(32)}`;
+    const hashes = ['a1', 'a2', 'a3', 'a4'].map((p) => p.repeat(32));
+    try {
+      await db.kysely.insertInto('wallet_messages').values(row(hashes[0] as string, other, 'signed')).execute();
+      await expect(db.kysely.insertInto('wallet_messages').values(row(hashes[1] as string, other, 'broadcast')).execute()).rejects.toThrow(/unique/i);
+      // Resolved messages do not count, nor do other wallets' messages.
+      await db.kysely.insertInto('wallet_messages').values(row(hashes[2] as string, other, 'expired')).execute();
+      await db.kysely.insertInto('wallet_messages').values(row(hashes[3] as string, `0:${'dd'.repeat(32)}`, 'signed')).execute();
+    } finally {
+      await db.kysely.deleteFrom('wallet_messages').where('hash', 'in', hashes).execute();
+    }
   });
 });

@@ -5,11 +5,12 @@ import { resolveOrder } from '../../src/orders/admin.js';
 import { payloadCell, type SigningWallet } from '../../src/live/wallet/signing-wallet.js';
 import { verifyLedger } from '../../src/ledger/verify.js';
 import { FAKE_SESSION, FakeFragment } from '../support/fragment/fake-fragment.js';
+import { testEngine } from '../support/database.js';
 import { type Harness, startHarness } from '../support/harness.js';
 import { balanceOf, expectOk, getOrder, pollUntil, postOrder, waitForStatus } from '../support/http.js';
 import { FakeToncenter } from '../support/ton/fake-toncenter.js';
 import { chainPayments, commentText, fundedWallet } from './wallet-support.js';
-import { internal, SendMode, toNano } from '@ton/core';
+import { Cell, internal, SendMode, toNano } from '@ton/core';
 import { mnemonicToPrivateKey } from '@ton/crypto';
 import { WalletContractV5R1 } from '@ton/ton';
 
@@ -178,7 +179,7 @@ describe('paying live orders from the wallet', () => {
     const metrics = (await h.inject({ method: 'GET', url: '/metrics' })).body;
     expect(metrics).toMatch(/^starport_wallet_payments_held_total 1$/m);
     const { orderDetails } = await import('../../src/orders/admin.js');
-    const details = await orderDetails(db(), res.body.id);
+    const details = await orderDetails(db(), res.body.id, { feeAllowance: 10_000_000n });
     expect(details?.upstream?.wallet_messages).toEqual([expect.objectContaining({ state: 'held', outcome: 'held', seqno: Number(signed?.seqno), tx_hash: null })]);
     // Held orders are what resolve is for: the operator checked the chain (nothing paid).
     const resolved = await resolveOrder(db(), { orderId: res.body.id, outcome: 'failed', now: Date.now() });
@@ -186,6 +187,87 @@ describe('paying live orders from the wallet', () => {
     expect(await balanceOf(h, a.liveKey)).toMatchObject({ value: '10', reserved: '0' });
     expect(await verifyLedger(db())).toEqual([]);
   });
+});
+
+describe('a signed message that outlives its invoice', () => {
+  /**
+   * The re-init path after signing: a new invoice only once the signed message has expired and
+   * the wallet's on-chain seqno proves it never landed. A service of its own signs with a message
+   * TTL longer than Fragment's invoice, so the message's valid_until is the invoice's; nothing it
+   * broadcasts is accepted, so both expire together. The only wait is the invoice's 20 s (a
+   * signature needs 15 s left) plus the 5 s the sender gives the chain after valid_until.
+   */
+  test('broadcasts fail until message and invoice have both expired: seqno unchanged → a new invoice, paid once; the first never lands', async () => {
+    const payerMnemonic = (await mnemonicNew()).join(' ');
+    const payer = await fundedWallet(ton, payerMnemonic, '10');
+    const t = await startHarness({
+      FRAGMENT_BASE_URL: fragment.url,
+      FRAGMENT_COOKIES: FAKE_SESSION,
+      FRAGMENT_MAX_RPS: '1000',
+      WALLET_MNEMONIC: payerMnemonic,
+      TON_API_URL: ton.url,
+      WALLET_POLL_MS: '100',
+      WALLET_REBROADCAST_SECONDS: '1',
+      WALLET_MESSAGE_TTL_SECONDS: '120',
+      WALLET_CONFIRM_MARGIN_SECONDS: '1',
+    });
+    const tdb = t.service.db.kysely;
+    const messages = (orderId: string) =>
+      tdb
+        .selectFrom('wallet_message_orders as l')
+        .innerJoin('wallet_messages as m', 'm.hash', 'l.message_hash')
+        .select(['m.hash', 'm.seqno', 'm.state', 'm.valid_until', 'm.boc', 'm.broadcasts', 'l.outcome'])
+        .where('l.order_id', '=', orderId)
+        .orderBy('m.created_at')
+        .execute();
+    // The wallet's seqno on chain (0 while it is not deployed: its first transfer deploys it).
+    const chainSeqno = async () =>
+      (await ton.blockchain.getContract(payer.address)).accountState?.type === 'active' ? (await ton.blockchain.runGetMethod(payer.address, 'seqno')).stackReader.readNumber() : 0;
+    try {
+      const a = await t.account({ live: '10' });
+      fragment.invoiceTtlSeconds = 20;
+      ton.fault({ kind: 'ok_false', error: 'LITE_SERVER_UNKNOWN: fake refusal' }, { api: 'sendBoc', times: 10_000 });
+      const res = await postOrder(t, a.liveKey, { product: 'stars', recipient: 'outlived_user', quantity: 90 });
+      expectOk(res, 201);
+      const [signed] = await pollUntil(() => messages(res.body.id), (m) => m.length === 1, { what: 'the signed message' });
+      // Later invoices (the re-init) live long; the first one keeps its 20 s.
+      fragment.invoiceTtlSeconds = 600;
+      const first = fragment.invoices.get((await findPayment(tdb, res.body.id))?.fragmentReqId ?? '');
+      expect(first).toBeDefined();
+      expect(Number(signed?.valid_until), "the message's valid_until is the invoice's").toBe((first?.validUntil ?? 0) * 1000);
+      // Broadcast, refused, re-broadcast while valid; then expired — judged by the unchanged seqno.
+      const [expired] = await pollUntil(() => messages(res.body.id), (m) => m[0]?.state === 'expired', { what: 'the message to expire', timeoutMs: 45_000, intervalMs: 200 });
+      expect(Date.now()).toBeGreaterThan((first?.validUntil ?? 0) * 1000);
+      expect(Number(expired?.broadcasts)).toBeGreaterThan(1);
+      expect(await chainSeqno(), 'the seqno the message was signed with is still unused').toBe(Number(signed?.seqno));
+      ton.clearFaults();
+
+      const order = await waitForStatus(t, a.liveKey, res.body.id, ['delivered', 'failed'], 20_000);
+      expect(order.status).toBe('delivered');
+      const invoices = [...fragment.invoices.values()].filter((i) => i.username === 'outlived_user');
+      expect(invoices, 'the expired invoice and its re-init').toHaveLength(2);
+      const second = invoices.find((i) => i !== first);
+      expect((await findPayment(tdb, res.body.id))?.fragmentReqId).toBe(second?.reqId);
+      const all = await messages(res.body.id);
+      expect(all.map((m) => [m.state, m.outcome])).toEqual([
+        ['expired', 'unpaid'],
+        ['confirmed', 'paid'],
+      ]);
+      // The new message reuses the seqno the expired one never spent, and spends it.
+      expect(Number(all[1]?.seqno)).toBe(Number(signed?.seqno));
+      expect(await chainSeqno()).toBe(Number(signed?.seqno) + 1);
+      // The first message can never land now (expired, its seqno spent): the chain refuses it.
+      await expect(ton.blockchain.sendMessage(Cell.fromBase64(signed?.boc ?? ''))).rejects.toThrow();
+      chainPayments(ton, fragment, payer.address, seen);
+      expect(fragment.paymentsByRef.get(first?.ref ?? '') ?? 0, 'the first invoice never paid').toBe(0);
+      expect(fragment.paymentsByRef.get(second?.ref ?? ''), 'the re-init paid once').toBe(1);
+      expect(order.events.filter((e: { type: string }) => e.type === 'order.payment_sent')).toHaveLength(1);
+      expect(await verifyLedger(tdb)).toEqual([]);
+    } finally {
+      ton.clearFaults();
+      await t.close();
+    }
+  }, 90_000);
 });
 
 describe('batches', () => {
@@ -253,12 +335,82 @@ describe('batches', () => {
 
 describe('throughput', () => {
   /**
-   * One wallet pays 100 orders, batched into a few transfers. CI runs it with compressed
-   * latencies; WALLET_BENCH_FRAGMENT_MS=300 WALLET_BENCH_BLOCK_MS=3000 gives the realistic figure.
+   * Issue 8: one wallet pays at least 100 orders a minute against a fake with realistic latencies.
+   *
+   * The realistic run: every Fragment call (page and API) answers in 300 ms, a broadcast message
+   * executes in a block 3 s later, and the service runs with its own defaults — FRAGMENT_MAX_RPS
+   * (10), WALLET_POLL_MS, WALLET_MESSAGE_TTL_SECONDS, WALLET_REBROADCAST_SECONDS,
+   * LIVE_WORKER_CONCURRENCY — on a fresh process and a wallet of its own. 100 orders arrive at
+   * once; the rate counts everything from the first order's creation to the last one's delivery
+   * (its transaction found on chain), cold start and the last blocks included.
+   *
+   * It takes about 50 s, not less: the pacer is the limit (four Fragment calls an order at 10 a
+   * second: 40 s for 100 orders, at most 150 orders a minute per process), plus ~10 s of start and
+   * of the last transfers' blocks. Fewer orders would finish sooner, but that fixed ~10 s then
+   * weighs so much that the rate measured is the pipeline's latency, not its throughput.
+   *
+   * It runs on SQLite only. This file runs on both engines, and the realistic run spends its time
+   * waiting on the fakes' latencies and the pacer, not on the database: running it twice would
+   * add ~50 s to CI for nothing engine-specific. PostgreSQL runs the compressed variant below
+   * (Fragment 20 ms, blocks 300 ms, no pacing), which still drives 100 orders through its wallet
+   * lock, batching and per-order confirmation.
    */
-  test('100 live orders are paid by one wallet within a minute, in batches, each once', async () => {
-    fragment.latencyMs = Number(process.env.WALLET_BENCH_FRAGMENT_MS ?? 20);
-    ton.blockMs = Number(process.env.WALLET_BENCH_BLOCK_MS ?? 300);
+  test.runIf(testEngine === 'sqlite')(
+    'realistic latencies and the default FRAGMENT_MAX_RPS: at least 100 orders a minute paid by one wallet, in batches, each once',
+    async () => {
+      const ORDERS = 100;
+      fragment.latencyMs = 300;
+      ton.blockMs = 3000;
+      const payerMnemonic = (await mnemonicNew()).join(' ');
+      const payer = await fundedWallet(ton, payerMnemonic);
+      // Only the endpoints and the wallet are set: everything else is the product's default.
+      const t = await startHarness({ FRAGMENT_BASE_URL: fragment.url, FRAGMENT_COOKIES: FAKE_SESSION, WALLET_MNEMONIC: payerMnemonic, TON_API_URL: ton.url });
+      try {
+        const a = await t.account({ live: '100' });
+        const started = Date.now();
+        const ids: string[] = [];
+        for (let i = 0; i < ORDERS; i++) {
+          const res = await postOrder(t, a.liveKey, { product: 'stars', recipient: `real_${i}`, quantity: 50 });
+          expectOk(res, 201);
+          ids.push(res.body.id);
+        }
+        const tdb = t.service.db.kysely;
+        const delivered = () =>
+          tdb
+            .selectFrom('orders')
+            .select((eb) => eb.fn.countAll().as('n'))
+            .where('account_id', '=', a.accountId)
+            .where('status', '=', 'delivered')
+            .executeTakeFirstOrThrow()
+            .then((r) => Number(r.n));
+        await pollUntil(delivered, (n) => n === ORDERS, { what: `${ORDERS} delivered orders`, timeoutMs: 80_000, intervalMs: 100 });
+        const seconds = (Date.now() - started) / 1000;
+        const perMinute = (ORDERS * 60) / seconds;
+        const transfers = await tdb.selectFrom('wallet_messages').select(['seqno', 'state']).execute();
+        console.log(
+          `wallet throughput (realistic): ${ORDERS} orders in ${seconds.toFixed(1)} s = ${perMinute.toFixed(0)} orders/min, ${transfers.length} transfers; ` +
+            `fragment ${fragment.latencyMs} ms a call, blocks ${ton.blockMs} ms, default FRAGMENT_MAX_RPS`,
+        );
+        expect(perMinute, 'orders paid per minute of wall time').toBeGreaterThanOrEqual(100);
+        expect(transfers.length, 'orders are batched').toBeLessThanOrEqual(ORDERS / 4);
+        expect(transfers.every((m) => m.state === 'confirmed')).toBe(true);
+        expect(new Set(transfers.map((m) => String(m.seqno))).size, 'one seqno per transfer').toBe(transfers.length);
+        chainPayments(ton, fragment, payer.address, seen);
+        for (const id of ids) {
+          const payment = await findPayment(tdb, id);
+          expect(fragment.paymentsByRef.get(fragment.invoices.get(payment?.fragmentReqId ?? '')?.ref ?? ''), `order ${id} paid once`).toBe(1);
+        }
+        expect(await verifyLedger(tdb)).toEqual([]);
+      } finally {
+        await t.close();
+      }
+    },
+    120_000,
+  );
+
+  test.runIf(testEngine === 'postgres')('compressed latencies (PostgreSQL): 100 live orders paid by one wallet in batches, each once', async () => {
+    fragment.latencyMs = 20;
+    ton.blockMs = 300;
     const a = await h.account({ live: '100' });
     const started = Date.now();
     const ids: string[] = [];
@@ -283,7 +435,7 @@ describe('throughput', () => {
       .distinct()
       .where('order_id', 'in', ids)
       .execute();
-    console.log(`wallet throughput: 100 orders in ${seconds.toFixed(1)} s (${(6000 / seconds).toFixed(0)} orders/min), ${messages.length} transfers; fragment ${fragment.latencyMs} ms, blocks ${ton.blockMs} ms`);
+    console.log(`wallet throughput (compressed): 100 orders in ${seconds.toFixed(1)} s, ${messages.length} transfers; fragment ${fragment.latencyMs} ms, blocks ${ton.blockMs} ms`);
     expect(seconds).toBeLessThan(60);
     expect(messages.length, 'orders are batched').toBeLessThanOrEqual(30);
     payments();

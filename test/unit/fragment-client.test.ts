@@ -2,6 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest'
 import { FragmentClient, type WalletAccount } from '../../src/live/fragment/client.js';
 import { FragmentError, type FragmentErrorCode } from '../../src/live/fragment/errors.js';
 import { Pacer } from '../../src/live/fragment/pacer.js';
+import { payloadCell } from '../../src/live/wallet/signing-wallet.js';
 import { commentOf, FAKE_SESSION, type Fault, FakeFragment, FRAGMENT_ADDRESS } from '../support/fragment/fake-fragment.js';
 
 /** The Fragment client against the fake Fragment on loopback: every recorded shape and error. */
@@ -49,7 +50,9 @@ describe('the purchase flow', () => {
     expect(request.from).toBe(ACCOUNT.address);
     expect(request.validUntil).toBe(issued?.validUntil);
     expect(request.confirm).toEqual({ method: 'confirmReq', params: { id: invoice.reqId } });
-    // The comment spans two cells and is read whole.
+    // At 33 bytes this comment fits in the root cell (the fake, like Fragment, splits after 35
+    // bytes of text); the premium comments below are longer and span two cells.
+    expect(payloadCell(request.message.payload).refs).toHaveLength(0);
     expect(commentOf(request.message.payload)).toMatch(/^50 Telegram Stars \n\nRef#[A-Za-z0-9]{9}$/);
     // The state call the page makes comes before init.
     const methods = fake.calls.slice(-4).map((c) => c.method);
@@ -63,6 +66,8 @@ describe('the purchase flow', () => {
     const invoice = await client.initBuy('premium', found.token, months);
     const request = await client.getTransaction('premium', invoice.reqId, ACCOUNT);
     expect(request.message.amount).toBe(fake.premiumNanotons[months as 3 | 6 | 12]);
+    // The comment spans two cells (35 bytes in the root, the rest in a child) and is read whole.
+    expect(payloadCell(request.message.payload).refs).toHaveLength(1);
     expect(commentOf(request.message.payload)).toMatch(new RegExp(`^Telegram Premium for ${months === 12 ? '1 year' : `${months} months`} \\n\\nRef#`));
     expect(fake.calls.at(-1)?.fields).toMatchObject({ id: invoice.reqId, transaction: '1' });
     expect(JSON.parse(fake.calls.at(-1)?.fields.account ?? '')).toEqual({ ...ACCOUNT, chain: '-239' });
@@ -165,6 +170,23 @@ describe('page hash and session', () => {
     fake.rotateHash();
     await client.searchRecipient('stars', 'durov', 50);
     expect(fake.pages).toBe(pages + 1);
+  });
+
+  test('"Unknown error" at get*Link means the session or hash expired: the hash is re-scraped once, then session_expired', async () => {
+    // research/fragment.md §4: Fragment's bare "Unknown error" at getBuyStarsLink is a stale session or hash.
+    const invoice = await client.initBuy('stars', (await client.searchRecipient('stars', 'durov', 50)).token, 50);
+    fake.failNext('getBuyStarsLink', { json: { ok: false, error: 'Unknown error' } });
+    let pages = fake.pages;
+    const request = await client.getTransaction('stars', invoice.reqId, ACCOUNT);
+    expect(request.message.amount).toBe(245_000_000n);
+    expect(fake.pages, 'one re-scrape, then the retry succeeds').toBe(pages + 1);
+
+    fake.failNext('getBuyStarsLink', { json: { ok: false, error: 'Unknown error' } }, 2);
+    pages = fake.pages;
+    const error = await failure(() => client.getTransaction('stars', invoice.reqId, ACCOUNT));
+    expect({ code: error.code, kind: error.kind }).toEqual({ code: 'session_expired', kind: 'unavailable' });
+    expect(fake.pages, 'the hash is re-scraped once, not in a loop').toBe(pages + 1);
+    expect(fake.count('getBuyStarsLink')).toBeGreaterThanOrEqual(3);
   });
 
   test('a new session is used on the very next call, with a fresh hash', async () => {

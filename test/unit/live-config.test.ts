@@ -12,7 +12,7 @@ const WORDS = Array.from({ length: 24 }, (_, i) => `word${i}`).join(' ');
 describe('live configuration', () => {
   test('defaults: Fragment at fragment.com, no session, no wallet, USD prices at the fixed rate', () => {
     const { live } = loadConfig({});
-    expect(live.fragment).toEqual({ baseUrl: 'https://fragment.com', cookies: undefined, maxRps: 3, timeoutMs: 10_000 });
+    expect(live.fragment).toEqual({ baseUrl: 'https://fragment.com', cookies: undefined, maxRps: 10, timeoutMs: 10_000 });
     expect(live.wallet).toEqual({
       mnemonic: undefined,
       version: 'v5r1',

@@ -63,8 +63,13 @@ export const liveCheck: Command = operatorCommand({
   summary: 'Check whether live trading can run: Fragment session, KYC, wallet, circuit breaker',
   usage:
     'starport live check [--json]\n\n' +
-    'Asks fragment.com (FRAGMENT_BASE_URL) whether the session is logged in, and reports the last KYC state Fragment\n' +
-    'showed, the wallet configuration and its balance (toncenter, TON_API_URL), and the circuit breaker. Exit 0 when live trading can run, 2 when it cannot.',
+    'Asks fragment.com (FRAGMENT_BASE_URL) whether the session is logged in, and reports the KYC state, the wallet\n' +
+    'configuration and its balance (toncenter, TON_API_URL), and the circuit breaker. Exit 0 when live trading can run,\n' +
+    '2 when it cannot.\n\n' +
+    'KYC is known only from Fragment\'s last answer to a purchase: Fragment says need_verify only when a purchase asks\n' +
+    'for its payment (get*Link), so this command cannot ask. "required" (the last purchase was refused) is a blocker;\n' +
+    '"verified" is what the last purchase showed and may have changed since; "unknown" (no purchase reached that step\n' +
+    'yet) is printed as a warning and does not block: the first live order will tell.',
   options: {},
   async run(_values, io) {
     const config = loadConfig();
@@ -97,9 +102,13 @@ export const liveCheck: Command = operatorCommand({
         ...(balance !== undefined && balance < config.live.wallet.minBalance ? [`wallet balance ${formatTon(balance)} TON below WALLET_MIN_BALANCE_TON ${formatTon(config.live.wallet.minBalance)}`] : []),
         ...(breaker.state === 'open' ? [`live fulfilment paused (${breaker.reason ?? 'unknown'})`] : []),
       ];
+      const warnings = kyc
+        ? []
+        : ['KYC state unknown: Fragment reports it only when a purchase reaches the payment step, and none has yet; the first live order will tell (it pauses live fulfilment if KYC is required)'];
       return {
         ready: blockers.length === 0,
         blockers,
+        warnings,
         fragment: {
           base_url: config.live.fragment.baseUrl,
           session: sessionState.state,
@@ -123,9 +132,10 @@ export const liveCheck: Command = operatorCommand({
     const text = [
       `live trading: ${report.ready ? 'ready' : `NOT ready (${report.blockers.join('; ')})`}`,
       `fragment session: ${report.fragment.session}${report.fragment.message ? ` (${report.fragment.message})` : ''}${report.fragment.source ? `, from ${report.fragment.source}` : ''}${report.fragment.session_set_at ? ` set ${report.fragment.session_set_at}` : ''}`,
-      `kyc: ${report.kyc.state}${'observed_at' in report.kyc ? ` (as Fragment showed it ${report.kyc.observed_at})` : ' (no purchase attempted yet)'}`,
+      `kyc: ${report.kyc.state}${'observed_at' in report.kyc ? ` (Fragment's last answer, ${report.kyc.observed_at})` : ' (no purchase has reached the payment step yet)'}`,
       `wallet: mnemonic ${report.wallet.mnemonic.replace('_', ' ')}, ${report.wallet.version}${report.wallet.address ? ` ${report.wallet.address}` : ''}; balance ${report.wallet.balance !== null ? `${report.wallet.balance} TON (minimum ${report.wallet.min_balance})` : (report.wallet.balance_note ?? 'unknown')}`,
       `circuit breaker: ${report.breaker.state}${report.breaker.state === 'open' ? ` since ${report.breaker.since} (${report.breaker.reason}), next probe ${report.breaker.retry_at}` : ''}`,
+      ...report.warnings.map((w) => `warning: ${w}`),
     ].join('\n');
     io.result(report, text);
     return report.ready ? 0 : 2;

@@ -1,4 +1,5 @@
 import { recordAudit } from '../../audit/audit.js';
+import { loadConfig } from '../../config.js';
 import { ORDER_STATUSES, type OrderStatus } from '../../domain/order-status.js';
 import { listOrders, orderDetails, type Outcome, resolveOrder, ResolveError } from '../../orders/admin.js';
 import type { Order } from '../../orders/order.js';
@@ -90,7 +91,8 @@ export const orderShow: Command = operatorCommand({
   positionals: ['order'],
   async run(values, io) {
     const orderId = positional(values, 'order', 'ORDER_ID');
-    const details = await withDatabase((db) => orderDetails(db.kysely, orderId));
+    const feeAllowance = loadConfig().live.feeAllowance;
+    const details = await withDatabase((db) => orderDetails(db.kysely, orderId, { feeAllowance }));
     if (!details) throw new ResolveError(`no order ${orderId}`);
     const document = {
       order: orderJson(details.order),

@@ -1,5 +1,6 @@
 import { loadConfig } from '../../config.js';
 import { formatTon } from '../../domain/money.js';
+import { liveMargin } from '../../orders/admin.js';
 import { type Command, UsageError } from '../command.js';
 import { withDatabase } from '../database.js';
 import { operatorCommand, time } from '../operator.js';
@@ -34,7 +35,8 @@ export const walletStatus: Command = operatorCommand({
     'starport wallet status [--json]\n\n' +
     'Derives the paying wallet from WALLET_MNEMONIC / WALLET_MNEMONIC_FILE (WALLET_VERSION), asks toncenter (TON_API_URL)\n' +
     'for its balance and seqno, and lists from the database the signed messages not yet confirmed, the ones held for\n' +
-    'review, and the live orders waiting to be paid with their margin (reserved − Fragment amount − fee allowance).\n' +
+    'review, and the live orders waiting to be paid with their margin: reserved − Fragment amount − LIVE_FEE_ALLOWANCE_TON\n' +
+    '(the same margin `order show` reports).\n' +
     'Exit 0, or 2 when the wallet is not configured or its balance is below WALLET_MIN_BALANCE_TON.',
   options: {},
   async run(_values, io) {
@@ -64,7 +66,7 @@ export const walletStatus: Command = operatorCommand({
           order_id: o.id,
           reserved: formatTon(BigInt(o.reserved)),
           to_pay: formatTon(BigInt(o.amount)),
-          margin: formatTon(BigInt(o.reserved) - BigInt(o.amount) - config.live.feeAllowance),
+          margin: formatTon(liveMargin(BigInt(o.reserved), BigInt(o.amount), config.live.feeAllowance)),
           invoice_valid_until: time(Number(o.valid_until)),
         })),
       };
@@ -72,6 +74,7 @@ export const walletStatus: Command = operatorCommand({
     const low = chain.state === 'ok' && chain.balance_nanotons < config.live.wallet.minBalance;
     const document = {
       wallet: { version: config.live.wallet.version, ...chainView(chain), min_balance: formatTon(config.live.wallet.minBalance), low_balance: low },
+      fee_allowance: formatTon(config.live.feeAllowance),
       ...report,
     };
     const lines = [
@@ -80,7 +83,7 @@ export const walletStatus: Command = operatorCommand({
         : `wallet${'address' in chain && chain.address ? ` ${chain.address}` : ''}: ${chain.state === 'error' ? chain.message : chain.state}`,
       `in flight: ${report.in_flight.length === 0 ? 'none' : report.in_flight.map((m) => `seqno ${m.seqno} (${m.state}, ${m.orders} orders, ${m.total} TON, valid until ${m.valid_until})`).join('; ')}`,
       `held for review: ${report.held.length === 0 ? 'none' : report.held.map((m) => `seqno ${m.seqno} (${m.orders} orders; see bin/starport order resolve)`).join('; ')}`,
-      `live orders in processing with a payment request: ${report.orders.length}`,
+      `live orders in processing with a payment request: ${report.orders.length}${report.orders.length > 0 ? ` (margin = reserved − to pay − fee allowance ${formatTon(config.live.feeAllowance)} TON)` : ''}`,
       ...report.orders.map((o) => `  ${o.order_id}: reserved ${o.reserved}, to pay ${o.to_pay}, margin ${o.margin} TON`),
     ];
     io.result(document, lines.join('\n'));

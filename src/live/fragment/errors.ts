@@ -7,7 +7,8 @@
  *   KYC required, no TON wallet connected, access denied, blocked by Cloudflare) → the circuit
  *   breaker opens and live fulfilment pauses;
  * - `transient`: worth retrying (network errors, timeouts, 429, 5xx, bad JSON, price changed,
- *   invoice expired, unknown errors) → retry with backoff; many in a row count as "down".
+ *   invoice expired, error texts not listed below) → retry with backoff; many in a row count
+ *   as "down".
  */
 export type FragmentErrorKind = 'recipient' | 'unavailable' | 'transient';
 
@@ -65,7 +66,7 @@ export class FragmentError extends Error {
 
 /**
  * Fragment's `error` texts (HTTP 200 with `{error}`), matched by the substrings every known
- * client uses. HTML entities (`&#39;`) are decoded first. Unknown texts are transient.
+ * client uses. HTML entities (`&#39;`) are decoded first. Texts not listed are transient.
  */
 const ERROR_TEXTS: [RegExp, FragmentErrorCode][] = [
   [/no telegram users found|not found/i, 'recipient_not_found'],
@@ -77,6 +78,9 @@ const ERROR_TEXTS: [RegExp, FragmentErrorCode][] = [
   [/wallet not connected|connect (a |your )?(ton )?wallet/i, 'wallet_not_connected'],
   // A foreign or outdated page hash (the client re-scrapes once before giving up).
   [/bad request/i, 'session_expired'],
+  // get*Link's bare "Unknown error" means the session or the page hash has expired
+  // (research/fragment.md §4, "Session or hash expired"): re-scraped once, like "Bad request".
+  [/^unknown error\.?$/i, 'session_expired'],
   [/session|log ?in|sign ?in|unauthori[sz]ed/i, 'session_expired'],
   [/price (was )?changed/i, 'price_changed'],
   [/expired/i, 'expired'],
