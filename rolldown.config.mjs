@@ -3,6 +3,11 @@
 // loader otherwise resolves and reads one by one on every start. `starport account list` starts in
 // about half the time. Each command's heavy parts (the service, the PostgreSQL driver) stay
 // separate chunks, loaded only by the commands that use them.
+import fs from 'node:fs';
+
+// Chunk names carry content hashes: clear the folder so that old builds' chunks do not pile up.
+fs.rmSync('dist/bin', { recursive: true, force: true });
+
 export default {
   input: 'dist/cli/main.js',
   platform: 'node',
