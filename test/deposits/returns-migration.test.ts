@@ -2,7 +2,7 @@ import { Kysely } from 'kysely';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import type { Engine } from '../../src/db/engine.js';
 import { migrateToLatest, migrateUpTo } from '../../src/db/migrate.js';
-import { freshDatabase, type FreshDatabase } from '../support/database.js';
+import { unmigratedDatabase } from '../support/database.js';
 
 /**
  * Migration 0010-deposit-returns on a database written before it: the deposits keep every
@@ -10,25 +10,15 @@ import { freshDatabase, type FreshDatabase } from '../support/database.js';
  * status `returned` with its `returned_at`.
  */
 
-let database: FreshDatabase;
+let database: Awaited<ReturnType<typeof unmigratedDatabase>>;
 let db: Kysely<any>;
 let engine: Engine;
 
 beforeAll(async () => {
-  database = await freshDatabase();
-  const url = database.env.DATABASE_URL;
-  if (url) {
-    const { postgresDialect, postgresEngine, postgresPool } = await import('../../src/db/postgres.js');
-    db = new Kysely({ dialect: postgresDialect(postgresPool(url, 2)) });
-    engine = postgresEngine;
-  } else {
-    const { openSqlite, sqliteDialect, sqliteEngine } = await import('../../src/db/sqlite.js');
-    db = new Kysely({ dialect: sqliteDialect(openSqlite(database.dataDir)) });
-    engine = sqliteEngine;
-  }
+  database = await unmigratedDatabase();
+  ({ db, engine } = database);
 });
 afterAll(async () => {
-  await db?.destroy();
   await database?.dispose();
 });
 
@@ -75,11 +65,10 @@ test('keeps the deposits and their constraints, and accepts returned with return
   await expect(db.insertInto('deposits').values(deposit('dep_6', { status: 'unmatched', account_id: 'acct_nobody' })).execute()).rejects.toThrow();
   await expect(db.insertInto('deposits').values(deposit('dep_7', { status: 'unmatched', amount: -1 })).execute()).rejects.toThrow();
   // And the indexes are back.
-  const indexes = url() ? await pgIndexes() : await sqliteIndexes();
+  const indexes = engine.name === 'postgres' ? await pgIndexes() : await sqliteIndexes();
   expect(indexes).toEqual(expect.arrayContaining(['deposits_account', 'deposits_status']));
 });
 
-const url = () => database.env.DATABASE_URL;
 async function pgIndexes(): Promise<string[]> {
   const rows = await db.selectFrom('pg_indexes' as never).select('indexname' as never).where('tablename' as never, '=', 'deposits' as never).execute();
   return rows.map((r) => (r as { indexname: string }).indexname);

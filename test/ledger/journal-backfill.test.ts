@@ -4,32 +4,22 @@ import type { Engine } from '../../src/db/engine.js';
 import { migrateToLatest, migrateUpTo } from '../../src/db/migrate.js';
 import type { Database } from '../../src/db/schema.js';
 import { verifyLedger } from '../../src/ledger/verify.js';
-import { freshDatabase, type FreshDatabase } from '../support/database.js';
+import { unmigratedDatabase } from '../support/database.js';
 
 /**
  * Migration 0004 on a database written before it: journal rows get their per-balance `seq` and
  * `balance_after` from running sums, balances their journal_seq, and the journal stays immutable.
  */
 
-let database: FreshDatabase;
+let database: Awaited<ReturnType<typeof unmigratedDatabase>>;
 let db: Kysely<any>;
 let engine: Engine;
 
 beforeAll(async () => {
-  database = await freshDatabase();
-  const url = database.env.DATABASE_URL;
-  if (url) {
-    const { postgresDialect, postgresEngine, postgresPool } = await import('../../src/db/postgres.js');
-    db = new Kysely({ dialect: postgresDialect(postgresPool(url, 2)) });
-    engine = postgresEngine;
-  } else {
-    const { openSqlite, sqliteDialect, sqliteEngine } = await import('../../src/db/sqlite.js');
-    db = new Kysely({ dialect: sqliteDialect(openSqlite(database.dataDir)) });
-    engine = sqliteEngine;
-  }
+  database = await unmigratedDatabase();
+  ({ db, engine } = database);
 });
 afterAll(async () => {
-  await db?.destroy();
   await database?.dispose();
 });
 

@@ -1,7 +1,9 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { Kysely } from 'kysely';
 import pg from 'pg';
+import type { Engine } from '../../src/db/engine.js';
 
 /**
  * Which engine this test run exercises (the vitest project sets TEST_ENGINE), and a fresh,
@@ -47,4 +49,32 @@ async function withAdmin<T>(url: string, work: (client: pg.Client) => Promise<T>
   } finally {
     await client.end();
   }
+}
+
+/**
+ * A fresh database opened without migrating it, with its engine: migration tests bring it to
+ * the version before the one they test, write rows the old way, then migrate the rest.
+ */
+export async function unmigratedDatabase(): Promise<{ db: Kysely<any>; engine: Engine; dispose(): Promise<void> }> {
+  const database = await freshDatabase();
+  const url = database.env.DATABASE_URL;
+  let db: Kysely<any>;
+  let engine: Engine;
+  if (url) {
+    const { postgresDialect, postgresEngine, postgresPool } = await import('../../src/db/postgres.js');
+    db = new Kysely({ dialect: postgresDialect(postgresPool(url, 2)) });
+    engine = postgresEngine;
+  } else {
+    const { openSqlite, sqliteDialect, sqliteEngine } = await import('../../src/db/sqlite.js');
+    db = new Kysely({ dialect: sqliteDialect(openSqlite(database.dataDir)) });
+    engine = sqliteEngine;
+  }
+  return {
+    db,
+    engine,
+    async dispose() {
+      await db.destroy();
+      await database.dispose();
+    },
+  };
 }
