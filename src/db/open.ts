@@ -3,6 +3,7 @@ import type { Config } from '../config.js';
 import type { Db } from './engine.js';
 import { GroupCommit } from './group-commit.js';
 import { migrateToLatest } from './migrate.js';
+import { runPreparedDirectly } from './prepared.js';
 import type { Database } from './schema.js';
 
 export interface DatabaseOptions {
@@ -17,9 +18,10 @@ export interface DatabaseOptions {
 async function connect(options: DatabaseOptions): Promise<Omit<Db, 'close'> & { afterMigration?: () => Partial<Db> }> {
   const { databaseUrl } = options;
   if (databaseUrl) {
-    const { listenQueued, postgresDialect, postgresEngine, postgresPool } = await import('./postgres.js');
-    const dialect = postgresDialect(postgresPool(databaseUrl, options.poolSize));
-    const kysely = new Kysely<Database>({ dialect });
+    const { listenQueued, postgresDialect, postgresEngine, postgresPool, runNamed } = await import('./postgres.js');
+    const pool = postgresPool(databaseUrl, options.poolSize);
+    const kysely = new Kysely<Database>({ dialect: postgresDialect(pool) });
+    runPreparedDirectly(kysely, (text, parameters) => runNamed(pool, text, parameters));
     return {
       kysely,
       engine: postgresEngine,

@@ -25,6 +25,13 @@ export function postgresPool(connectionString: string, max = 10): pg.Pool {
   return pool;
 }
 
+/** One hot statement outside a transaction, as a named prepared statement on any pooled connection. */
+export async function runNamed<Row>(pool: pg.Pool, text: string, values: readonly unknown[]): Promise<Row[]> {
+  const name = preparedStatementNames.get(text);
+  const result = await pool.query({ ...(name && { name }), text, values: values as unknown[] });
+  return result.rows as Row[];
+}
+
 /**
  * Sends the hot statements (preparedQuery's) as named prepared statements: the server then
  * parses and plans each once per connection, not on every call, which for a primary-key read

@@ -37,9 +37,25 @@ export function preparedQuery<A extends unknown[], Row>(
       plans.set(dialect, plan);
     }
     const parameters = plan.slots.map((slot) => (typeof slot === 'number' ? args[slot] : slot.constant));
+    const direct = db.isTransaction ? undefined : directRunners.get(db);
+    if (direct) return direct<Row>(plan.compiled.sql, parameters);
     const result = await db.executeQuery<Row>({ ...plan.compiled, parameters } as CompiledQuery<Row>);
     return result.rows;
   };
+}
+
+/** Runs one statement outside any transaction, straight on the driver's pool. */
+export type DirectRunner = <Row>(sql: string, parameters: readonly unknown[]) => Promise<Row[]>;
+
+const directRunners = new WeakMap<Kysely<Database>, DirectRunner>();
+
+/**
+ * Lets prepared queries made outside a transaction skip Kysely's connection handling and go
+ * straight to the pool. On PostgreSQL that handling (a pool checkout, several promise hops, a
+ * release) cost about as much as `pg` itself: 96 µs of CPU per statement against 52 µs raw.
+ */
+export function runPreparedDirectly(db: Kysely<Database>, runner: DirectRunner): void {
+  directRunners.set(db, runner);
 }
 
 function compilePlan<A extends unknown[]>(db: Kysely<Database>, build: (db: Kysely<Database>, ...args: A) => Compilable<unknown>, arity: number): Plan {
