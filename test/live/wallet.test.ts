@@ -68,6 +68,17 @@ const messagesOf = (orderId: string) =>
     .orderBy('m.created_at')
     .execute();
 
+/** How many of the account's orders are delivered (the throughput tests' progress). */
+async function deliveredCount(kysely: typeof h.service.db.kysely, accountId: string): Promise<number> {
+  const row = await kysely
+    .selectFrom('orders')
+    .select((eb) => eb.fn.countAll().as('n'))
+    .where('account_id', '=', accountId)
+    .where('status', '=', 'delivered')
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
 async function invoiceOf(orderId: string) {
   const payment = await findPayment(db(), orderId);
   return fragment.invoices.get(payment?.fragmentReqId ?? '');
@@ -375,14 +386,7 @@ describe('throughput', () => {
           ids.push(res.body.id);
         }
         const tdb = t.service.db.kysely;
-        const delivered = () =>
-          tdb
-            .selectFrom('orders')
-            .select((eb) => eb.fn.countAll().as('n'))
-            .where('account_id', '=', a.accountId)
-            .where('status', '=', 'delivered')
-            .executeTakeFirstOrThrow()
-            .then((r) => Number(r.n));
+        const delivered = () => deliveredCount(tdb, a.accountId);
         await pollUntil(delivered, (n) => n === ORDERS, { what: `${ORDERS} delivered orders`, timeoutMs: 80_000, intervalMs: 100 });
         const seconds = (Date.now() - started) / 1000;
         const perMinute = (ORDERS * 60) / seconds;
@@ -419,14 +423,7 @@ describe('throughput', () => {
       expectOk(res, 201);
       ids.push(res.body.id);
     }
-    const delivered = () =>
-      db()
-        .selectFrom('orders')
-        .select((eb) => eb.fn.countAll().as('n'))
-        .where('account_id', '=', a.accountId)
-        .where('status', '=', 'delivered')
-        .executeTakeFirstOrThrow()
-        .then((r) => Number(r.n));
+    const delivered = () => deliveredCount(db(), a.accountId);
     await pollUntil(delivered, (n) => n === 100, { what: '100 delivered orders', timeoutMs: 60_000, intervalMs: 100 });
     const seconds = (Date.now() - started) / 1000;
     const messages = await db()
