@@ -7,6 +7,13 @@ import { readBalance } from '../../src/ledger/ledger.js';
 import { type Harness, startHarness } from '../support/harness.js';
 import { accountIdOf, newEmail, PASSWORD, signedUp, WebClient } from '../support/web.js';
 import { nastyString } from './support/arbitraries.js';
+
+/** What the browser checks report: any sign that an injected payload ran or became markup. */
+const XSS_SIGNS = `flag: window.__xss ?? null,
+  injected: document.querySelectorAll('[data-xss]').length,
+  scripts: [...document.scripts].filter((s) => (s.textContent ?? '').includes('__xss') || s.src.includes('__xss')).length,
+  links: document.querySelectorAll('a[href^="javascript:"]').length,
+  handlers: [...document.querySelectorAll('*')].filter((e) => [...e.attributes].some((a) => a.name.startsWith('on') && a.value.includes('__xss'))).length`;
 import { announceSeed, RUNS, SEED } from './support/settings.js';
 
 /**
@@ -374,13 +381,7 @@ describe('XSS and clickjacking', () => {
       for (const url of [...pages, ...PAYLOADS.map((p) => `/login?next=${encodeURIComponent(p)}`)]) {
         await page.goto(`${h.url}${url}`, { waitUntil: 'load' });
         // (A string: the test project compiles without the DOM library.)
-        const found = await page.evaluate(`({
-          flag: window.__xss ?? null,
-          injected: document.querySelectorAll('[data-xss]').length,
-          scripts: [...document.scripts].filter((s) => (s.textContent ?? '').includes('__xss') || s.src.includes('__xss')).length,
-          links: document.querySelectorAll('a[href^="javascript:"]').length,
-          handlers: [...document.querySelectorAll('*')].filter((e) => [...e.attributes].some((a) => a.name.startsWith('on') && a.value.includes('__xss'))).length,
-        })`);
+        const found = await page.evaluate(`({ ${XSS_SIGNS} })`);
         expect(found, url).toEqual({ flag: null, injected: 0, scripts: 0, links: 0, handlers: 0 });
       }
       // Typed into the add-endpoint form: a refused URL comes back in the form, an accepted one on the secret page.
@@ -391,11 +392,7 @@ describe('XSS and clickjacking', () => {
         await page.locator('#url-error, [data-testid="webhook-secret"]').first().waitFor();
         await page.waitForLoadState('load');
         const found = await page.evaluate(`({
-          flag: window.__xss ?? null,
-          injected: document.querySelectorAll('[data-xss]').length,
-          scripts: [...document.scripts].filter((s) => (s.textContent ?? '').includes('__xss') || s.src.includes('__xss')).length,
-          links: document.querySelectorAll('a[href^="javascript:"]').length,
-          handlers: [...document.querySelectorAll('*')].filter((e) => [...e.attributes].some((a) => a.name.startsWith('on') && a.value.includes('__xss'))).length,
+          ${XSS_SIGNS},
           shown: document.body.textContent.includes(${JSON.stringify(url)}) || document.querySelector('#webhook-url')?.value === ${JSON.stringify(url)},
           refused: document.querySelector('#url-error') !== null,
         })`);
