@@ -21,7 +21,7 @@ async function connect(options: DatabaseOptions): Promise<Omit<Db, 'close'> & { 
     const { listenQueued, postgresDialect, postgresEngine, postgresPool, runNamed } = await import('./postgres.js');
     const pool = postgresPool(databaseUrl, options.poolSize);
     const kysely = new Kysely<Database>({ dialect: postgresDialect(pool) });
-    runPreparedDirectly(kysely, (text, parameters) => runNamed(pool, text, parameters));
+    runPreparedDirectly(kysely, { run: (text, parameters) => runNamed(pool, text, parameters), inTransactions: false, outsideTransactions: () => true });
     return {
       kysely,
       engine: postgresEngine,
@@ -29,10 +29,12 @@ async function connect(options: DatabaseOptions): Promise<Omit<Db, 'close'> & { 
       onQueued: (listener) => listenQueued(databaseUrl, listener),
     };
   }
-  const { openSqlite, ReadSnapshot, sqliteDialect, sqliteEngine, sqliteKeysVersion } = await import('./sqlite.js');
+  const { openSqlite, ReadSnapshot, SqliteConnection, sqliteDialect, sqliteEngine, sqliteKeysVersion } = await import('./sqlite.js');
   const raw = openSqlite(options.dataDir);
   const snapshot = new ReadSnapshot(raw);
-  const kysely = new Kysely<Database>({ dialect: sqliteDialect(raw, snapshot) });
+  const connection = new SqliteConnection(raw, snapshot);
+  const kysely = new Kysely<Database>({ dialect: sqliteDialect(connection) });
+  runPreparedDirectly(kysely, connection.directPath());
   const groupCommit = new GroupCommit(kysely);
   return {
     kysely,

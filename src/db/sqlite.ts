@@ -12,6 +12,7 @@ import {
   SqliteQueryCompiler,
 } from 'kysely';
 import type { Engine } from './engine.js';
+import type { DirectPath } from './prepared.js';
 
 /**
  * Kysely's SQLite driver opens transactions with a plain BEGIN, which takes the write lock
@@ -56,6 +57,10 @@ export function openSqlite(dataDir: string): BetterSqlite3.Database {
 export class ReadSnapshot {
   private open = false;
 
+  get isOpen(): boolean {
+    return this.open;
+  }
+
   constructor(private readonly db: BetterSqlite3.Database) {}
 
   /** Before a read-only statement: join this turn's snapshot, beginning one unless a transaction is open. */
@@ -80,25 +85,50 @@ export class ReadSnapshot {
  * parse on hot paths. Each statement is placed in or out of the turn's read snapshot here, just
  * before the driver runs it.
  */
-function driverConnection(db: BetterSqlite3.Database, snapshot: ReadSnapshot) {
-  const cache = new Map<string, BetterSqlite3.Statement>();
-  return {
-    prepare(sql: string) {
-      let statement = cache.get(sql);
-      if (!statement) {
-        statement = db.prepare(sql);
-        if (cache.size >= STATEMENT_CACHE_SIZE) cache.delete(cache.keys().next().value as string);
-        cache.set(sql, statement);
-      }
-      if (statement.reader && statement.readonly) snapshot.join();
-      else snapshot.end();
-      return statement;
-    },
-    close() {
-      snapshot.end();
-      db.close();
-    },
-  };
+export class SqliteConnection {
+  private readonly cache = new Map<string, BetterSqlite3.Statement>();
+
+  constructor(
+    readonly db: BetterSqlite3.Database,
+    private readonly snapshot = new ReadSnapshot(db),
+  ) {}
+
+  prepare(sql: string): BetterSqlite3.Statement {
+    let statement = this.cache.get(sql);
+    if (!statement) {
+      statement = this.db.prepare(sql);
+      if (this.cache.size >= STATEMENT_CACHE_SIZE) this.cache.delete(this.cache.keys().next().value as string);
+      this.cache.set(sql, statement);
+    }
+    if (statement.reader && statement.readonly) this.snapshot.join();
+    else this.snapshot.end();
+    return statement;
+  }
+
+  close(): void {
+    this.snapshot.end();
+    this.db.close();
+  }
+
+  /**
+   * Prepared queries run here at once, as Kysely's driver would run them but without its
+   * promise chain per statement (a connection mutex, several hops), which cost more than
+   * SQLite's own work. In a transaction that is safe because the transaction owns this one
+   * connection; outside one, only while no transaction but the turn's read snapshot is open,
+   * or the statement would run inside someone else's transaction.
+   */
+  directPath(): DirectPath {
+    return {
+      run: <Row>(sql: string, parameters: readonly unknown[]) => {
+        const statement = this.prepare(sql);
+        if (statement.reader) return statement.all(parameters) as Row[];
+        statement.run(parameters);
+        return [];
+      },
+      inTransactions: true,
+      outsideTransactions: () => !this.db.inTransaction || this.snapshot.isOpen,
+    };
+  }
 }
 
 /**
@@ -112,10 +142,11 @@ class TransactionalDdlSqliteAdapter extends SqliteAdapter {
   }
 }
 
-export function sqliteDialect(db: BetterSqlite3.Database, snapshot = new ReadSnapshot(db)): Dialect {
+export function sqliteDialect(target: BetterSqlite3.Database | SqliteConnection): Dialect {
+  const connection = target instanceof SqliteConnection ? target : new SqliteConnection(target);
   return {
     createAdapter: () => new TransactionalDdlSqliteAdapter(),
-    createDriver: () => new ImmediateTransactionSqliteDriver({ database: driverConnection(db, snapshot) as never }),
+    createDriver: () => new ImmediateTransactionSqliteDriver({ database: connection as never }),
     createIntrospector: (kysely: Kysely<any>) => new SqliteIntrospector(kysely),
     createQueryCompiler: () => new SqliteQueryCompiler(),
   };

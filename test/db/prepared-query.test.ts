@@ -34,6 +34,18 @@ test(`a prepared query answers like the query it was built from, for every argum
   expect(inside).toEqual([{ id: a.accountId, email: 'a@example.com' }]);
 });
 
+test(`a prepared query outside a transaction never reads another one's uncommitted writes (${testEngine})`, async () => {
+  const byEmail = preparedQuery((k, email: string) => k.selectFrom('accounts').select('email').where('email', '=', email));
+  // A transaction left open across turns of the event loop, as a slow unit of work would.
+  const trx = await db.kysely.startTransaction().execute();
+  await trx.insertInto('accounts').values({ id: 'acct_uncommitted', email: 'u@example.com', status: 'active', created_at: 1 }).execute();
+  const outside = byEmail(db.kysely, 'u@example.com');
+  await new Promise((resolve) => setImmediate(resolve));
+  await trx.rollback().execute();
+  expect(await outside).toEqual([]);
+  expect(await byEmail(db.kysely, 'u@example.com')).toEqual([]);
+});
+
 test('a builder that converts its argument is refused at the first call, not answered wrongly', async () => {
   const converted = preparedQuery((k, email: string) => k.selectFrom('accounts').select('id').where('email', '=', email.toLowerCase()));
   await expect(converted(db.kysely, 'A@example.com')).rejects.toThrow(/argument 0 does not reach the query/);
