@@ -56,11 +56,14 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: false, allErrors: true } },
   }) as unknown as FastifyInstance;
 
-  app.addHook('onRequest', async (request, reply) => {
+  // Hooks on every request take Fastify's callback form: an async hook costs a promise and its
+  // resolution per request (issue 10).
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header('Request-Id', request.id);
     // An unknown route answers 404 before anything else, its body unread (CONTRACT order of
-    // checks); Fastify would otherwise parse the body first.
-    if (request.is404) return handleNotFound(request, reply);
+    // checks); Fastify would otherwise parse the body first. Replying ends the hook chain.
+    if (request.is404) void handleNotFound(request, reply);
+    else done();
   });
   app.setErrorHandler(handleError);
   app.setNotFoundHandler(handleNotFound);

@@ -187,11 +187,12 @@ export class ServiceMetrics {
 
   /** Times every request; the route label is the route pattern, never the raw URL (ids). */
   instrument(app: FastifyInstance): void {
-    app.addHook('onResponse', async (request, reply) => {
+    app.addHook('onResponse', (request, reply, done) => {
       this.requestDuration.observe(
         { method: request.method, route: request.routeOptions.url ?? 'unmatched', status: String(reply.statusCode) },
         reply.elapsedTime / 1000,
       );
+      done();
     });
   }
 

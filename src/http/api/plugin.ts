@@ -86,9 +86,14 @@ export async function apiPlugin(app: FastifyInstance, ctx: ApiContext, reference
     if (request.method === 'POST') throw unsupportedMediaType();
     return undefined;
   });
-  app.addHook('preValidation', async (request) => {
-    if (request.method === 'POST' && !isJsonContentType(request.headers['content-type'])) throw unsupportedMediaType();
-    rejectRepeatedQueryParameters(request);
+  app.addHook('preValidation', (request, _reply, done) => {
+    if (request.method === 'POST' && !isJsonContentType(request.headers['content-type'])) return done(unsupportedMediaType());
+    try {
+      rejectRepeatedQueryParameters(request);
+    } catch (error) {
+      return done(error as Error);
+    }
+    done();
   });
 
   referenceRoutes(app, reference, { openapi: true });
