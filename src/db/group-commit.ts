@@ -3,6 +3,8 @@ import type { Database } from './schema.js';
 
 /** Most units of work one commit carries: bounds how long a batch holds the writer. */
 const MAX_BATCH = 64;
+/** Longest a batch waits for more units (see `schedule`). */
+const LINGER_MS = 2;
 
 interface Job {
   work: (tx: Kysely<Database>) => Promise<unknown>;
@@ -21,8 +23,15 @@ interface Job {
 export class GroupCommit {
   private queue: Job[] = [];
   private scheduled = false;
+  /** Units the last commit carried: what the next batch waits for, up to `lingerMs`. */
+  private lastBatchSize = 1;
+  /** Commits made (batches that reached COMMIT). */
+  commits = 0;
 
-  constructor(private readonly kysely: Kysely<Database>) {}
+  constructor(
+    private readonly kysely: Kysely<Database>,
+    private readonly lingerMs = LINGER_MS,
+  ) {}
 
   run<T>(work: (tx: Kysely<Database>) => Promise<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
@@ -35,17 +44,28 @@ export class GroupCommit {
     if (this.scheduled || this.queue.length === 0) return;
     this.scheduled = true;
     // setImmediate runs after the I/O callbacks of this turn: every request that arrived
-    // with this batch of socket reads joins it.
-    setImmediate(() => {
+    // with this batch of socket reads joins it. Under steady load the clients answered by the
+    // last commit send their next orders over the following few turns, so the batch waits,
+    // a turn at a time and at most `lingerMs`, until it is as large as the last one: fewer,
+    // fuller commits (measured: 24 → 30 orders per commit, 1–8 % more orders a second, a lower
+    // p99). A lone order after a quiet spell (last batch of 1) does not wait.
+    const since = performance.now();
+    const start = () => {
+      if (this.queue.length < this.lastBatchSize && performance.now() - since < this.lingerMs) {
+        setImmediate(start);
+        return;
+      }
       void this.flush().finally(() => {
         this.scheduled = false;
         this.schedule();
       });
-    });
+    };
+    setImmediate(start);
   }
 
   private async flush(): Promise<void> {
     const jobs = this.queue.splice(0, MAX_BATCH);
+    this.lastBatchSize = jobs.length;
     const outcomes: Array<() => void> = [];
     let trx: ControlledTransaction<Database>;
     try {
@@ -57,6 +77,7 @@ export class GroupCommit {
     try {
       for (const job of jobs) outcomes.push(await this.runInSavepoint(trx, job));
       await trx.commit().execute();
+      this.commits++;
     } catch (error) {
       await trx.rollback().execute().catch(() => undefined);
       for (const job of jobs) job.reject(error);

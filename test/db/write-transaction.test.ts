@@ -4,6 +4,7 @@ import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import { createAccount } from '../../src/accounts/accounts.js';
 import { parseTon } from '../../src/domain/money.js';
 import type { Db } from '../../src/db/engine.js';
+import { GroupCommit } from '../../src/db/group-commit.js';
 import { openDatabase } from '../../src/db/open.js';
 import { adjustBalance } from '../../src/ledger/adjust.js';
 import { move, readBalance } from '../../src/ledger/ledger.js';
@@ -128,5 +129,34 @@ describe(`writeTransaction (${testEngine})`, () => {
     // The poisoned order is retried only after the pause, not in a hot loop.
     const row = await other.kysely.selectFrom('orders').select('next_run_at').where('id', '=', poisoned).executeTakeFirstOrThrow();
     expect(Number(row.next_run_at)).toBeGreaterThan(Date.now() + 50_000);
+  });
+});
+
+describe.skipIf(testEngine !== 'sqlite')('group commit batches (SQLite)', () => {
+  const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
+
+  test('a batch waits, turn by turn, until it is as large as the last one, then commits them all at once', async () => {
+    // A linger far longer than the test: the batch closes on its size, never on the clock.
+    const group = new GroupCommit(db.kysely, 60_000);
+    await group.run(async () => 'alone'); // the first batch, of 1, does not wait
+    expect(group.commits).toBe(1);
+    await Promise.all(Array.from({ length: 8 }, (_, i) => group.run(async () => i)));
+    expect(group.commits).toBe(2);
+    // The next eight arrive one turn of the event loop apart, as requests do under load.
+    const late: Array<Promise<number>> = [];
+    for (let i = 0; i < 8; i++) {
+      late.push(group.run(async (tx) => (await move(tx, ref(), { kind: 'reserve', amount: parseTon('0.01'), now: Date.now() })) ? i : -1));
+      await nextTurn();
+    }
+    expect(await Promise.all(late)).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+    expect(group.commits).toBe(3);
+    expect(await readBalance(other.kysely, ref())).toEqual({ available: parseTon('0.92'), reserved: parseTon('0.08') });
+  });
+
+  test('a batch smaller than the last one commits when the linger runs out', async () => {
+    const group = new GroupCommit(db.kysely, 0);
+    await Promise.all(Array.from({ length: 8 }, (_, i) => group.run(async () => i)));
+    expect(await group.run(async () => 'after')).toBe('after');
+    expect(group.commits).toBe(2);
   });
 });
