@@ -42,12 +42,16 @@ function load(spec) {
   return JSON.parse(out);
 }
 
+/** The median run by req/s. */
+function median(runs) {
+  const sorted = [...runs].sort((a, b) => a.rps - b.rps);
+  return sorted[Math.floor(sorted.length / 2)];
+}
+
 /** Warm-up, then the median (by req/s) of RUNS fixed-duration runs. */
 function measure(spec) {
   load({ ...spec, duration: WARMUP });
-  const runs = Array.from({ length: RUNS }, () => load({ ...spec, duration: DURATION }));
-  runs.sort((a, b) => a.rps - b.rps);
-  return runs[Math.floor(runs.length / 2)];
+  return median(Array.from({ length: RUNS }, () => load({ ...spec, duration: DURATION })));
 }
 
 function record(name, unit, baseline, value, target, better = 'higher') {
@@ -56,9 +60,22 @@ function record(name, unit, baseline, value, target, better = 'higher') {
   results.push({ name, unit, baseline, value, ratio, target, pass });
 }
 
+/**
+ * Both warmed up, then RUNS runs of each, alternating: the machine's drift during a figure
+ * (other tenants, the disk's sync rate) then falls on the baseline and the service alike,
+ * instead of on whichever side ran second.
+ */
 function compare(name, baselineSpec, serviceSpec, target) {
-  const baseline = measure(baselineSpec);
-  const service = measure(serviceSpec);
+  load({ ...baselineSpec, duration: WARMUP });
+  load({ ...serviceSpec, duration: WARMUP });
+  const baselineRuns = [];
+  const serviceRuns = [];
+  for (let i = 0; i < RUNS; i++) {
+    baselineRuns.push(load({ ...baselineSpec, duration: DURATION }));
+    serviceRuns.push(load({ ...serviceSpec, duration: DURATION }));
+  }
+  const baseline = median(baselineRuns);
+  const service = median(serviceRuns);
   if (service.non2xx > 0 || service.errors > 0) console.warn(`${name}: ${service.non2xx} non-2xx, ${service.errors} errors`);
   record(`${name} req/s`, 'req/s', baseline.rps, service.rps, target);
   record(`${name} p99 latency`, 'ms', baseline.p99, service.p99, 2, 'lower');
