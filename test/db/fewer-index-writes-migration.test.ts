@@ -1,8 +1,8 @@
 import type { Kysely } from 'kysely';
-import { afterAll, beforeAll, expect, test } from 'vitest';
+import { expect, test } from 'vitest';
 import type { Engine } from '../../src/db/engine.js';
 import { migrateToLatest, migrateUpTo } from '../../src/db/migrate.js';
-import { unmigratedDatabase } from '../support/database.js';
+import { useUnmigratedDatabase } from '../support/database.js';
 
 /**
  * Migration 0012-fewer-index-writes on a database written before it: the events keep every row
@@ -10,17 +10,9 @@ import { unmigratedDatabase } from '../support/database.js';
  * becomes the key, events stay immutable, and the redundant indexes are gone.
  */
 
-let database: Awaited<ReturnType<typeof unmigratedDatabase>>;
 let db: Kysely<any>;
 let engine: Engine;
-
-beforeAll(async () => {
-  database = await unmigratedDatabase();
-  ({ db, engine } = database);
-});
-afterAll(async () => {
-  await database?.dispose();
-});
+useUnmigratedDatabase((opened) => ({ db, engine } = opened));
 
 const event = (id: string, orderId: string, seq: number) => ({ id, order_id: orderId, seq, type: 'order.created', status: 'fulfillment_pending', data: '{"amount":"1"}', created_at: 5 });
 

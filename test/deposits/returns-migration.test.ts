@@ -1,8 +1,8 @@
 import { Kysely } from 'kysely';
-import { afterAll, beforeAll, expect, test } from 'vitest';
+import { expect, test } from 'vitest';
 import type { Engine } from '../../src/db/engine.js';
 import { migrateToLatest, migrateUpTo } from '../../src/db/migrate.js';
-import { unmigratedDatabase } from '../support/database.js';
+import { useUnmigratedDatabase } from '../support/database.js';
 
 /**
  * Migration 0010-deposit-returns on a database written before it: the deposits keep every
@@ -10,17 +10,9 @@ import { unmigratedDatabase } from '../support/database.js';
  * status `returned` with its `returned_at`.
  */
 
-let database: Awaited<ReturnType<typeof unmigratedDatabase>>;
 let db: Kysely<any>;
 let engine: Engine;
-
-beforeAll(async () => {
-  database = await unmigratedDatabase();
-  ({ db, engine } = database);
-});
-afterAll(async () => {
-  await database?.dispose();
-});
+useUnmigratedDatabase((opened) => ({ db, engine } = opened));
 
 const deposit = (id: string, extra: Record<string, unknown>) => ({
   id,

@@ -1,27 +1,19 @@
 import { Kysely, sql } from 'kysely';
-import { afterAll, beforeAll, expect, test } from 'vitest';
+import { expect, test } from 'vitest';
 import type { Engine } from '../../src/db/engine.js';
 import { migrateToLatest, migrateUpTo } from '../../src/db/migrate.js';
 import type { Database } from '../../src/db/schema.js';
 import { verifyLedger } from '../../src/ledger/verify.js';
-import { unmigratedDatabase } from '../support/database.js';
+import { useUnmigratedDatabase } from '../support/database.js';
 
 /**
  * Migration 0004 on a database written before it: journal rows get their per-balance `seq` and
  * `balance_after` from running sums, balances their journal_seq, and the journal stays immutable.
  */
 
-let database: Awaited<ReturnType<typeof unmigratedDatabase>>;
 let db: Kysely<any>;
 let engine: Engine;
-
-beforeAll(async () => {
-  database = await unmigratedDatabase();
-  ({ db, engine } = database);
-});
-afterAll(async () => {
-  await database?.dispose();
-});
+useUnmigratedDatabase((opened) => ({ db, engine } = opened));
 
 test('backfills seq and balance_after for rows written before it', async () => {
   await migrateUpTo(db, engine, '0003-operator');

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Kysely } from 'kysely';
+import { afterAll, beforeAll } from 'vitest';
 import pg from 'pg';
 import type { Engine } from '../../src/db/engine.js';
 
@@ -77,4 +78,19 @@ export async function unmigratedDatabase(): Promise<{ db: Kysely<any>; engine: E
       await database.dispose();
     },
   };
+}
+
+/**
+ * For a migration test file: a fresh unmigrated database opened before its tests (handed to
+ * `onOpen`) and disposed of after them.
+ */
+export function useUnmigratedDatabase(onOpen: (opened: { db: Kysely<any>; engine: Engine }) => void): void {
+  let database: Awaited<ReturnType<typeof unmigratedDatabase>> | undefined;
+  beforeAll(async () => {
+    database = await unmigratedDatabase();
+    onOpen(database);
+  });
+  afterAll(async () => {
+    await database?.dispose();
+  });
 }
