@@ -1,8 +1,8 @@
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import { displayPrefix, generateApiKey, hashApiKey, type Mode, parseApiKey } from '../domain/api-key.js';
 import { newId } from '../domain/random.js';
 import type { Db } from '../db/engine.js';
-import { preparedQuery } from '../db/prepared.js';
+import { coalescedRead, preparedQuery } from '../db/prepared.js';
 import type { Database } from '../db/schema.js';
 import { openBalances } from '../ledger/ledger.js';
 
@@ -103,12 +103,12 @@ export type Authentication =
   | { ok: false; code: 'invalid_api_key' | 'api_key_revoked' | 'account_disabled' };
 
 /** Resolves a bearer key. The layout and checksum are checked before any database lookup. */
-const selectKeyByHash = preparedQuery((db, keyHash: string) =>
-  db
-    .selectFrom('api_keys as k')
-    .innerJoin('accounts as a', 'a.id', 'k.account_id')
-    .select(['k.id', 'k.account_id', 'k.mode', 'k.revoked_at', 'a.status'])
-    .where('k.key_hash', '=', keyHash),
+const selectKeys = (db: Kysely<Database>) =>
+  db.selectFrom('api_keys as k').innerJoin('accounts as a', 'a.id', 'k.account_id').select(['k.key_hash', 'k.id', 'k.account_id', 'k.mode', 'k.revoked_at', 'a.status']);
+const selectKeyByHash = coalescedRead(
+  preparedQuery((db, keyHash: string) => selectKeys(db).where('k.key_hash', '=', keyHash)),
+  preparedQuery((db, keyHashes: string[]) => selectKeys(db).where('k.key_hash', '=', sql<string>`any(${keyHashes})`)),
+  (row) => row.key_hash,
 );
 
 export async function authenticate(db: Db, key: string): Promise<Authentication> {

@@ -21,7 +21,7 @@ async function connect(options: DatabaseOptions): Promise<Omit<Db, 'close'> & { 
     const { listenQueued, postgresDialect, postgresEngine, postgresPool, runNamed } = await import('./postgres.js');
     const pool = postgresPool(databaseUrl, options.poolSize);
     const kysely = new Kysely<Database>({ dialect: postgresDialect(pool) });
-    runPreparedDirectly(kysely, { run: (text, parameters) => runNamed(pool, text, parameters), inTransactions: false, outsideTransactions: () => true });
+    runPreparedDirectly(kysely, { run: (text, parameters) => runNamed(pool, text, parameters), inTransactions: false, outsideTransactions: () => true, coalescesReads: true });
     return {
       kysely,
       engine: postgresEngine,

@@ -53,6 +53,12 @@ export interface DirectPath {
   inTransactions: boolean;
   /** Whether a statement outside any transaction may take it now. */
   outsideTransactions: () => boolean;
+  /**
+   * Whether coalescedRead may merge reads asked for together into one statement. Worth it
+   * where each statement is a network round trip (PostgreSQL), not on SQLite's in-process
+   * connection.
+   */
+  coalescesReads?: boolean;
 }
 
 /** Keyed by the Kysely adapter, which a database shares with its transactions. */
@@ -80,4 +86,61 @@ function compilePlan<A extends unknown[]>(db: Kysely<Database>, build: (db: Kyse
   }
   if (!preparedStatementNames.has(compiled.sql)) preparedStatementNames.set(compiled.sql, `starport_${preparedStatementNames.size + 1}`);
   return { compiled, slots };
+}
+
+type Waiter<Row> = { resolve: (rows: Row[]) => void; reject: (error: unknown) => void };
+
+/**
+ * A read of the rows under one key (an order's id, a key's hash), coalesced where the driver
+ * allows it (DirectPath.coalescesReads: PostgreSQL, outside a transaction). The reads asked
+ * for in one event-loop turn, typically by requests that arrived together, go to the server
+ * as one statement `many(keys)`, and each gets the rows whose `keyOf` is its key. A read never
+ * joins a statement already sent: it sees every write committed before it was asked for,
+ * which is what a reissued key's revocation needs (CONTRACT "Modes and keys").
+ *
+ * Elsewhere (SQLite, and inside transactions) `one(key)` runs at once.
+ */
+export function coalescedRead<Row, K extends string>(
+  one: (db: Kysely<Database>, key: K) => Promise<Row[]>,
+  many: (db: Kysely<Database>, keys: K[]) => Promise<Row[]>,
+  keyOf: (row: Row) => K,
+): (db: Kysely<Database>, key: K) => Promise<Row[]> {
+  const pending = new WeakMap<Kysely<Database>, Map<K, Array<Waiter<Row>>>>();
+
+  async function flush(db: Kysely<Database>, batch: Map<K, Array<Waiter<Row>>>): Promise<void> {
+    let rows: Row[];
+    try {
+      rows = await many(db, [...batch.keys()]);
+    } catch (error) {
+      for (const waiters of batch.values()) for (const waiter of waiters) waiter.reject(error);
+      return;
+    }
+    const byKey = new Map<K, Row[]>();
+    for (const row of rows) {
+      const key = keyOf(row);
+      const list = byKey.get(key);
+      if (list) list.push(row);
+      else byKey.set(key, [row]);
+    }
+    for (const [key, waiters] of batch) {
+      for (const waiter of waiters) waiter.resolve(byKey.get(key) ?? []);
+    }
+  }
+
+  return (db, key) => {
+    if (db.isTransaction || !directPaths.get(db.getExecutor().adapter)?.coalescesReads) return one(db, key);
+    let batch = pending.get(db);
+    if (!batch) {
+      const opened = new Map<K, Array<Waiter<Row>>>();
+      pending.set(db, (batch = opened));
+      // After the I/O callbacks of this turn: every request that arrived with this one is in.
+      setImmediate(() => {
+        pending.delete(db);
+        void flush(db, opened);
+      });
+    }
+    const waiters = batch.get(key) ?? [];
+    batch.set(key, waiters);
+    return new Promise<Row[]>((resolve, reject) => waiters.push({ resolve, reject }));
+  };
 }

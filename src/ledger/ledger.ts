@@ -1,7 +1,7 @@
 import { type Kysely, sql } from 'kysely';
 import type { Mode } from '../domain/api-key.js';
 import { newId } from '../domain/random.js';
-import { preparedQuery } from '../db/prepared.js';
+import { coalescedRead, preparedQuery } from '../db/prepared.js';
 import type { Database, JournalTable } from '../db/schema.js';
 
 /**
@@ -147,11 +147,15 @@ export async function openBalances(tx: Kysely<Database>, accountId: string): Pro
     .execute();
 }
 
-const selectBalance = preparedQuery((db, accountId: string, mode: Mode) =>
-  db.selectFrom('balances').select(['available', 'reserved']).where('account_id', '=', accountId).where('mode', '=', mode),
+/** An account's balances (one per mode). */
+const selectBalances = (db: Kysely<Database>) => db.selectFrom('balances').select(['account_id', 'mode', 'available', 'reserved']);
+const selectAccountBalances = coalescedRead(
+  preparedQuery((db, accountId: string) => selectBalances(db).where('account_id', '=', accountId)),
+  preparedQuery((db, accountIds: string[]) => selectBalances(db).where('account_id', '=', sql<string>`any(${accountIds})`)),
+  (row) => row.account_id,
 );
 
 export async function readBalance(db: Kysely<Database>, ref: BalanceRef): Promise<Balance | undefined> {
-  const [row] = await selectBalance(db, ref.accountId, ref.mode);
+  const row = (await selectAccountBalances(db, ref.accountId)).find((balance) => balance.mode === ref.mode);
   return row && { available: BigInt(row.available), reserved: BigInt(row.reserved) };
 }

@@ -2,25 +2,28 @@ import { type Kysely, sql } from 'kysely';
 import type { Mode } from '../domain/api-key.js';
 import type { EventType, OrderStatus } from '../domain/order-status.js';
 import { isPublicId, newId } from '../domain/random.js';
-import { preparedQuery } from '../db/prepared.js';
+import { coalescedRead, preparedQuery } from '../db/prepared.js';
 import type { Database } from '../db/schema.js';
 import { enqueueOrderEvent } from '../webhooks/outbox.js';
 import { eventFromRow, type Order, type OrderEvent, orderFromRow } from './order.js';
 
 
 /** Reads and the event append shared by order creation, transitions and the API. */
-const selectScopedOrder = preparedQuery((db, id: string, accountId: string, mode: Mode) =>
-  db.selectFrom('orders').selectAll().where('id', '=', id).where('account_id', '=', accountId).where('mode', '=', mode),
+const selectOrder = coalescedRead(
+  preparedQuery((db, id: string) => db.selectFrom('orders').selectAll().where('id', '=', id)),
+  preparedQuery((db, ids: string[]) => db.selectFrom('orders').selectAll().where('id', '=', sql<string>`any(${ids})`)),
+  (row) => row.id,
 );
 
+/** The order, if it is the account's in that mode: another account's order is not found. */
 export async function findOrder(db: Kysely<Database>, id: string, scope: { accountId: string; mode: Mode }): Promise<Order | undefined> {
   if (!isPublicId('ord', id)) return undefined;
-  const [row] = await selectScopedOrder(db, id, scope.accountId, scope.mode);
-  return row && orderFromRow(row);
+  const [row] = await selectOrder(db, id);
+  return row && row.account_id === scope.accountId && row.mode === scope.mode ? orderFromRow(row) : undefined;
 }
 
 export async function findOrderById(db: Kysely<Database>, id: string): Promise<Order | undefined> {
-  const row = await db.selectFrom('orders').selectAll().where('id', '=', id).executeTakeFirst();
+  const [row] = await selectOrder(db, id);
   return row && orderFromRow(row);
 }
 
@@ -36,7 +39,11 @@ export async function findOrderByIdempotencyKey(
   return row && orderFromRow(row);
 }
 
-const selectEvents = preparedQuery((db, orderId: string) => db.selectFrom('order_events').selectAll().where('order_id', '=', orderId).orderBy('seq'));
+const selectEvents = coalescedRead(
+  preparedQuery((db, orderId: string) => db.selectFrom('order_events').selectAll().where('order_id', '=', orderId).orderBy('seq')),
+  preparedQuery((db, orderIds: string[]) => db.selectFrom('order_events').selectAll().where('order_id', '=', sql<string>`any(${orderIds})`).orderBy('order_id').orderBy('seq')),
+  (row) => row.order_id,
+);
 
 export async function listEvents(db: Kysely<Database>, orderId: string): Promise<OrderEvent[]> {
   const rows = await selectEvents(db, orderId);

@@ -3,7 +3,7 @@ import { afterEach, beforeEach, expect, test } from 'vitest';
 import { createAccount } from '../../src/accounts/accounts.js';
 import type { Db } from '../../src/db/engine.js';
 import { openDatabase } from '../../src/db/open.js';
-import { preparedQuery } from '../../src/db/prepared.js';
+import { coalescedRead, preparedQuery } from '../../src/db/prepared.js';
 import { type FreshDatabase, freshDatabase, testEngine } from '../support/database.js';
 
 let fresh: FreshDatabase;
@@ -65,4 +65,71 @@ test.skipIf(testEngine !== 'postgres')('on PostgreSQL a prepared query is a name
   } finally {
     await one.close();
   }
+});
+
+/** A coalesced read of accounts by email that counts the statements each side sends. */
+function countedEmailRead() {
+  const sent = { one: 0, many: [] as string[][] };
+  const one = preparedQuery((k, email: string) => k.selectFrom('accounts').select(['id', 'email']).where('email', '=', email));
+  const many = preparedQuery((k, emails: string[]) => k.selectFrom('accounts').select(['id', 'email']).where('email', '=', sql<string>`any(${emails})`));
+  const read = coalescedRead(
+    (k, email: string) => {
+      sent.one++;
+      return one(k, email);
+    },
+    (k, emails: string[]) => {
+      sent.many.push(emails);
+      return many(k, emails);
+    },
+    (row) => row.email,
+  );
+  return { read, sent };
+}
+
+test(`coalesced reads asked for together each get their own rows (${testEngine})`, async () => {
+  const a = await createAccount(db, 'a@example.com');
+  const b = await createAccount(db, 'b@example.com');
+  const { read, sent } = countedEmailRead();
+  const answers = await Promise.all(['a@example.com', 'b@example.com', 'a@example.com', 'nobody@example.com'].map((email) => read(db.kysely, email)));
+  expect(answers).toEqual([
+    [{ id: a.accountId, email: 'a@example.com' }],
+    [{ id: b.accountId, email: 'b@example.com' }],
+    [{ id: a.accountId, email: 'a@example.com' }],
+    [],
+  ]);
+  if (testEngine === 'postgres') {
+    // One statement, each key once.
+    expect(sent).toEqual({ one: 0, many: [['a@example.com', 'b@example.com', 'nobody@example.com']] });
+  } else {
+    // SQLite's connection is in-process: nothing to save, each read runs at once.
+    expect(sent).toEqual({ one: 4, many: [] });
+  }
+  // Inside a transaction a read is the transaction's own statement, never merged.
+  const inside = await db.kysely.transaction().execute((tx) => read(tx, 'b@example.com'));
+  expect(inside).toEqual([{ id: b.accountId, email: 'b@example.com' }]);
+  expect(sent.one).toBe(testEngine === 'postgres' ? 1 : 5);
+});
+
+test.skipIf(testEngine !== 'postgres')('a coalesced read never joins a statement already sent: it sees what committed before it was asked for', async () => {
+  const { read, sent } = countedEmailRead();
+  const early = read(db.kysely, 'late@example.com');
+  // Let the first statement go out, then commit a row and ask again while it may be in flight.
+  await new Promise((resolve) => setImmediate(resolve));
+  await createAccount(db, 'late@example.com');
+  const late = read(db.kysely, 'late@example.com');
+  await early; // sent before the commit: it may or may not see the row
+  expect(await late).toEqual([{ id: expect.stringMatching(/^acct_/), email: 'late@example.com' }]);
+  expect(sent.many).toEqual([['late@example.com'], ['late@example.com']]);
+});
+
+test.skipIf(testEngine !== 'postgres')('a failed coalesced statement fails every read that was merged into it', async () => {
+  const broken = coalescedRead(
+    async (): Promise<Array<{ id: string }>> => {
+      throw new Error('PostgreSQL merges these reads: the single-key statement is not used');
+    },
+    preparedQuery((k, ids: string[]) => k.selectFrom('accounts').select('id').where('id', '=', sql<string>`any(${ids})`).where(sql<boolean>`1 / 0 = 1`)),
+    (row) => row.id,
+  );
+  const reads = ['acct_a', 'acct_b'].map((id) => broken(db.kysely, id));
+  for (const read of reads) await expect(read).rejects.toThrow(/division by zero/);
 });
