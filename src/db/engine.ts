@@ -27,17 +27,16 @@ export interface Engine {
    */
   lockForUpdate<QB extends SelectQueryBuilder<any, any, any>>(query: QB): QB;
   /**
-   * Inside a transaction that queued work: tells worker processes elsewhere to look at the
-   * queue once it commits (PostgreSQL NOTIFY). In one SQLite process the caller wakes its own
-   * worker directly, so this does nothing there.
+   * Opens a transaction that queues work, in one statement where the engine needs one:
+   * - caps how long its statements wait for row locks held by other transactions
+   *   (PostgreSQL lock_timeout; SQLite waits through busy_timeout instead);
+   * - tells worker processes elsewhere to look at the queue once it commits (PostgreSQL
+   *   NOTIFY, delivered at commit). In one SQLite process the caller wakes its own worker
+   *   directly.
+   * On SQLite it does nothing.
    */
-  signalQueued(tx: Kysely<Database>): Promise<void>;
-  /**
-   * Caps how long statements in this transaction wait for row locks held by other
-   * transactions (PostgreSQL lock_timeout). SQLite waits through busy_timeout instead.
-   */
-  limitLockWait(tx: Kysely<Database>, ms: number): Promise<void>;
-  /** True when `error` is the lock wait of limitLockWait running out. */
+  startQueuingTransaction(tx: Kysely<Database>, lockWaitMs: number): Promise<void>;
+  /** True when `error` is the lock wait of startQueuingTransaction's cap running out. */
   isLockTimeout(error: unknown): boolean;
 }
 

@@ -66,13 +66,11 @@ export const postgresEngine: Engine = {
   // NO KEY UPDATE, not UPDATE: foreign-key checks of other transactions (KEY SHARE on the same
   // row) must not queue behind it, or they deadlock with balance updates (found on PostgreSQL).
   lockForUpdate: (query) => query.forNoKeyUpdate() as typeof query,
-  limitLockWait: async (tx, ms) => {
-    await sql.raw(`set local lock_timeout = '${Math.floor(ms)}ms'`).execute(tx);
+  // set_config(…, true) is SET LOCAL; one round trip for both.
+  startQueuingTransaction: async (tx, lockWaitMs) => {
+    await sql`select set_config('lock_timeout', ${`${Math.floor(lockWaitMs)}ms`}, true), pg_notify(${QUEUED_CHANNEL}, '')`.execute(tx);
   },
   isLockTimeout: (error) => pgCode(error) === '55P03',
-  signalQueued: async (tx) => {
-    await sql`select pg_notify(${QUEUED_CHANNEL}, '')`.execute(tx);
-  },
 };
 
 const QUEUED_CHANNEL = 'starport_orders_queued';

@@ -193,8 +193,7 @@ export const sqliteEngine: Engine = {
     ['SQLITE_CONSTRAINT_UNIQUE', 'SQLITE_CONSTRAINT_PRIMARYKEY'].includes(sqliteCode(error) ?? ''),
   lockForClaim: (query) => query,
   lockForUpdate: (query) => query,
-  signalQueued: async () => undefined,
-  limitLockWait: async () => undefined,
+  startQueuingTransaction: async () => undefined,
   isLockTimeout: () => false,
   isBusy: (error) => (sqliteCode(error) ?? '').startsWith('SQLITE_BUSY'),
 };

@@ -1,4 +1,4 @@
-import { type Kysely, sql } from 'kysely';
+import { type Kysely, PostgresAdapter, sql } from 'kysely';
 import type { Mode } from '../domain/api-key.js';
 import { newId } from '../domain/random.js';
 import { coalescedRead, preparedQuery } from '../db/prepared.js';
@@ -73,27 +73,37 @@ export async function move(tx: Kysely<Database>, ref: BalanceRef, movement: Move
  */
 export async function applyMovement(tx: Kysely<Database>, ref: BalanceRef, movement: Movement): Promise<JournalEntry | undefined> {
   const [availableDelta, reservedDelta] = DELTAS[movement.kind](movement.amount);
-  const [updated] = await updateBalance(tx, ref.accountId, ref.mode, availableDelta, reservedDelta);
-  if (!updated) return undefined;
-  const entry: JournalEntry = {
-    id: newId('jrn'),
+  const id = newId('jrn');
+  const orderId = movement.orderId ?? null;
+  const reason = movement.reason ?? null;
+  let after: { seq: bigint; available: bigint; reserved: bigint } | undefined;
+  if (tx.getExecutor().adapter instanceof PostgresAdapter) {
+    // One round trip: the update and the insert that reads its RETURNING, as one statement.
+    const [row] = await updateBalanceAndJournal(tx, ref.accountId, ref.mode, availableDelta, reservedDelta, id, movement.kind, orderId, reason, movement.now);
+    after = row && { seq: BigInt(row.seq), available: BigInt(row.balance_available), reserved: BigInt(row.balance_reserved) };
+  } else {
+    const [updated] = await updateBalance(tx, ref.accountId, ref.mode, availableDelta, reservedDelta);
+    after = updated && { seq: BigInt(updated.journal_seq), available: BigInt(updated.available), reserved: BigInt(updated.reserved) };
+    if (after) await insertJournal(tx, id, ref.accountId, ref.mode, movement.kind, orderId, availableDelta, reservedDelta, reason, movement.now, after.seq, after.available, after.reserved);
+  }
+  if (!after) return undefined;
+  return {
+    id,
     accountId: ref.accountId,
     mode: ref.mode,
     kind: movement.kind,
-    orderId: movement.orderId ?? null,
-    reason: movement.reason ?? null,
+    orderId,
+    reason,
     availableDelta,
     reservedDelta,
-    seq: BigInt(updated.journal_seq),
-    after: { available: BigInt(updated.available), reserved: BigInt(updated.reserved) },
+    seq: after.seq,
+    after: { available: after.available, reserved: after.reserved },
     createdAt: movement.now,
   };
-  await insertJournal(tx, entry.id, ref.accountId, ref.mode, movement.kind, entry.orderId, availableDelta, reservedDelta, entry.reason, movement.now, entry.seq, entry.after.available, entry.after.reserved);
-  return entry;
 }
 
-// Every order moves the ledger two or three times: both statements are compiled once.
-const updateBalance = preparedQuery((db, accountId: string, mode: Mode, availableDelta: bigint, reservedDelta: bigint) =>
+// Every order moves the ledger two or three times: these statements are compiled once.
+const balanceUpdate = (db: Kysely<Database>, accountId: string, mode: Mode, availableDelta: bigint, reservedDelta: bigint) =>
   db
     .updateTable('balances')
     .set({
@@ -105,7 +115,36 @@ const updateBalance = preparedQuery((db, accountId: string, mode: Mode, availabl
     .where('mode', '=', mode)
     .where(sql<boolean>`available + ${availableDelta} >= 0`)
     .where(sql<boolean>`reserved + ${reservedDelta} >= 0`)
-    .returning(['available', 'reserved', 'journal_seq']),
+    .returning(['available', 'reserved', 'journal_seq']);
+
+const updateBalance = preparedQuery(balanceUpdate);
+
+/** PostgreSQL only (SQLite has no UPDATE in a WITH clause): no balance row moved, no entry. */
+const updateBalanceAndJournal = preparedQuery(
+  (db, accountId: string, mode: Mode, availableDelta: bigint, reservedDelta: bigint, id: string, kind: Kind, orderId: string | null, reason: string | null, createdAt: number) =>
+    db
+      .with('moved', (q) => balanceUpdate(q as Kysely<Database>, accountId, mode, availableDelta, reservedDelta))
+      .insertInto('journal')
+      .columns(['id', 'account_id', 'mode', 'kind', 'order_id', 'available_delta', 'reserved_delta', 'reason', 'created_at', 'seq', 'balance_available', 'balance_reserved'])
+      .expression((eb) =>
+        eb
+          .selectFrom('moved')
+          .select([
+            sql<string>`cast(${id} as text)`.as('id'),
+            sql<string>`cast(${accountId} as text)`.as('account_id'),
+            sql<Mode>`cast(${mode} as text)`.as('mode'),
+            sql<Kind>`cast(${kind} as text)`.as('kind'),
+            sql<string | null>`cast(${orderId} as text)`.as('order_id'),
+            sql<bigint>`cast(${availableDelta} as bigint)`.as('available_delta'),
+            sql<bigint>`cast(${reservedDelta} as bigint)`.as('reserved_delta'),
+            sql<string | null>`cast(${reason} as text)`.as('reason'),
+            sql<bigint>`cast(${createdAt} as bigint)`.as('created_at'),
+            'moved.journal_seq',
+            'moved.available',
+            'moved.reserved',
+          ]),
+      )
+      .returning(['seq', 'balance_available', 'balance_reserved']),
 );
 
 const insertJournal = preparedQuery(

@@ -140,11 +140,14 @@ async function insertOrder(deps: CreateOrderDeps, input: CreateOrderInput, finge
   await deps.db.writeTransaction(async (tx) => {
     // Another node's uncommitted insert with this key makes ours wait on the unique index;
     // the contract bounds that wait.
-    await deps.db.engine.limitLockWait(tx, IDEMPOTENCY_WAIT_MS);
+    await deps.db.engine.startQueuingTransaction(tx, IDEMPOTENCY_WAIT_MS);
     await insertPendingOrder(tx, order.id, order.accountId, order.mode, order.idempotencyKey, fingerprint, order.product, order.recipient, order.quantity, amount, order.externalId, now);
     // After the order row: a concurrent request with the same Idempotency-Key waits on the
     // unique index above and then replays, instead of finding the quote taken.
     if (quote) await claimQuote(tx, quote, order.id, now);
+    await appendEvent(tx, { orderId: order.id, type: 'order.created', status: order.status, data: { amount: formatTon(amount) }, now });
+    // The reservation comes last: on PostgreSQL it locks the balance row until the commit, and
+    // every other order of the account waits for that lock. (A refusal rolls back all of it.)
     const ref = { accountId: input.accountId, mode: input.mode };
     if (!(await move(tx, ref, { kind: 'reserve', amount, orderId: order.id, now }))) {
       const available = (await readBalance(tx, ref))?.available ?? 0n;
@@ -153,8 +156,6 @@ async function insertOrder(deps: CreateOrderDeps, input: CreateOrderInput, finge
         required: formatTon(amount),
       });
     }
-    await appendEvent(tx, { orderId: order.id, type: 'order.created', status: order.status, data: { amount: formatTon(amount) }, now });
-    await deps.db.engine.signalQueued(tx);
   });
   return order;
 }

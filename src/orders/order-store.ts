@@ -1,10 +1,10 @@
-import { type Kysely, sql } from 'kysely';
+import { type Kysely, PostgresAdapter, type QueryCreator, sql } from 'kysely';
 import type { Mode } from '../domain/api-key.js';
 import type { EventType, OrderStatus } from '../domain/order-status.js';
 import { isPublicId, newId } from '../domain/random.js';
 import { coalescedRead, preparedQuery } from '../db/prepared.js';
 import type { Database } from '../db/schema.js';
-import { enqueueOrderEvent } from '../webhooks/outbox.js';
+import { enabledEndpointsOfOrder, enqueueOrderEvent } from '../webhooks/outbox.js';
 import { eventFromRow, type Order, type OrderEvent, orderFromRow } from './order.js';
 
 
@@ -50,27 +50,54 @@ export async function listEvents(db: Kysely<Database>, orderId: string): Promise
   return rows.map(eventFromRow);
 }
 
-const selectLastSeq = preparedQuery((db, orderId: string) =>
-  db.selectFrom('order_events').select(sql<bigint | null>`max(seq)`.as('seq')).where('order_id', '=', orderId),
-);
+/**
+ * An order's next event: its position is one past the last, read in the same statement.
+ * Transitions of one order are serialised by their conditional status update, so the read is
+ * safe; the unique (order_id, seq) key still turns any lost race into an error rather than a
+ * duplicate position.
+ */
+const eventInsert = (db: QueryCreator<Database>, id: string, orderId: string, type: EventType, status: OrderStatus, data: string, createdAt: number) =>
+  db
+    .insertInto('order_events')
+    .columns(['id', 'order_id', 'seq', 'type', 'status', 'data', 'created_at'])
+    .expression((eb) =>
+      eb
+        .selectFrom('order_events')
+        .where('order_id', '=', orderId)
+        .select([
+          sql<string>`cast(${id} as text)`.as('id'),
+          sql<string>`cast(${orderId} as text)`.as('order_id'),
+          sql<bigint>`coalesce(max(seq), 0) + 1`.as('seq'),
+          sql<EventType>`cast(${type} as text)`.as('type'),
+          sql<OrderStatus>`cast(${status} as text)`.as('status'),
+          sql<string>`cast(${data} as text)`.as('data'),
+          sql<bigint>`cast(${createdAt} as bigint)`.as('created_at'),
+        ]),
+    );
 
-const insertEvent = preparedQuery(
-  (db, id: string, orderId: string, seq: bigint, type: EventType, status: OrderStatus, data: string, createdAt: number) =>
-    db.insertInto('order_events').values({ id, order_id: orderId, seq, type, status, data, created_at: createdAt }),
+const insertEvent = preparedQuery(eventInsert);
+
+/**
+ * PostgreSQL: the insert and the webhook outbox's endpoint lookup in one round trip (SQLite
+ * has no INSERT in a WITH clause).
+ */
+const insertEventReadingEndpoints = preparedQuery(
+  (db, id: string, orderId: string, type: EventType, status: OrderStatus, data: string, createdAt: number) =>
+    enabledEndpointsOfOrder(
+      // The CTE adds a table the lookup does not use: it is still a query creator of Database.
+      db.with('appended', (q) => eventInsert(q, id, orderId, type, status, data, createdAt)) as unknown as QueryCreator<Database>,
+      orderId,
+    ),
 );
 
 export async function appendEvent(
   tx: Kysely<Database>,
   event: { orderId: string; type: EventType; status: OrderStatus; data: Record<string, unknown>; now: number },
 ): Promise<void> {
-  // Transitions of one order are serialised by their conditional status update, so reading
-  // the last position inside the same transaction is safe; the unique (order_id, seq)
-  // constraint still turns any lost race into an error rather than a duplicate position.
-  // An order's creation is its first event.
-  const [last] = event.type === 'order.created' ? [] : await selectLastSeq(tx, event.orderId);
   const id = newId('evt');
-  await insertEvent(tx, id, event.orderId, BigInt(last?.seq ?? 0) + 1n, event.type, event.status, JSON.stringify(event.data), event.now);
+  const row = [tx, id, event.orderId, event.type, event.status, JSON.stringify(event.data), event.now] as const;
+  const endpoints = tx.getExecutor().adapter instanceof PostgresAdapter ? await insertEventReadingEndpoints(...row) : (await insertEvent(...row), undefined);
   // The webhook outbox is written in this same transaction: an event is never committed
   // without its deliveries, nor a delivery without its event.
-  await enqueueOrderEvent(tx, event.orderId, { id, type: event.type, createdAt: event.now, data: event.data });
+  await enqueueOrderEvent(tx, event.orderId, { id, type: event.type, createdAt: event.now, data: event.data }, endpoints);
 }

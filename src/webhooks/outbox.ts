@@ -1,8 +1,8 @@
-import type { Kysely, Selectable } from 'kysely';
+import type { Kysely, QueryCreator, Selectable } from 'kysely';
 import { newId } from '../domain/random.js';
 import { preparedQuery } from '../db/prepared.js';
 import { formatTimestamp } from '../domain/time.js';
-import type { Database, WebhookAttemptsTable, WebhookMessagesTable } from '../db/schema.js';
+import type { Database, WebhookAttemptsTable, WebhookEndpointsTable, WebhookMessagesTable } from '../db/schema.js';
 import { orderBody } from '../http/api/serialize.js';
 import { orderFromRow } from '../orders/order.js';
 import { endpointFromRow, matches, TEST_EVENT_TYPE, type WebhookEndpoint } from './endpoints.js';
@@ -22,7 +22,8 @@ export interface OutboxEvent {
   data: Record<string, unknown>;
 }
 
-const selectEnabledEndpoints = preparedQuery((db, orderId: string) =>
+/** The enabled endpoints of an order's account and mode (a builder: order-store.ts reuses it). */
+export const enabledEndpointsOfOrder = (db: QueryCreator<Database>, orderId: string) =>
   db
     .selectFrom('webhook_endpoints')
     .innerJoin('orders', (join) =>
@@ -30,13 +31,23 @@ const selectEnabledEndpoints = preparedQuery((db, orderId: string) =>
     )
     .selectAll('webhook_endpoints')
     .where('orders.id', '=', orderId)
-    .where('webhook_endpoints.status', '=', 'enabled'),
-);
+    .where('webhook_endpoints.status', '=', 'enabled');
 
-/** Writes the messages for an order event; call inside the transaction that appended it. */
-export async function enqueueOrderEvent(tx: Kysely<Database>, orderId: string, event: OutboxEvent): Promise<number> {
+const selectEnabledEndpoints = preparedQuery(enabledEndpointsOfOrder);
+
+/**
+ * Writes the messages for an order event; call inside the transaction that appended it.
+ * `endpoints`: the order's enabled endpoints when the caller already read them
+ * (enabledEndpointsOfOrder).
+ */
+export async function enqueueOrderEvent(
+  tx: Kysely<Database>,
+  orderId: string,
+  event: OutboxEvent,
+  endpoints?: Array<Selectable<WebhookEndpointsTable>>,
+): Promise<number> {
   // One indexed query in the common case (no endpoints): the order is read only when needed.
-  const endpoints = await selectEnabledEndpoints(tx, orderId);
+  endpoints ??= await selectEnabledEndpoints(tx, orderId);
   const targets = endpoints.map(endpointFromRow).filter((endpoint) => matches(endpoint, event.type));
   if (targets.length === 0) return 0;
   const order = await tx.selectFrom('orders').selectAll().where('id', '=', orderId).executeTakeFirstOrThrow();
