@@ -85,7 +85,36 @@ async function settle(tx: Kysely<Database>, order: Order, transition: Transition
 }
 
 async function mustMove(tx: Kysely<Database>, ref: { accountId: string; mode: Order['mode'] }, order: Order, kind: 'debit' | 'release', now: number) {
-  if (!(await move(tx, ref, { kind, amount: order.amount, orderId: order.id, now }))) {
-    throw new LedgerInvariantError(`order ${order.id}: reserved balance does not cover its ${kind} of ${order.amount} nanotons`);
+  const apply = async () => {
+    if (!(await move(tx, ref, { kind, amount: order.amount, orderId: order.id, now }))) {
+      throw new LedgerInvariantError(`order ${order.id}: reserved balance does not cover its ${kind} of ${order.amount} nanotons`);
+    }
+  };
+  const deferred = deferredMoves.get(tx);
+  if (deferred) deferred.push(apply);
+  else await apply();
+}
+
+/** The held-back ledger moves of a transaction inside withLedgerMovesLast. */
+const deferredMoves = new WeakMap<Kysely<Database>, Array<() => Promise<void>>>();
+
+/**
+ * Runs `work`, transitions of many orders in transaction `tx` (a worker's batch), with their
+ * ledger moves held back until it is done, then applies them in the order they were asked for.
+ * On PostgreSQL a move locks its balance row until the commit, and every new order of that
+ * account waits for the lock: moved last, the batch holds its locks for the moves alone, not
+ * while it writes every other order's status and events. A refused move still throws, and
+ * the whole batch rolls back.
+ */
+export async function withLedgerMovesLast<T>(tx: Kysely<Database>, work: () => Promise<T>): Promise<T> {
+  const moves: Array<() => Promise<void>> = [];
+  deferredMoves.set(tx, moves);
+  let result: T;
+  try {
+    result = await work();
+  } finally {
+    deferredMoves.delete(tx);
   }
+  for (const apply of moves) await apply();
+  return result;
 }

@@ -6,6 +6,7 @@ import type { Db } from '../db/engine.js';
 import type { Database } from '../db/schema.js';
 import { isFinal, type OrderStatus } from '../domain/order-status.js';
 import { type Order, orderFromRow } from '../orders/order.js';
+import { withLedgerMovesLast } from '../orders/transitions.js';
 
 /**
  * Performs the next step of one claimed order and returns the status it left the order in
@@ -155,10 +156,12 @@ export class FulfilmentWorker {
         // workers' batches (and an order creation queued behind them) out of a deadlock.
         const orders = (await this.dueOrders(tx, modes, now, limit).execute()).map(orderFromRow).sort(byBalanceRow);
         const results: Array<[Order, OrderStatus | undefined]> = [];
-        for (const order of orders) {
-          failed = order;
-          results.push([order, await steps[order.mode]!(tx, order, now)]);
-        }
+        await withLedgerMovesLast(tx, async () => {
+          for (const order of orders) {
+            failed = order;
+            results.push([order, await steps[order.mode]!(tx, order, now)]);
+          }
+        });
         failed = undefined;
         return results;
       });
