@@ -43,7 +43,8 @@ export interface RunningService {
  * (src/live); until a wallet sender exists they wait with their payment request stored.
  */
 export async function startService(config: Config, logger: Logger, role: Role = 'all'): Promise<RunningService> {
-  const db = await openConfiguredDatabase(config);
+  // The long-running service checkpoints off the event loop; short CLI commands need not.
+  const db = await openConfiguredDatabase(config, { backgroundCheckpoints: true });
   const depositRaw = config.depositAddress ? rawAddressForm(config.depositAddress) : undefined;
   const metrics = new ServiceMetrics(db, { depositAddress: depositRaw });
   const live = new Live(config, db, logger, {

@@ -1,4 +1,6 @@
+import type BetterSqlite3 from 'better-sqlite3';
 import { Kysely } from 'kysely';
+import { BackgroundCheckpointer } from './checkpointer.js';
 import type { Config } from '../config.js';
 import type { Db } from './engine.js';
 import { GroupCommit } from './group-commit.js';
@@ -12,6 +14,8 @@ export interface DatabaseOptions {
   /** postgres://… selects PostgreSQL instead. */
   databaseUrl?: string;
   poolSize?: number;
+  /** SQLite: copy the WAL into the database file on a thread of its own (checkpointer.ts). */
+  backgroundCheckpoints?: boolean;
 }
 
 /** Each engine's driver is loaded only when chosen: the CLI starts faster without the other. */
@@ -40,8 +44,23 @@ async function connect(options: DatabaseOptions): Promise<Omit<Db, 'close'> & { 
     kysely,
     engine: sqliteEngine,
     writeTransaction: (work) => groupCommit.run(work),
-    afterMigration: () => ({ keysVersion: sqliteKeysVersion(raw, snapshot) }),
+    afterMigration: () => ({
+      keysVersion: sqliteKeysVersion(raw, snapshot),
+      ...(options.backgroundCheckpoints && withBackgroundCheckpoints(raw, kysely)),
+    }),
     onQueued: async () => async () => undefined,
+  };
+}
+
+function withBackgroundCheckpoints(raw: BetterSqlite3.Database, kysely: Kysely<Database>): Pick<Db, 'close'> {
+  const checkpointer = new BackgroundCheckpointer(raw.name, (pages) => raw.pragma(`wal_autocheckpoint = ${pages}`));
+  // A WAL grown past the writer's checkpoint threshold is cut back to this when it restarts.
+  raw.pragma(`journal_size_limit = ${64 * 1024 * 1024}`);
+  return {
+    async close() {
+      await checkpointer.close();
+      await kysely.destroy();
+    },
   };
 }
 
@@ -59,6 +78,9 @@ export async function openDatabase(options: DatabaseOptions): Promise<Db> {
   return { ...db, ...afterMigration?.() };
 }
 
-export function openConfiguredDatabase(config: Pick<Config, 'dataDir' | 'databaseUrl' | 'databasePoolSize'>): Promise<Db> {
-  return openDatabase({ dataDir: config.dataDir, databaseUrl: config.databaseUrl, poolSize: config.databasePoolSize });
+export function openConfiguredDatabase(
+  config: Pick<Config, 'dataDir' | 'databaseUrl' | 'databasePoolSize'>,
+  options: Pick<DatabaseOptions, 'backgroundCheckpoints'> = {},
+): Promise<Db> {
+  return openDatabase({ dataDir: config.dataDir, databaseUrl: config.databaseUrl, poolSize: config.databasePoolSize, ...options });
 }

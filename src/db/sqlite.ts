@@ -2,7 +2,6 @@ import fs from 'node:fs';
 import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import {
-  CompiledQuery,
   type DatabaseConnection,
   type Dialect,
   type Kysely,
@@ -17,11 +16,22 @@ import type { DirectPath } from './prepared.js';
 /**
  * Kysely's SQLite driver opens transactions with a plain BEGIN, which takes the write lock
  * only at the first write: a CLI process writing beside `serve` then fails with SQLITE_BUSY
- * instead of waiting. BEGIN IMMEDIATE takes the lock up front and waits `busy_timeout`.
+ * instead of waiting. BEGIN IMMEDIATE takes the lock up front. While another connection holds
+ * it, the wait (up to BUSY_TIMEOUT_MS) is asynchronous: SQLite's own busy_timeout would block
+ * the event loop, every request with it, and could never end if the holder is a transaction
+ * of this same thread (two services in one process, as the scale-out tests run them) whose
+ * commit is queued behind the blocked statement.
  */
 class ImmediateTransactionSqliteDriver extends SqliteDriver {
-  override async beginTransaction(connection: DatabaseConnection): Promise<void> {
-    await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+  constructor(private readonly connection: SqliteConnection) {
+    super({ database: connection as never });
+  }
+
+  override async beginTransaction(_connection: DatabaseConnection): Promise<void> {
+    const deadline = Date.now() + BUSY_TIMEOUT_MS;
+    for (let delayMs = 1; !this.connection.tryBeginImmediate(Date.now() >= deadline); delayMs = Math.min(delayMs * 2, 20)) {
+      await new Promise((resolve) => setTimeout(resolve, delayMs));
+    }
   }
 }
 
@@ -111,6 +121,24 @@ export class SqliteConnection {
   }
 
   /**
+   * BEGIN IMMEDIATE without waiting: false while another connection holds the write lock.
+   * `last`: the final attempt, which throws SQLITE_BUSY instead.
+   */
+  tryBeginImmediate(last: boolean): boolean {
+    this.snapshot.end();
+    this.db.pragma('busy_timeout = 0');
+    try {
+      this.db.exec('begin immediate');
+      return true;
+    } catch (error) {
+      if (!last && sqliteEngine.isBusy(error)) return false;
+      throw error;
+    } finally {
+      this.db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
+    }
+  }
+
+  /**
    * Prepared queries run here at once, as Kysely's driver would run them but without its
    * promise chain per statement (a connection mutex, several hops), which cost more than
    * SQLite's own work. In a transaction that is safe because the transaction owns this one
@@ -146,7 +174,7 @@ export function sqliteDialect(target: BetterSqlite3.Database | SqliteConnection)
   const connection = target instanceof SqliteConnection ? target : new SqliteConnection(target);
   return {
     createAdapter: () => new TransactionalDdlSqliteAdapter(),
-    createDriver: () => new ImmediateTransactionSqliteDriver({ database: connection as never }),
+    createDriver: () => new ImmediateTransactionSqliteDriver(connection),
     createIntrospector: (kysely: Kysely<any>) => new SqliteIntrospector(kysely),
     createQueryCompiler: () => new SqliteQueryCompiler(),
   };

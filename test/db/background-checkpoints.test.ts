@@ -1,0 +1,79 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
+import { afterEach, beforeEach, expect, test } from 'vitest';
+import { createAccount } from '../../src/accounts/accounts.js';
+import type { Db } from '../../src/db/engine.js';
+import { openDatabase } from '../../src/db/open.js';
+import { SQLITE_FILE_NAME } from '../../src/db/sqlite.js';
+import { testEngine } from '../support/database.js';
+
+/**
+ * `serve` copies SQLite's WAL into the database file on a thread of its own
+ * (db/checkpointer.ts). Seen from outside: committed rows reach the database file itself
+ * without any checkpoint by the writing connection.
+ */
+let dataDir: string;
+let db: Db | undefined;
+
+beforeEach(() => {
+  dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'starport-checkpoints-'));
+});
+
+afterEach(async () => {
+  await db?.close();
+  db = undefined;
+  fs.rmSync(dataDir, { recursive: true, force: true });
+});
+
+/**
+ * The accounts in the database file alone, as if its WAL were lost (-1 when the copy caught a
+ * checkpoint half-way and is not readable yet).
+ */
+function accountsInMainFile(): number {
+  const copy = path.join(dataDir, 'main-file-only.sqlite');
+  fs.copyFileSync(path.join(dataDir, SQLITE_FILE_NAME), copy);
+  let reader: BetterSqlite3.Database | undefined;
+  try {
+    reader = new BetterSqlite3(copy);
+    // Not even the schema has reached the file yet: no accounts either.
+    if (!reader.prepare("select 1 from sqlite_master where name = 'accounts'").get()) return 0;
+    return Number(reader.prepare('select count(*) as n from accounts').pluck().get());
+  } catch {
+    return -1;
+  } finally {
+    reader?.close();
+    for (const file of [copy, `${copy}-wal`, `${copy}-shm`]) fs.rmSync(file, { force: true });
+  }
+}
+
+let written = 0;
+async function writeAccounts(count: number): Promise<void> {
+  for (let i = 0; i < count; i++) await createAccount(db!, `checkpoint-${++written}@example.com`);
+}
+
+/** Polls (no fixed sleep) until `condition` holds or the deadline passes. */
+async function eventually(condition: () => boolean, deadlineMs = 10_000): Promise<boolean> {
+  const until = Date.now() + deadlineMs;
+  while (Date.now() < until) {
+    if (condition()) return true;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  return condition();
+}
+
+test.skipIf(testEngine !== 'sqlite')('without the thread, a few commits stay in the WAL (the writer checkpoints every 1,000 pages)', async () => {
+  db = await openDatabase({ dataDir });
+  await writeAccounts(5);
+  expect(accountsInMainFile()).toBe(0);
+});
+
+test.skipIf(testEngine !== 'sqlite')('with it, committed rows reach the database file while the writer only appends to the WAL', async () => {
+  db = await openDatabase({ dataDir, backgroundCheckpoints: true });
+  await writeAccounts(5);
+  expect(await eventually(() => accountsInMainFile() === 5)).toBe(true);
+  // And again after more commits: the thread keeps going.
+  await writeAccounts(3);
+  expect(await eventually(() => accountsInMainFile() === 8)).toBe(true);
+});
