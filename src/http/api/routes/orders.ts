@@ -5,7 +5,7 @@ import { parseUsername } from '../../../domain/username.js';
 import { createOrder } from '../../../orders/create-order.js';
 import type { OrderStatus } from '../../../domain/order-status.js';
 import { listOrders } from '../../../orders/list-orders.js';
-import { findOrder, listEvents } from '../../../orders/order-store.js';
+import { findOrder, findOrderWithEvents } from '../../../orders/order-store.js';
 import type { ApiContext } from '../context.js';
 import { CREATE_ORDER, GET_ORDER, LIST_ORDERS } from '../openapi/operations.js';
 import { checkOneCursor, type PageQuery, parseLimit, parseTimeParam, unknownCursor } from '../pagination.js';
@@ -99,9 +99,8 @@ export function orderRoutes(app: FastifyInstance, ctx: ApiContext): void {
   });
 
   app.get<{ Params: { id: string } }>('/orders/:id', { schema: { params: orderIdParams }, config: { openapi: GET_ORDER } }, async (request) => {
-    const order = await findOrder(ctx.db.kysely, request.params.id, request.caller);
-    if (!order) throw new ApiError('order_not_found', `No order ${request.params.id} in ${request.caller.mode} mode for this account.`, 'id');
-    const events = await listEvents(ctx.db.kysely, order.id);
-    return { ok: true, ...orderBody(order, ctx.publicUrl(request)), events: events.map(eventBody) };
+    const found = await findOrderWithEvents(ctx.db.kysely, request.params.id, request.caller);
+    if (!found) throw new ApiError('order_not_found', `No order ${request.params.id} in ${request.caller.mode} mode for this account.`, 'id');
+    return { ok: true, ...orderBody(found.order, ctx.publicUrl(request)), events: found.events.map(eventBody) };
   });
 }
