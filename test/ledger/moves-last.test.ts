@@ -35,7 +35,7 @@ afterEach(async () => {
   await fresh.dispose();
 });
 
-/** Two orders of the account, moved to processing (their reservations made). */
+/** Three orders of the account, moved to processing (their reservations made). */
 async function processingOrders(): Promise<Order[]> {
   const config = loadConfig({});
   const deps = {
@@ -46,7 +46,7 @@ async function processingOrders(): Promise<Order[]> {
     onCreated: () => undefined,
   };
   const orders: Order[] = [];
-  for (const key of ['k1', 'k2']) {
+  for (const key of ['k1', 'k2', 'k3']) {
     const { order } = await createOrder(deps, { accountId, mode: 'test', idempotencyKey: key, product: 'stars', username: 'alice_test', quantity: 50, externalId: null });
     expect(await transitionOrder(db.kysely, order, { to: 'processing', nextRunAt: Date.now(), now: Date.now() })).toBe(true);
     orders.push({ ...order, status: 'processing' });
@@ -54,24 +54,47 @@ async function processingOrders(): Promise<Order[]> {
   return orders;
 }
 
-const debits = (k: typeof db.kysely) => k.selectFrom('journal').select(['order_id', 'seq']).where('kind', '=', 'debit').orderBy('seq').execute();
+const settlements = (k: typeof db.kysely) =>
+  k.selectFrom('journal').select(['order_id', 'kind']).where('kind', 'in', ['debit', 'release']).orderBy('seq').execute();
 
-test(`a batch's debits come after all of its status changes and events, in the order asked for (${testEngine})`, async () => {
-  const orders = await processingOrders();
+test(`a batch's debits and releases come after all of its status changes and events, in the order asked for (${testEngine})`, async () => {
+  const [first, second, third] = await processingOrders();
   const before = (await readBalance(db.kysely, { accountId, mode: 'test' }))!;
   await db.kysely.transaction().execute((tx) =>
     withLedgerMovesLast(tx, async () => {
-      for (const order of orders) expect(await transitionOrder(tx, order, { to: 'delivered', nextRunAt: null, now: Date.now() })).toBe(true);
-      // Both orders are delivered, with their events, and nothing is debited yet.
-      const delivered = await tx.selectFrom('order_events').select('order_id').where('type', '=', 'order.delivered').execute();
-      expect(delivered).toHaveLength(2);
-      expect(await debits(tx)).toEqual([]);
+      for (const order of [first!, second!]) expect(await transitionOrder(tx, order, { to: 'delivered', nextRunAt: null, now: Date.now() })).toBe(true);
+      const failure = { to: 'failed', failureReason: 'upstream_error', message: 'x', nextRunAt: null, now: Date.now() } as const;
+      expect(await transitionOrder(tx, third!, failure)).toBe(true);
+      // All three orders are final, with their events, and nothing is settled yet.
+      const final = await tx.selectFrom('order_events').select('order_id').where('type', 'in', ['order.delivered', 'order.failed']).execute();
+      expect(final).toHaveLength(3);
+      expect(await settlements(tx)).toEqual([]);
     }),
   );
-  expect((await debits(db.kysely)).map((row) => row.order_id)).toEqual(orders.map((order) => order.id));
+  // One balance: settled together (one statement on PostgreSQL), each with its journal row, in order.
+  expect(await settlements(db.kysely)).toEqual([
+    { order_id: first!.id, kind: 'debit' },
+    { order_id: second!.id, kind: 'debit' },
+    { order_id: third!.id, kind: 'release' },
+  ]);
   const after = (await readBalance(db.kysely, { accountId, mode: 'test' }))!;
-  expect(after.reserved).toBe(before.reserved - orders[0]!.amount - orders[1]!.amount);
-  expect(after.available).toBe(before.available);
+  expect(after.reserved).toBe(before.reserved - first!.amount - second!.amount - third!.amount);
+  expect(after.available).toBe(before.available + third!.amount);
+  // Every journal row's running balance and position agree with the movements up to it.
+  const rows = await db.kysely
+    .selectFrom('journal')
+    .select(['seq', 'available_delta', 'reserved_delta', 'balance_available', 'balance_reserved'])
+    .where('account_id', '=', accountId)
+    .where('mode', '=', 'test')
+    .orderBy('seq')
+    .execute();
+  let available = 0n;
+  let reserved = 0n;
+  rows.forEach((row, i) => {
+    available += BigInt(row.available_delta);
+    reserved += BigInt(row.reserved_delta);
+    expect([BigInt(row.seq), BigInt(row.balance_available), BigInt(row.balance_reserved)]).toEqual([BigInt(i + 1), available, reserved]);
+  });
   expect(await verifyLedger(db.kysely)).toEqual([]);
 });
 
@@ -87,6 +110,6 @@ test(`a refused move fails the batch and rolls all of it back (${testEngine})`, 
     ),
   ).rejects.toBeInstanceOf(LedgerInvariantError);
   const statuses = await db.kysely.selectFrom('orders').select('status').where('account_id', '=', accountId).execute();
-  expect(statuses.map((row) => row.status)).toEqual(['processing', 'processing']);
+  expect(statuses.map((row) => row.status)).toEqual(['processing', 'processing', 'processing']);
   expect(await db.kysely.selectFrom('order_events').select('id').where('type', '=', 'order.delivered').execute()).toEqual([]);
 });
