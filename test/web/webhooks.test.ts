@@ -154,8 +154,11 @@ test('the overview calls out the disabled endpoints of each mode, linking to tha
   const { client, email } = await signedUp(h, '10.9.0.5');
   const accountId = await accountIdOf(h, email);
   const db = h.service.db.kysely;
+  // Listed oldest first: one millisecond apart, so that two endpoints made within the same
+  // millisecond are not left to the tie-break on their random ids.
+  let clock = Date.now();
   const add = async (mode: 'live' | 'test', url: string, disabled: boolean) => {
-    const endpoint = await createEndpoint(db, { accountId, mode }, { url, events: ['*'], now: Date.now() });
+    const endpoint = await createEndpoint(db, { accountId, mode }, { url, events: ['*'], now: clock++ });
     if (disabled) await db.updateTable('webhook_endpoints').set({ status: 'disabled', disabled_reason: 'The endpoint answered 410 Gone.', disabled_at: Date.now() }).where('id', '=', endpoint.id).execute();
   };
   await add('test', 'http://127.0.0.1:9/fine', false);
