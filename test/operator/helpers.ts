@@ -107,6 +107,8 @@ let keys = 0;
  * An order created by the service's own order code (as POST /orders would), then, unless told
  * otherwise, moved to processing with no next run and no lease: an order held for review.
  */
+let lastSeedTime = 0;
+
 export async function seedOrder(
   db: Db,
   accountId: string,
@@ -114,7 +116,10 @@ export async function seedOrder(
 ): Promise<Order> {
   const config = loadConfig({});
   const prices = new ListPriceSource(config.prices, new FixedRateFeed(config.tonUsdRate));
-  const deps = { db, prices, gate: new IdempotencyGate(), liveAvailable: () => true, onCreated: () => undefined };
+  // Each seeded order is at least a millisecond newer than the last: lists sort newest first,
+  // and two orders of the same millisecond would be ordered by their random ids.
+  const clock = () => (lastSeedTime = Math.max(Date.now(), lastSeedTime + 1));
+  const deps = { db, prices, gate: new IdempotencyGate(), liveAvailable: () => true, onCreated: () => undefined, now: clock };
   const { order } = await createOrder(deps, {
     accountId,
     mode: options.mode ?? 'test',
