@@ -139,6 +139,10 @@ describe('orders', () => {
       const res = await postOrder(h, key, { product: 'stars', recipient, quantity: 50 + i, external_id: `ext-${i}` });
       expectOk(res, 201);
       ids.push(res.body.id);
+      // The list is newest first, ties (the same millisecond) broken by the random id: the next
+      // order is made in a later millisecond so that creation order is the expected order.
+      const madeAt = Date.now();
+      while (Date.now() === madeAt) await new Promise((resolve) => setImmediate(resolve));
     }
     const premium = await postOrder(h, key, { product: 'premium', recipient: '@Premium_Fan', quantity: 6, external_id: null });
     expectOk(premium, 201);
