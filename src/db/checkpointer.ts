@@ -28,7 +28,7 @@ parentPort.on('message', (message) => {
 `;
 
 /** WAL pages after which the writer checkpoints itself, should the thread fall behind or fail. */
-export const WRITER_CHECKPOINT_PAGES = 10_000;
+const WRITER_CHECKPOINT_PAGES = 10_000;
 /** SQLite's default, restored if the thread stops working. */
 const DEFAULT_CHECKPOINT_PAGES = 1_000;
 

@@ -1,4 +1,4 @@
-import type { Compilable, CompiledQuery, Kysely } from 'kysely';
+import { type Compilable, type CompiledQuery, type Kysely, PostgresAdapter } from 'kysely';
 import type { Database } from './schema.js';
 
 const PLACEHOLDER = '\u0000Starport-Parameter:'; // mixed case: a case conversion shows
@@ -143,4 +143,12 @@ export function coalescedRead<Row, K extends string>(
     batch.set(key, waiters);
     return new Promise<Row[]>((resolve, reject) => waiters.push({ resolve, reject }));
   };
+}
+
+/**
+ * Whether `db` (a database or one of its transactions) is PostgreSQL: for the few statements
+ * only it can run (an UPDATE or INSERT inside WITH, json_agg), each saving a round trip.
+ */
+export function onPostgres(db: Kysely<Database>): boolean {
+  return db.getExecutor().adapter instanceof PostgresAdapter;
 }

@@ -1,7 +1,7 @@
-import { type Kysely, PostgresAdapter, sql } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import type { Mode } from '../domain/api-key.js';
 import { newId } from '../domain/random.js';
-import { coalescedRead, preparedQuery } from '../db/prepared.js';
+import { coalescedRead, onPostgres, preparedQuery } from '../db/prepared.js';
 import type { Database, JournalTable } from '../db/schema.js';
 
 /**
@@ -77,7 +77,7 @@ export async function applyMovement(tx: Kysely<Database>, ref: BalanceRef, movem
   const orderId = movement.orderId ?? null;
   const reason = movement.reason ?? null;
   let after: { seq: bigint; available: bigint; reserved: bigint } | undefined;
-  if (tx.getExecutor().adapter instanceof PostgresAdapter) {
+  if (onPostgres(tx)) {
     // One round trip: the update and the insert that reads its RETURNING, as one statement.
     const [row] = await updateBalanceAndJournal(tx, ref.accountId, ref.mode, availableDelta, reservedDelta, id, movement.kind, orderId, reason, movement.now);
     after = row && { seq: BigInt(row.seq), available: BigInt(row.balance_available), reserved: BigInt(row.balance_reserved) };

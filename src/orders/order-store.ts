@@ -1,8 +1,8 @@
-import { type Kysely, PostgresAdapter, type QueryCreator, sql } from 'kysely';
+import { type Kysely, type QueryCreator, sql } from 'kysely';
 import type { Mode } from '../domain/api-key.js';
 import type { EventType, OrderStatus } from '../domain/order-status.js';
 import { isPublicId, newId } from '../domain/random.js';
-import { coalescedRead, preparedQuery } from '../db/prepared.js';
+import { coalescedRead, onPostgres, preparedQuery } from '../db/prepared.js';
 import type { Database, OrderEventRow } from '../db/schema.js';
 import { enabledEndpointsOfOrder, enqueueOrderEvent } from '../webhooks/outbox.js';
 import { eventFromRow, type Order, type OrderEvent, orderFromRow } from './order.js';
@@ -75,7 +75,7 @@ export async function findOrderWithEvents(
   id: string,
   scope: { accountId: string; mode: Mode },
 ): Promise<{ order: Order; events: OrderEvent[] } | undefined> {
-  if (!(db.getExecutor().adapter instanceof PostgresAdapter)) {
+  if (!onPostgres(db)) {
     const order = await findOrder(db, id, scope);
     return order && { order, events: await listEvents(db, order.id) };
   }
@@ -132,7 +132,7 @@ export async function appendEvent(
 ): Promise<void> {
   const id = newId('evt');
   const row = [tx, id, event.orderId, event.type, event.status, JSON.stringify(event.data), event.now] as const;
-  const endpoints = tx.getExecutor().adapter instanceof PostgresAdapter ? await insertEventReadingEndpoints(...row) : (await insertEvent(...row), undefined);
+  const endpoints = onPostgres(tx) ? await insertEventReadingEndpoints(...row) : (await insertEvent(...row), undefined);
   // The webhook outbox is written in this same transaction: an event is never committed
   // without its deliveries, nor a delivery without its event.
   await enqueueOrderEvent(tx, event.orderId, { id, type: event.type, createdAt: event.now, data: event.data }, endpoints);
