@@ -40,6 +40,9 @@ export interface Engine {
   isLockTimeout(error: unknown): boolean;
 }
 
+/** PostgreSQL's NOTIFY channel for queued work (startQueuingTransaction, listenQueued). */
+export const QUEUED_CHANNEL = 'starport_orders_queued';
+
 /** Stops a subscription. */
 export type Unsubscribe = () => Promise<void>;
 

@@ -1,6 +1,6 @@
 import { PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
-import type { Engine, Unsubscribe } from './engine.js';
+import { type Engine, QUEUED_CHANNEL, type Unsubscribe } from './engine.js';
 import { preparedStatementNames } from './prepared.js';
 
 /**
@@ -73,7 +73,6 @@ export const postgresEngine: Engine = {
   isLockTimeout: (error) => pgCode(error) === '55P03',
 };
 
-const QUEUED_CHANNEL = 'starport_orders_queued';
 const RECONNECT_DELAY_MS = 1_000;
 
 /**

@@ -11,6 +11,7 @@ import { freshPrice } from './fresh-price.js';
 import { IDEMPOTENCY_WAIT_MS, type IdempotencyGate, keyInUse } from './idempotency-gate.js';
 import { type Order, orderFingerprint } from './order.js';
 import { appendEvent, findOrderByIdempotencyKey } from './order-store.js';
+import { placeInOneStatement, placesInOneStatement } from './place-in-one-statement.js';
 import { claimQuote, type Quote, usableQuote } from '../quotes/quotes.js';
 
 export interface CreateOrderInput {
@@ -50,29 +51,74 @@ export type CreateOrderResult = { order: Order; replayed: boolean };
 export async function createOrder(deps: CreateOrderDeps, input: CreateOrderInput): Promise<CreateOrderResult> {
   const scope = { accountId: input.accountId, mode: input.mode, idempotencyKey: input.idempotencyKey };
   const fingerprint = orderFingerprint(input);
-  return deps.gate.run(JSON.stringify(scope), async () => {
+  const replayIfTaken = async () => {
     const existing = await findOrderByIdempotencyKey(deps.db.kysely, scope);
-    if (existing) return replay(existing, fingerprint);
-    const now = (deps.now ?? Date.now)();
-    const quote = input.quoteId ? await usableQuote(deps.db, input.quoteId, input, now) : undefined;
-    if (input.mode === 'live' && !(await deps.liveAvailable())) {
-      throw new ApiError('live_unavailable', 'Live orders cannot be fulfilled right now; nothing was reserved. Retry later.');
+    return existing && replay(existing, fingerprint);
+  };
+  return deps.gate.run(JSON.stringify(scope), async () => {
+    // PostgreSQL, no quote: the key is looked up only once something stands in the way of the
+    // one-statement placement (a taken key fails its insert), so a new order costs one round
+    // trip. A replay still wins over every later check, as the contract orders them.
+    const direct = !input.quoteId && placesInOneStatement(deps.db.kysely);
+    if (!direct) {
+      const replayed = await replayIfTaken();
+      if (replayed) return replayed;
     }
-    // A valid quote locks its price: the spec's "may differ slightly" no longer applies.
-    const amount = quote ? quote.amount : await freshPrice(deps.prices, input.product, input.quantity, input.mode);
+    let priced: { amount: bigint; quote: Quote | undefined };
     try {
-      const order = await insertOrder(deps, input, fingerprint, amount, quote);
-      deps.onCreated(order);
-      return { order, replayed: false };
+      priced = await priceOrder(deps, input);
+    } catch (error) {
+      const replayed = direct && (await replayIfTaken());
+      if (replayed) return replayed;
+      throw error;
+    }
+    const order = pendingOrder(deps, input, fingerprint, priced.amount);
+    if (direct) {
+      if (await placeDirectly(deps, order)) return created(deps, order);
+      // Not placed: a taken key, a balance that does not cover it, or webhooks to write.
+      const replayed = await replayIfTaken();
+      if (replayed) return replayed;
+    }
+    try {
+      await insertOrder(deps, order, priced.quote);
+      return created(deps, order);
     } catch (error) {
       if (deps.db.engine.isLockTimeout(error)) throw keyInUse();
       if (!deps.db.engine.isUniqueViolation(error)) throw error;
       // A concurrent request with the same key (another process) committed first.
-      const winner = await findOrderByIdempotencyKey(deps.db.kysely, scope);
-      if (!winner) throw error;
-      return replay(winner, fingerprint);
+      const replayed = await replayIfTaken();
+      if (!replayed) throw error;
+      return replayed;
     }
   });
+}
+
+/** The CONTRACT's checks after idempotency: quote_mismatch, quote_expired, live_unavailable; then the amount. */
+async function priceOrder(deps: CreateOrderDeps, input: CreateOrderInput): Promise<{ amount: bigint; quote: Quote | undefined }> {
+  const now = (deps.now ?? Date.now)();
+  const quote = input.quoteId ? await usableQuote(deps.db, input.quoteId, input, now) : undefined;
+  if (input.mode === 'live' && !(await deps.liveAvailable())) {
+    throw new ApiError('live_unavailable', 'Live orders cannot be fulfilled right now; nothing was reserved. Retry later.');
+  }
+  // A valid quote locks its price: the spec's "may differ slightly" no longer applies.
+  const amount = quote ? quote.amount : await freshPrice(deps.prices, input.product, input.quantity, input.mode);
+  return { amount, quote };
+}
+
+function created(deps: CreateOrderDeps, order: Order): CreateOrderResult {
+  deps.onCreated(order);
+  return { order, replayed: false };
+}
+
+/** placeInOneStatement; false when it placed nothing (the key is taken, or see there). */
+async function placeDirectly(deps: CreateOrderDeps, order: Order): Promise<boolean> {
+  try {
+    return await placeInOneStatement(deps.db.kysely, order, IDEMPOTENCY_WAIT_MS);
+  } catch (error) {
+    if (deps.db.engine.isLockTimeout(error)) throw keyInUse();
+    if (deps.db.engine.isUniqueViolation(error)) return false;
+    throw error;
+  }
 }
 
 function replay(order: Order, fingerprint: string): CreateOrderResult {
@@ -118,9 +164,9 @@ const insertPendingOrder = preparedQuery(
     }),
 );
 
-async function insertOrder(deps: CreateOrderDeps, input: CreateOrderInput, fingerprint: string, amount: bigint, quote: Quote | undefined): Promise<Order> {
+function pendingOrder(deps: CreateOrderDeps, input: CreateOrderInput, fingerprint: string, amount: bigint): Order {
   const now = (deps.now ?? Date.now)();
-  const order: Order = {
+  return {
     id: newId('ord'),
     accountId: input.accountId,
     mode: input.mode,
@@ -137,18 +183,22 @@ async function insertOrder(deps: CreateOrderDeps, input: CreateOrderInput, finge
     updatedAt: now,
     nextRunAt: now,
   };
+}
+
+async function insertOrder(deps: CreateOrderDeps, order: Order, quote: Quote | undefined): Promise<void> {
+  const { amount, createdAt: now } = order;
   await deps.db.writeTransaction(async (tx) => {
     // Another node's uncommitted insert with this key makes ours wait on the unique index;
     // the contract bounds that wait.
     await deps.db.engine.startQueuingTransaction(tx, IDEMPOTENCY_WAIT_MS);
-    await insertPendingOrder(tx, order.id, order.accountId, order.mode, order.idempotencyKey, fingerprint, order.product, order.recipient, order.quantity, amount, order.externalId, now);
+    await insertPendingOrder(tx, order.id, order.accountId, order.mode, order.idempotencyKey, order.fingerprint, order.product, order.recipient, order.quantity, amount, order.externalId, now);
     // After the order row: a concurrent request with the same Idempotency-Key waits on the
     // unique index above and then replays, instead of finding the quote taken.
     if (quote) await claimQuote(tx, quote, order.id, now);
     await appendEvent(tx, { orderId: order.id, type: 'order.created', status: order.status, data: { amount: formatTon(amount) }, now });
     // The reservation comes last: on PostgreSQL it locks the balance row until the commit, and
     // every other order of the account waits for that lock. (A refusal rolls back all of it.)
-    const ref = { accountId: input.accountId, mode: input.mode };
+    const ref = { accountId: order.accountId, mode: order.mode };
     if (!(await move(tx, ref, { kind: 'reserve', amount, orderId: order.id, now }))) {
       const available = (await readBalance(tx, ref))?.available ?? 0n;
       throw new ApiError('insufficient_balance', 'The available balance does not cover this order; nothing was reserved.', 'quantity', {
@@ -157,5 +207,4 @@ async function insertOrder(deps: CreateOrderDeps, input: CreateOrderInput, finge
       });
     }
   });
-  return order;
 }
