@@ -3,7 +3,7 @@ import type { Database } from '../db/schema.js';
 import type { OrderStatus } from '../domain/order-status.js';
 import { type TestOutcome, testOutcome } from '../providers/simulated/test-recipients.js';
 import type { Order } from './order.js';
-import { type Transition, transitionOrder } from './transitions.js';
+import { type Transition, transitionMany } from './transitions.js';
 
 export interface TestFulfilmentTiming {
   /** processing → final (TEST_FULFILMENT_DELAY_MS). */
@@ -13,34 +13,44 @@ export interface TestFulfilmentTiming {
 }
 
 /**
- * Test mode's simulated fulfilment (CONTRACT "Test mode"). Each call performs the steps that
- * are due and schedules the next through `next_run_at`, so a slow order holds no worker and a
- * restart resumes where the database says. A step only writes to the database, so the worker runs a
- * whole batch of them in the transaction that claims them (one commit per batch).
+ * Test mode's simulated fulfilment (CONTRACT "Test mode"). Each call takes a batch of claimed
+ * orders through the steps that are due and schedules the next through `next_run_at`, so a
+ * slow order holds no worker and a restart resumes where the database says. The steps only
+ * write to the database, so the worker runs a whole batch of them in the transaction that
+ * claims them (one commit per batch), written together (transitionMany).
  */
 export function testFulfilmentStep(timing: TestFulfilmentTiming) {
-  return async (tx: Kysely<Database>, order: Order, now: number): Promise<OrderStatus | undefined> => {
-    const outcome = testOutcome(order.recipient);
-    let current = order;
-    let status: OrderStatus | undefined;
-    // A step already due (no delay configured) is taken in the same transaction rather than
-    // costing another claim and another commit.
-    for (let transition = nextTransition(current, outcome, timing, now); transition; transition = nextTransition(current, outcome, timing, now)) {
-      if (!(await transitionOrder(tx, current, transition))) return status;
-      status = transition.to;
-      if (transition.nextRunAt === null || transition.nextRunAt > now) return status;
-      current = { ...current, status: transition.to, nextRunAt: transition.nextRunAt, updatedAt: now };
-    }
-    return status;
+  return async (tx: Kysely<Database>, orders: Order[], now: number): Promise<Array<OrderStatus | undefined>> => {
+    const statuses = await transitionMany(
+      tx,
+      orders.map((order) => ({ order, steps: dueTransitions(order, timing, now) })),
+    );
+    return orders.map((order) => statuses.get(order.id));
   };
 }
 
-function nextTransition(order: Order, outcome: TestOutcome, timing: TestFulfilmentTiming, now: number): Transition | undefined {
-  if (order.status === 'fulfillment_pending') {
+/**
+ * The transitions due now. A step already due (no delay configured) is taken in the same
+ * transaction rather than costing another claim and another commit.
+ */
+function dueTransitions(order: Order, timing: TestFulfilmentTiming, now: number): Transition[] {
+  const outcome = testOutcome(order.recipient);
+  const steps: Transition[] = [];
+  let status = order.status;
+  for (let step = nextTransition(status, outcome, timing, now); step; step = nextTransition(status, outcome, timing, now)) {
+    steps.push(step);
+    if (step.nextRunAt === null || step.nextRunAt > now) break;
+    status = step.to;
+  }
+  return steps;
+}
+
+function nextTransition(status: OrderStatus, outcome: TestOutcome, timing: TestFulfilmentTiming, now: number): Transition | undefined {
+  if (status === 'fulfillment_pending') {
     const delay = outcome === 'slow' ? timing.slowDelayMs : timing.delayMs;
     return { to: 'processing', nextRunAt: now + delay, now };
   }
-  if (order.status !== 'processing') return undefined;
+  if (status !== 'processing') return undefined;
   if (outcome === 'recipient_invalid') {
     return { to: 'failed', failureReason: 'recipient_invalid', message: 'The recipient does not exist or cannot receive this product.', nextRunAt: null, now };
   }

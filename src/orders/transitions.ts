@@ -4,7 +4,9 @@ import { canTransition } from '../domain/order-status.js';
 import { formatTon } from '../domain/money.js';
 import { preparedQuery } from '../db/prepared.js';
 import type { Database } from '../db/schema.js';
+import { newId } from '../domain/random.js';
 import { move } from '../ledger/ledger.js';
+import { enabledEndpointsExist } from '../webhooks/outbox.js';
 import type { Order } from './order.js';
 import { appendEvent } from './order-store.js';
 
@@ -52,6 +54,105 @@ export async function transitionOrder(
     await within?.(tx);
     return true;
   });
+}
+
+/** One order's transitions to take now, in order (for example processing, then delivered). */
+export interface TransitionChain {
+  order: Order;
+  steps: Transition[];
+}
+
+/**
+ * transitionOrder for a worker's batch: many orders, each through its chain of transitions,
+ * written with a few statements for the whole batch rather than a few per transition: one
+ * status update per distinct outcome, one read of the orders' last event positions, one insert
+ * of all the events. The ledger moves are the same as transitionOrder's (held back by
+ * withLedgerMovesLast when the caller asked for that).
+ *
+ * The caller's transaction must hold the orders (the worker's claim locks them), so that no
+ * one moves them between the update and the events. An order whose account has an enabled
+ * webhook endpoint in its mode goes through transitionOrder step by step instead: each
+ * outbox message snapshots the order as its own transition left it.
+ *
+ * Returns each order's status after the transitions written; an order another actor had
+ * already moved has none.
+ */
+export async function transitionMany(tx: Kysely<Database>, chains: TransitionChain[]): Promise<Map<string, OrderStatus>> {
+  const statuses = new Map<string, OrderStatus>();
+  const due = chains.filter((chain) => chain.steps.length > 0);
+  for (const { order, steps } of due) {
+    steps.reduce((from, step) => {
+      if (!canTransition(from, step.to)) throw new Error(`order ${order.id}: no transition ${from} → ${step.to}`);
+      return step.to;
+    }, order.status);
+  }
+  const hasEndpoints = await enabledEndpointsExist(tx, due.map((chain) => chain.order));
+  const batched: TransitionChain[] = [];
+  for (const chain of due) {
+    if (!hasEndpoints(chain.order)) {
+      batched.push(chain);
+      continue;
+    }
+    const status = await transitionOneByOne(tx, chain);
+    if (status) statuses.set(chain.order.id, status);
+  }
+  for (const chain of await updateStatuses(tx, batched)) statuses.set(chain.order.id, chain.steps.at(-1)!.to);
+  await appendEvents(tx, batched.filter((chain) => statuses.has(chain.order.id)));
+  return statuses;
+}
+
+/** The chain through transitionOrder; the status it reached (undefined if it took no step). */
+async function transitionOneByOne(tx: Kysely<Database>, { order, steps }: TransitionChain): Promise<OrderStatus | undefined> {
+  let current = order;
+  for (const step of steps) {
+    if (!(await transitionOrder(tx, current, step))) break;
+    current = { ...current, status: step.to, failureReason: step.failureReason ?? null, nextRunAt: step.nextRunAt, updatedAt: step.now };
+  }
+  return current === order ? undefined : current.status;
+}
+
+/** Each chain's final status, one UPDATE per distinct outcome; returns the chains it moved. */
+async function updateStatuses(tx: Kysely<Database>, chains: TransitionChain[]): Promise<TransitionChain[]> {
+  const groups = new Map<string, TransitionChain[]>();
+  for (const chain of chains) {
+    const last = chain.steps.at(-1)!;
+    const key = JSON.stringify([chain.order.status, last.to, last.failureReason ?? null, last.now, last.nextRunAt]);
+    groups.set(key, [...(groups.get(key) ?? []), chain]);
+  }
+  const moved = new Set<string>();
+  for (const group of groups.values()) {
+    const last = group[0]!.steps.at(-1)!;
+    const rows = await tx
+      .updateTable('orders')
+      .set({ status: last.to, failure_reason: last.failureReason ?? null, updated_at: last.now, next_run_at: last.nextRunAt, lease_owner: null, lease_until: null })
+      .where('id', 'in', group.map((chain) => chain.order.id))
+      .where('status', '=', group[0]!.order.status)
+      .returning('id')
+      .execute();
+    for (const row of rows) moved.add(row.id);
+  }
+  return chains.filter((chain) => moved.has(chain.order.id));
+}
+
+/** Every step's event (and its ledger move, through settle), numbered after each order's last. */
+async function appendEvents(tx: Kysely<Database>, chains: TransitionChain[]): Promise<void> {
+  if (chains.length === 0) return;
+  const last = await tx
+    .selectFrom('order_events')
+    .select((eb) => ['order_id', eb.fn.max('seq').as('seq')])
+    .where('order_id', 'in', chains.map((chain) => chain.order.id))
+    .groupBy('order_id')
+    .execute();
+  const lastSeq = new Map(last.map((row) => [row.order_id, BigInt(row.seq)]));
+  const rows = [];
+  for (const { order, steps } of chains) {
+    let seq = lastSeq.get(order.id) ?? 0n;
+    for (const step of steps) {
+      const data = { ...step.data, ...(await settle(tx, order, step)) };
+      rows.push({ id: newId('evt'), order_id: order.id, seq: ++seq, type: EVENT_FOR[step.to], status: step.to, data: JSON.stringify(data), created_at: step.now });
+    }
+  }
+  await tx.insertInto('order_events').values(rows).execute();
 }
 
 const updateStatus = preparedQuery(

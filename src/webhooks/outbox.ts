@@ -35,6 +35,23 @@ export const enabledEndpointsOfOrder = (db: QueryCreator<Database>, orderId: str
 
 const selectEnabledEndpoints = preparedQuery(enabledEndpointsOfOrder);
 
+type Owner = { accountId: string; mode: string };
+
+/** Tells, for each of these orders, whether its account has an enabled endpoint in its mode. */
+export async function enabledEndpointsExist(db: Kysely<Database>, orders: Owner[]): Promise<(order: Owner) => boolean> {
+  const key = (owner: Owner) => `${owner.accountId}\0${owner.mode}`;
+  if (orders.length === 0) return () => false;
+  const rows = await db
+    .selectFrom('webhook_endpoints')
+    .select(['account_id', 'mode'])
+    .distinct()
+    .where('status', '=', 'enabled')
+    .where('account_id', 'in', [...new Set(orders.map((order) => order.accountId))])
+    .execute();
+  const owners = new Set(rows.map((row) => key({ accountId: row.account_id, mode: row.mode })));
+  return (order) => owners.has(key(order));
+}
+
 /**
  * Writes the messages for an order event; call inside the transaction that appended it.
  * `endpoints`: the order's enabled endpoints when the caller already read them

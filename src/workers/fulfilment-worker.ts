@@ -15,10 +15,11 @@ import { withLedgerMovesLast } from '../orders/transitions.js';
 export type OrderStep = (order: Order, now: number) => Promise<OrderStatus | undefined>;
 
 /**
- * A step that only writes to the database (test mode): it runs inside the transaction that
- * claimed its order, so a whole batch of orders costs one commit and needs no lease.
+ * Steps that only write to the database (test mode), for a batch of orders of one mode: they
+ * run inside the transaction that claimed the orders, so a whole batch costs one commit and
+ * needs no lease. Returns each order's status after its steps (as OrderStep does).
  */
-export type TransactionalStep = (tx: Kysely<Database>, order: Order, now: number) => Promise<OrderStatus | undefined>;
+export type TransactionalStep = (tx: Kysely<Database>, orders: Order[], now: number) => Promise<Array<OrderStatus | undefined>>;
 
 export interface FulfilmentWorkerOptions {
   db: Db;
@@ -149,7 +150,7 @@ export class FulfilmentWorker {
     const steps = this.options.transactionalSteps ?? {};
     const modes = Object.keys(steps) as Mode[];
     if (modes.length === 0) return 0;
-    let failed: Order | undefined;
+    let failed: Order[] | undefined;
     try {
       const done = await this.options.db.kysely.transaction().execute(async (tx) => {
         // Steps lock balance rows as they settle; taking them in one global order keeps two
@@ -157,9 +158,12 @@ export class FulfilmentWorker {
         const orders = (await this.dueOrders(tx, modes, now, limit).execute()).map(orderFromRow).sort(byBalanceRow);
         const results: Array<[Order, OrderStatus | undefined]> = [];
         await withLedgerMovesLast(tx, async () => {
-          for (const order of orders) {
-            failed = order;
-            results.push([order, await steps[order.mode]!(tx, order, now)]);
+          for (const mode of modes) {
+            const ofMode = orders.filter((order) => order.mode === mode);
+            if (ofMode.length === 0) continue;
+            failed = ofMode;
+            const statuses = await steps[mode]!(tx, ofMode, now);
+            ofMode.forEach((order, i) => results.push([order, statuses[i]]));
           }
         });
         failed = undefined;
@@ -168,14 +172,15 @@ export class FulfilmentWorker {
       for (const [order, status] of done) if (status && isFinal(status)) this.options.onFinal?.(order, status);
       return done.length;
     } catch (error) {
-      if (!failed) throw error;
+      const [order] = failed ?? [];
+      if (!order) throw error;
       if (limit > 1) return this.runOneByOne(now, limit);
-      this.options.logger.error({ err: error, order_id: failed.id, worker: this.id }, 'order step failed; will retry');
+      this.options.logger.error({ err: error, order_id: order.id, worker: this.id }, 'order step failed; will retry');
       await this.options.db.kysely
         .updateTable('orders')
         .set({ next_run_at: Date.now() + this.retryAfterErrorMs })
-        .where('id', '=', failed.id)
-        .where('next_run_at', '=', BigInt(failed.nextRunAt ?? 0))
+        .where('id', '=', order.id)
+        .where('next_run_at', '=', BigInt(order.nextRunAt ?? 0))
         .execute();
       return 1;
     }

@@ -116,9 +116,9 @@ describe(`writeTransaction (${testEngine})`, () => {
       steps: {},
       retryAfterErrorMs: 60_000,
       transactionalSteps: {
-        test: async (tx, order, now) => {
-          if (order.id === poisoned) throw new Error('a bug in one step');
-          return step(tx, order, now);
+        test: async (tx, batch, now) => {
+          if (batch.some((order) => order.id === poisoned)) throw new Error('a bug in one step');
+          return step(tx, batch, now);
         },
       },
     });
