@@ -89,6 +89,7 @@ export async function startService(config: Config, logger: Logger, role: Role = 
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   boundUrl = `http://${host}:${address.port}`;
   worker?.start();
+  if (worker) db.setGroupFinisher?.((tx) => worker.stepDueIn(tx));
   // Workers probe the paused upstream after each cool-down (one process wins each probe).
   if (worker) live.startProbing();
   deposits?.start();
@@ -100,6 +101,7 @@ export async function startService(config: Config, logger: Logger, role: Role = 
     stopping ??= (async () => {
       await server.close();
       await stopListening?.();
+      db.setGroupFinisher?.(undefined);
       await worker?.stop();
       await live.stop();
       await deposits?.stop();

@@ -1,4 +1,5 @@
 import type { Kysely, SelectQueryBuilder } from 'kysely';
+import type { Finisher } from './group-commit.js';
 import type { Database } from './schema.js';
 
 /**
@@ -61,6 +62,12 @@ export interface Db {
    * every request looks its key up.
    */
   keysVersion?: () => string;
+  /**
+   * SQLite: sets work to append to every group commit (GroupCommit's Finisher), so that what
+   * it writes shares the commit, and the pages, of the units it follows. PostgreSQL has no
+   * group commit, and no such hook.
+   */
+  setGroupFinisher?: (finisher: Finisher | undefined) => void;
   /** Calls `listener` whenever another process signals queued work (a no-op on SQLite). */
   onQueued(listener: () => void): Promise<Unsubscribe>;
   close(): Promise<void>;

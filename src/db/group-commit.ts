@@ -6,6 +6,13 @@ const MAX_BATCH = 64;
 /** Longest a batch waits for more units (see `schedule`). */
 const LINGER_MS = 2;
 
+/**
+ * Work appended to every batch before its commit, in a savepoint of its own (the test-mode
+ * worker's due steps: see FulfilmentWorker.stepDueIn). Its failure rolls back only that
+ * savepoint. What it returns runs once the batch is durable.
+ */
+export type Finisher = (tx: Kysely<Database>) => Promise<(() => void) | undefined>;
+
 interface Job {
   work: (tx: Kysely<Database>) => Promise<unknown>;
   resolve: (value: unknown) => void;
@@ -27,6 +34,7 @@ export class GroupCommit {
   private lastBatchSize = 1;
   /** Commits made (batches that reached COMMIT). */
   commits = 0;
+  private finisher: Finisher | undefined;
 
   constructor(
     private readonly kysely: Kysely<Database>,
@@ -38,6 +46,11 @@ export class GroupCommit {
       this.queue.push({ work, resolve: resolve as (value: unknown) => void, reject });
       this.schedule();
     });
+  }
+
+  /** Sets (or with undefined removes) the work appended to each batch. */
+  setFinisher(finisher: Finisher | undefined): void {
+    this.finisher = finisher;
   }
 
   private schedule(): void {
@@ -76,6 +89,7 @@ export class GroupCommit {
     }
     try {
       for (const job of jobs) outcomes.push(await this.runInSavepoint(trx, job));
+      if (this.finisher) outcomes.push(await this.finish(trx, this.finisher));
       await trx.commit().execute();
       this.commits++;
     } catch (error) {
@@ -84,6 +98,19 @@ export class GroupCommit {
       return;
     }
     for (const settle of outcomes) settle();
+  }
+
+  private async finish(trx: ControlledTransaction<Database>, finisher: Finisher): Promise<() => void> {
+    const savepoint = await trx.savepoint('finish').execute();
+    try {
+      const after = await finisher(savepoint);
+      await savepoint.releaseSavepoint('finish').execute();
+      return after ?? (() => undefined);
+    } catch {
+      // The finisher reports its own failures; the batch's units still commit.
+      await savepoint.rollbackToSavepoint('finish').execute();
+      return () => undefined;
+    }
   }
 
   private async runInSavepoint(trx: ControlledTransaction<Database>, job: Job): Promise<() => void> {

@@ -44,6 +44,7 @@ async function connect(options: DatabaseOptions): Promise<Omit<Db, 'close'> & { 
     kysely,
     engine: sqliteEngine,
     writeTransaction: (work) => groupCommit.run(work),
+    setGroupFinisher: (finisher) => groupCommit.setFinisher(finisher),
     afterMigration: () => ({
       keysVersion: sqliteKeysVersion(raw, snapshot),
       ...(options.backgroundCheckpoints && withBackgroundCheckpoints(raw, kysely)),

@@ -147,29 +147,17 @@ export class FulfilmentWorker {
    * aside (retried after a pause) instead of holding back the others.
    */
   private async runTransactionalBatch(now: number, limit: number): Promise<number> {
-    const steps = this.options.transactionalSteps ?? {};
-    const modes = Object.keys(steps) as Mode[];
-    if (modes.length === 0) return 0;
+    if (!this.hasTransactionalSteps()) return 0;
     let failed: Order[] | undefined;
     try {
       const done = await this.options.db.kysely.transaction().execute(async (tx) => {
-        // Steps lock balance rows as they settle; taking them in one global order keeps two
-        // workers' batches (and an order creation queued behind them) out of a deadlock.
-        const orders = (await this.dueOrders(tx, modes, now, limit).execute()).map(orderFromRow).sort(byBalanceRow);
-        const results: Array<[Order, OrderStatus | undefined]> = [];
-        await withLedgerMovesLast(tx, async () => {
-          for (const mode of modes) {
-            const ofMode = orders.filter((order) => order.mode === mode);
-            if (ofMode.length === 0) continue;
-            failed = ofMode;
-            const statuses = await steps[mode]!(tx, ofMode, now);
-            ofMode.forEach((order, i) => results.push([order, statuses[i]]));
-          }
+        const results = await this.stepDue(tx, now, limit, (orders) => {
+          failed = orders;
         });
         failed = undefined;
         return results;
       });
-      for (const [order, status] of done) if (status && isFinal(status)) this.options.onFinal?.(order, status);
+      this.reportFinal(done);
       return done.length;
     } catch (error) {
       const [order] = failed ?? [];
@@ -184,6 +172,56 @@ export class FulfilmentWorker {
         .execute();
       return 1;
     }
+  }
+
+  /**
+   * SQLite's group commit appends this to each of its batches (Db.setGroupFinisher): the
+   * transactional steps due now, among them those of the orders the batch has just created,
+   * are written in that same commit, on pages it writes anyway, instead of in a commit of
+   * their own. A new test order thus leaves its creating commit in processing, or already
+   * final with no delay configured. A failure rolls back these steps only; the worker's own
+   * rounds take the orders up again and deal with it. Returns what to run once committed.
+   */
+  async stepDueIn(tx: Kysely<Database>): Promise<(() => void) | undefined> {
+    if (!this.running || !this.hasTransactionalSteps()) return undefined;
+    try {
+      const done = await this.stepDue(tx, Date.now(), this.batchSize);
+      return () => this.reportFinal(done);
+    } catch (error) {
+      this.options.logger.warn({ err: error, worker: this.id }, 'steps in a creating commit failed; the worker takes them up');
+      throw error;
+    }
+  }
+
+  private hasTransactionalSteps(): boolean {
+    return Object.keys(this.options.transactionalSteps ?? {}).length > 0;
+  }
+
+  /**
+   * Claims the due orders of the transactional steps in `tx` and runs their steps, a batch per
+   * mode (`onBatch` is told which orders each is about to run).
+   */
+  private async stepDue(tx: Kysely<Database>, now: number, limit: number, onBatch?: (orders: Order[]) => void): Promise<Array<[Order, OrderStatus | undefined]>> {
+    const steps = this.options.transactionalSteps ?? {};
+    const modes = Object.keys(steps) as Mode[];
+    // Steps lock balance rows as they settle; taking them in one global order keeps two
+    // workers' batches (and an order creation queued behind them) out of a deadlock.
+    const orders = (await this.dueOrders(tx, modes, now, limit).execute()).map(orderFromRow).sort(byBalanceRow);
+    const results: Array<[Order, OrderStatus | undefined]> = [];
+    await withLedgerMovesLast(tx, async () => {
+      for (const mode of modes) {
+        const ofMode = orders.filter((order) => order.mode === mode);
+        if (ofMode.length === 0) continue;
+        onBatch?.(ofMode);
+        const statuses = await steps[mode]!(tx, ofMode, now);
+        ofMode.forEach((order, i) => results.push([order, statuses[i]]));
+      }
+    });
+    return results;
+  }
+
+  private reportFinal(done: Array<[Order, OrderStatus | undefined]>): void {
+    for (const [order, status] of done) if (status && isFinal(status)) this.options.onFinal?.(order, status);
   }
 
   private async runOneByOne(now: number, limit: number): Promise<number> {

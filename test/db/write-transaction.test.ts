@@ -159,4 +159,52 @@ describe.skipIf(testEngine !== 'sqlite')('group commit batches (SQLite)', () => 
     expect(await group.run(async () => 'after')).toBe('after');
     expect(group.commits).toBe(2);
   });
+
+  test('the finisher writes in every batch, after its units and in the same commit; its failure leaves the units committed', async () => {
+    const group = new GroupCommit(db.kysely, 0);
+    const seen: number[] = [];
+    let afterCommit = 0;
+    group.setFinisher(async (tx) => {
+      // It sees the batch's units: the reservations made just before it.
+      seen.push(Number((await tx.selectFrom('journal').select(sql<number>`count(*)`.as('n')).where('kind', '=', 'reserve').executeTakeFirstOrThrow()).n));
+      await move(tx, ref(), { kind: 'reserve', amount: parseTon('0.5'), now: Date.now() });
+      return () => afterCommit++;
+    });
+    const reserve = () => group.run(async (tx) => move(tx, ref(), { kind: 'reserve', amount: parseTon('0.01'), now: Date.now() }));
+    expect(await Promise.all([reserve(), reserve(), reserve()])).toEqual([true, true, true]);
+    expect(group.commits).toBe(1);
+    expect(seen).toEqual([3]);
+    expect(afterCommit).toBe(1);
+    expect(await readBalance(other.kysely, ref())).toEqual({ available: parseTon('0.47'), reserved: parseTon('0.53') });
+    group.setFinisher(async (tx) => {
+      await move(tx, ref(), { kind: 'reserve', amount: parseTon('0.1'), now: Date.now() });
+      throw new Error('a bug in the finisher');
+    });
+    expect(await reserve()).toBe(true);
+    // The unit's reservation landed; the finisher's was rolled back with its savepoint.
+    expect(await readBalance(other.kysely, ref())).toEqual({ available: parseTon('0.46'), reserved: parseTon('0.54') });
+  });
+
+  test('with the worker as finisher, new test orders leave their creating commit already final (no delay configured)', async () => {
+    const worker = new FulfilmentWorker({ db, logger: pino({ level: 'silent' }), steps: {}, transactionalSteps: { test: testFulfilmentStep({ delayMs: 0, slowDelayMs: 0 }) } });
+    const group = new GroupCommit(db.kysely, 0);
+    group.setFinisher((tx) => worker.stepDueIn(tx));
+    const prices = new ListPriceSource(loadConfig({}).prices, new FixedRateFeed(loadConfig({}).tonUsdRate));
+    const deps: CreateOrderDeps = { db: { ...db, writeTransaction: (work) => group.run(work) }, prices, gate: new IdempotencyGate(), liveAvailable: () => false, onCreated: () => undefined };
+    const create = (key: string, username: string) => createOrder(deps, { accountId, mode: 'test', idempotencyKey: key, product: 'stars', username, quantity: 50, externalId: null });
+    // A worker that is not running takes nothing: the order waits for its rounds.
+    const waiting = (await create('w', 'someone')).order;
+    expect((await findOrder(other.kysely, waiting.id, ref()))?.status).toBe('fulfillment_pending');
+    worker.start();
+    try {
+      const [a, b] = await Promise.all([create('a', 'someone'), create('b', 'test_failed')]);
+      // Read through another connection right after the answers: already committed, final.
+      for (const [order, final] of [[a.order, 'order.delivered'], [b.order, 'order.failed']] as const) {
+        expect((await listEvents(other.kysely, order.id)).map((e) => e.type)).toEqual(['order.created', 'order.processing', final]);
+      }
+      expect(await verifyLedger(other.kysely)).toEqual([]);
+    } finally {
+      await worker.stop();
+    }
+  });
 });
