@@ -28,20 +28,16 @@ export interface Engine {
    */
   lockForUpdate<QB extends SelectQueryBuilder<any, any, any>>(query: QB): QB;
   /**
-   * Opens a transaction that queues work, in one statement where the engine needs one:
-   * - caps how long its statements wait for row locks held by other transactions
-   *   (PostgreSQL lock_timeout; SQLite waits through busy_timeout instead);
-   * - tells worker processes elsewhere to look at the queue once it commits (PostgreSQL
-   *   NOTIFY, delivered at commit). In one SQLite process the caller wakes its own worker
-   *   directly.
-   * On SQLite it does nothing.
+   * Caps how long the statements of transaction `tx` wait for row locks held by other
+   * transactions (PostgreSQL lock_timeout). SQLite waits through busy_timeout instead: there
+   * it does nothing.
    */
-  startQueuingTransaction(tx: Kysely<Database>, lockWaitMs: number): Promise<void>;
-  /** True when `error` is the lock wait of startQueuingTransaction's cap running out. */
+  capLockWait(tx: Kysely<Database>, lockWaitMs: number): Promise<void>;
+  /** True when `error` is the lock wait of capLockWait's cap running out. */
   isLockTimeout(error: unknown): boolean;
 }
 
-/** PostgreSQL's NOTIFY channel for queued work (startQueuingTransaction, listenQueued). */
+/** PostgreSQL's NOTIFY channel for queued work (Db.announceQueued, listenQueued). */
 export const QUEUED_CHANNEL = 'starport_orders_queued';
 
 /** Stops a subscription. */
@@ -68,6 +64,13 @@ export interface Db {
    * group commit, and no such hook.
    */
   setGroupFinisher?: (finisher: Finisher | undefined) => void;
+  /**
+   * Tells worker processes elsewhere that work was queued and committed (PostgreSQL NOTIFY,
+   * at most once per 10 ms: QueuedAnnouncer). Resolves once the NOTIFY covering this call
+   * was sent; callers need not wait. SQLite has none: in one process the caller wakes its own
+   * worker directly, and other processes poll.
+   */
+  announceQueued?: () => Promise<void>;
   /** Calls `listener` whenever another process signals queued work (a no-op on SQLite). */
   onQueued(listener: () => void): Promise<Unsubscribe>;
   close(): Promise<void>;

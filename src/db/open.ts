@@ -22,14 +22,16 @@ export interface DatabaseOptions {
 async function connect(options: DatabaseOptions): Promise<Omit<Db, 'close'> & { afterMigration?: () => Partial<Db> }> {
   const { databaseUrl } = options;
   if (databaseUrl) {
-    const { listenQueued, postgresDialect, postgresEngine, postgresPool, runNamed } = await import('./postgres.js');
+    const { listenQueued, postgresDialect, postgresEngine, postgresPool, queuedAnnouncer, runNamed } = await import('./postgres.js');
     const pool = postgresPool(databaseUrl, options.poolSize);
+    const announcer = queuedAnnouncer(pool);
     const kysely = new Kysely<Database>({ dialect: postgresDialect(pool) });
     runPreparedDirectly(kysely, { run: (text, parameters) => runNamed(pool, text, parameters), inTransactions: false, outsideTransactions: () => true, coalescesReads: true });
     return {
       kysely,
       engine: postgresEngine,
       writeTransaction: (work) => kysely.transaction().execute(work),
+      announceQueued: () => announcer.announce(),
       onQueued: (listener) => listenQueued(databaseUrl, listener),
     };
   }

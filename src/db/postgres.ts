@@ -66,14 +66,57 @@ export const postgresEngine: Engine = {
   // NO KEY UPDATE, not UPDATE: foreign-key checks of other transactions (KEY SHARE on the same
   // row) must not queue behind it, or they deadlock with balance updates (found on PostgreSQL).
   lockForUpdate: (query) => query.forNoKeyUpdate() as typeof query,
-  // set_config(…, true) is SET LOCAL; one round trip for both.
-  startQueuingTransaction: async (tx, lockWaitMs) => {
-    await sql`select set_config('lock_timeout', ${`${Math.floor(lockWaitMs)}ms`}, true), pg_notify(${QUEUED_CHANNEL}, '')`.execute(tx);
+  // set_config(…, true) is SET LOCAL.
+  capLockWait: async (tx, lockWaitMs) => {
+    await sql`select set_config('lock_timeout', ${`${Math.floor(lockWaitMs)}ms`}, true)`.execute(tx);
   },
   isLockTimeout: (error) => pgCode(error) === '55P03',
 };
 
 const RECONNECT_DELAY_MS = 1_000;
+/** The worker's own coalescing window (FulfilmentWorker.coalesceMs): a finer NOTIFY wakes it no sooner. */
+const ANNOUNCE_WINDOW_MS = 10;
+
+/**
+ * NOTIFY for queued work, at most once per window: the first announcement after a quiet spell
+ * goes out at once, the ones during a window share one more at its end. Each announcement is
+ * thus followed by a NOTIFY sent after it (so after the commit it announces) within the window.
+ *
+ * Why not a NOTIFY inside each creating transaction, delivered at its commit: PostgreSQL takes
+ * a lock shared by the whole cluster from the commit of a notifying transaction until it ends,
+ * its WAL flush included, so notifying transactions commit one after another. Measured on
+ * order creation: 640 → 1,070 orders/s, and 1.5 → 0.95 ms of server CPU per order.
+ */
+export class QueuedAnnouncer {
+  private lastSent = Number.NEGATIVE_INFINITY;
+  private trailing: Promise<void> | undefined;
+
+  constructor(
+    private readonly send: () => Promise<void>,
+    private readonly windowMs = ANNOUNCE_WINDOW_MS,
+  ) {}
+
+  announce(): Promise<void> {
+    const now = performance.now();
+    if (!this.trailing && now - this.lastSent >= this.windowMs) {
+      this.lastSent = now;
+      return this.send();
+    }
+    this.trailing ??= new Promise((resolve) => setTimeout(resolve, Math.max(0, this.lastSent + this.windowMs - now))).then(() => {
+      this.trailing = undefined;
+      this.lastSent = performance.now();
+      return this.send();
+    });
+    return this.trailing;
+  }
+}
+
+/** QueuedAnnouncer on `pool`. A lost NOTIFY costs a worker's poll interval, nothing more. */
+export function queuedAnnouncer(pool: pg.Pool): QueuedAnnouncer {
+  return new QueuedAnnouncer(async () => {
+    await pool.query(`select pg_notify('${QUEUED_CHANNEL}', '')`).catch(() => undefined);
+  });
+}
 
 /**
  * LISTENs on its own connection (a pooled one could be handed to a query mid-LISTEN) and

@@ -221,7 +221,7 @@ export const sqliteEngine: Engine = {
     ['SQLITE_CONSTRAINT_UNIQUE', 'SQLITE_CONSTRAINT_PRIMARYKEY'].includes(sqliteCode(error) ?? ''),
   lockForClaim: (query) => query,
   lockForUpdate: (query) => query,
-  startQueuingTransaction: async () => undefined,
+  capLockWait: async () => undefined,
   isLockTimeout: () => false,
   isBusy: (error) => (sqliteCode(error) ?? '').startsWith('SQLITE_BUSY'),
 };

@@ -3,7 +3,6 @@ import type { Mode } from '../domain/api-key.js';
 import { formatTon } from '../domain/money.js';
 import type { Product } from '../domain/products.js';
 import { newId } from '../domain/random.js';
-import { QUEUED_CHANNEL } from '../db/engine.js';
 import { onPostgres, preparedQuery } from '../db/prepared.js';
 import type { Database } from '../db/schema.js';
 import type { Order } from './order.js';
@@ -11,10 +10,9 @@ import type { Order } from './order.js';
 /**
  * PostgreSQL: a new order placed in one statement, outside any explicit transaction. The
  * general path (create-order.ts) costs six round trips inside its transaction (BEGIN, the lock
- * cap with NOTIFY, the order, its event, the reservation, COMMIT); this is one. It writes what
- * that path writes: the order, its `order.created` event, the reservation (balance row and
- * journal row) and the NOTIFY that wakes workers elsewhere, all committed together or not at
- * all.
+ * cap, the order, its event, the reservation, COMMIT); this is one. It writes what that path
+ * writes: the order, its `order.created` event and the reservation (balance row and journal
+ * row), all committed together or not at all.
  *
  * Its locks come in the general path's order, the key's unique index entry and then the
  * balance row: each sub-statement reads the one before (the order insert reads the lock cap,
@@ -88,7 +86,7 @@ const placeOrder = preparedQuery(
                cast(${now} as bigint), journal_seq, available, reserved
           from moved
       )
-      select 1 as placed, pg_notify(${QUEUED_CHANNEL}, '') from moved`;
+      select 1 as placed from moved`;
     return { compile: () => query.compile(db) };
   },
 );

@@ -146,15 +146,18 @@ describe.skipIf(testEngine !== 'postgres')('an order placed in one statement (Po
     expect(settings.map((s) => s.cap)).toEqual(['0', '0', '0']);
   });
 
-  test('tells listening workers elsewhere once it commits (NOTIFY), and only when it placed the order', async () => {
+  test('announceQueued reaches the workers listening elsewhere (NOTIFY), after the commit it follows', async () => {
     const listener = new pg.Client({ connectionString: fresh.env.DATABASE_URL });
     await listener.connect();
     const notified: string[] = [];
     listener.on('notification', (n) => notified.push(n.channel));
     try {
       await listener.query(`listen ${QUEUED_CHANNEL}`);
-      expect(await placeInOneStatement(db.kysely, pending('100'), 10_000)).toBe(false);
       expect(await placeInOneStatement(db.kysely, pending('1'), 10_000)).toBe(true);
+      // The statement itself notifies no one: a NOTIFY in it would serialise commits.
+      await listener.query('select 1');
+      expect(notified).toEqual([]);
+      await db.announceQueued!();
       // A round trip on the listener's connection delivers any notification sent before it.
       await listener.query('select 1');
       expect(notified).toEqual([QUEUED_CHANNEL]);
