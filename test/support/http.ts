@@ -265,11 +265,18 @@ export async function seedLiveOrder(
   const config = loadConfig({});
   const prices = new ListPriceSource(config.prices, new FixedRateFeed(config.tonUsdRate));
   const deps = { db: h.service.db, prices, gate: new IdempotencyGate(), liveAvailable: () => true, onCreated: () => undefined };
-  const result = await createOrder(deps, { accountId, mode: 'live', externalId: null, ...input });
-  // Park it: with no live fulfiller nothing will ever act on it. (Left due, it makes the
-  // worker spin: msUntilNextDue() counts orders of modes the worker has no step for.)
-  await h.service.db.kysely.updateTable('orders').set({ next_run_at: null }).where('id', '=', result.order.id).execute();
-  return result;
+  // The service's worker would take the order up as soon as it is committed (its live step,
+  // woken by the NOTIFY on PostgreSQL): it is stopped until the order is parked.
+  await h.service.worker?.stop();
+  try {
+    const result = await createOrder(deps, { accountId, mode: 'live', externalId: null, ...input });
+    // Park it: nothing is meant to act on it. (Left due, it makes the worker spin:
+    // msUntilNextDue() counts orders of modes the worker has no step for.)
+    await h.service.db.kysely.updateTable('orders').set({ next_run_at: null }).where('id', '=', result.order.id).execute();
+    return result;
+  } finally {
+    h.service.worker?.start();
+  }
 }
 
 export type { Harness, TestAccount };
