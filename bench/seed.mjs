@@ -25,6 +25,7 @@ export async function seedBench({ dataDir, databaseUrl, accounts }) {
   });
   // Orders are written directly, without journal rows: the bench database is thrown away.
   await db.kysely.insertInto('orders').values(order(orderId, 'bench-read')).execute();
+  let added = 0; // bulk orders so far: their idempotency keys go on from there
   return {
     keys,
     orderId,
@@ -32,9 +33,10 @@ export async function seedBench({ dataDir, databaseUrl, accounts }) {
     async addOrders(count) {
       const batch = 2000; // SQLite caps bound parameters per statement
       for (let done = 0; done < count; done += batch) {
-        const rows = Array.from({ length: Math.min(batch, count - done) }, (_, i) => order(`ord_bulk${done + i}x${randomUUID().slice(0, 8)}`, `bulk-${done + i}`));
+        const rows = Array.from({ length: Math.min(batch, count - done) }, (_, i) => order(`ord_bulk${added + done + i}x${randomUUID().slice(0, 8)}`, `bulk-${added + done + i}`));
         await db.kysely.transaction().execute((tx) => tx.insertInto('orders').values(rows).execute());
       }
+      added += count;
       // A million rows in a minute is not how a table grows: PostgreSQL's autovacuum would
       // otherwise be analysing it during the measurement that follows, on the same cores.
       if (databaseUrl) await sql`vacuum analyze orders`.execute(db.kysely);
