@@ -108,9 +108,10 @@ const serviceEnv = {
  * way between runs of the same code.)
  */
 async function measureTableSize() {
-  const few = await startTwin('few');
-  const big = await startTwin('big');
+  const twins = [];
   try {
+    const few = await startTwin('few', twins);
+    const big = await startTwin('big', twins);
     await few.seeded.addOrders(FEW_ORDERS);
     await big.seeded.addOrders(FEW_ORDERS + BIG_ORDERS);
     const read = (twin) => ({ url: `${twin.service.url}/api/v1/orders/${twin.seeded.orderId}`, headers: { authorization: `Bearer ${twin.seeded.keys[0]}` } });
@@ -118,25 +119,29 @@ async function measureTableSize() {
     record(`GET /orders/{id} p50 latency, ${BIG_ORDERS} orders vs ${FEW_ORDERS}`, 'ms', Math.max(small.p50, 1), Math.max(large.p50, 1), 1.1, 'lower');
     record(`GET /orders/{id} req/s, ${BIG_ORDERS} orders vs ${FEW_ORDERS}`, 'req/s', small.rps, large.rps, 0.9);
   } finally {
-    for (const twin of [few, big]) {
-      await twin.seeded.close();
-      twin.service.child.kill('SIGTERM');
-    }
-    await Promise.all([few, big].map((twin) => twin.drop()));
+    await Promise.all(twins.map((twin) => twin.stop()));
   }
 }
 
-/** A fresh service of its own: its own data directory, or its own PostgreSQL database. */
-async function startTwin(label) {
-  const twinDatabaseUrl = databaseUrl ? await createDatabase(`${label}`) : undefined;
+/**
+ * A fresh service of its own (its own data directory, or its own PostgreSQL database), added
+ * to `started` as soon as it runs so that a failure further on still stops it.
+ */
+async function startTwin(label, started) {
+  const twinDatabaseUrl = databaseUrl ? await createDatabase(label) : undefined;
   const env = { ...serviceEnv, DATA_DIR: path.join(dataDir, label), ...(twinDatabaseUrl ? { DATABASE_URL: twinDatabaseUrl } : {}) };
-  const twinService = await startProcess(['bin/starport', 'serve'], env);
-  const seeded = await seedBench({ dataDir: env.DATA_DIR, databaseUrl: twinDatabaseUrl, accounts: 1 });
-  const drop = async () => {
-    await new Promise((resolve) => (twinService.child.exitCode === null ? twinService.child.once('exit', resolve) : resolve()));
+  const twin = { service: await startProcess(['bin/starport', 'serve'], env), seeded: undefined };
+  twin.stop = async () => {
+    await twin.seeded?.close();
+    const { child } = twin.service;
+    const exited = child.exitCode === null ? new Promise((resolve) => child.once('exit', resolve)) : undefined;
+    child.kill('SIGTERM');
+    await exited;
     if (twinDatabaseUrl) await dropDatabase(label);
   };
-  return { service: twinService, seeded, drop };
+  started.push(twin);
+  twin.seeded = await seedBench({ dataDir: env.DATA_DIR, databaseUrl: twinDatabaseUrl, accounts: 1 });
+  return twin;
 }
 
 /** `<DATABASE_URL's database>_<suffix>`, created afresh next to it (the bench's role may create databases). */
