@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Kysely } from 'kysely';
-import { afterAll, beforeAll } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
 import pg from 'pg';
 import type { Engine } from '../../src/db/engine.js';
 
@@ -28,7 +28,7 @@ export async function freshDatabase(): Promise<FreshDatabase> {
   }
   const adminUrl = process.env.TEST_DATABASE_URL;
   if (!adminUrl) throw new Error('TEST_ENGINE=postgres needs TEST_DATABASE_URL');
-  const name = `starport_test_${process.pid}_${Math.random().toString(36).slice(2, 10)}`;
+  const name = `starport_test_${testFileTag()}_${Math.random().toString(36).slice(2, 10)}`;
   await withAdmin(adminUrl, (client) => client.query(`create database ${name}`));
   const url = new URL(adminUrl);
   url.pathname = `/${name}`;
@@ -40,6 +40,16 @@ export async function freshDatabase(): Promise<FreshDatabase> {
       await withAdmin(adminUrl, (client) => client.query(`drop database if exists ${name} with (force)`));
     },
   };
+}
+
+/**
+ * The test file's name in a database name (within PostgreSQL's 63 characters), so that a
+ * database some test failed to drop says which file made it.
+ */
+function testFileTag(): string {
+  const file = expect.getState().testPath;
+  const tag = file ? path.basename(file).replace(/\.test\.ts$/, '').replace(/[^a-z0-9]+/gi, '_').toLowerCase() : String(process.pid);
+  return tag.slice(0, 40);
 }
 
 async function withAdmin<T>(url: string, work: (client: pg.Client) => Promise<T>): Promise<T> {

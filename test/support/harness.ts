@@ -41,9 +41,16 @@ export async function startHarness(env: Record<string, string> = {}): Promise<Ha
   const { dataDir } = database;
   // With DEPOSIT_ADDRESS the worker runs the deposit watcher: tests never reach the real
   // toncenter (port 9 refuses at once) unless they pass a fake's TON_API_URL.
-  const config = loadConfig({ PORT: '0', TEST_FULFILMENT_DELAY_MS: '100', TEST_SLOW_DELAY_MS: '1500', TON_API_URL: 'http://127.0.0.1:9/api/v2', ...database.env, ...env });
   const logger = createLogger(process.env.TEST_LOG_LEVEL ?? 'silent');
-  const service = await startService(config, logger);
+  let service: Awaited<ReturnType<typeof startService>>;
+  try {
+    const config = loadConfig({ PORT: '0', TEST_FULFILMENT_DELAY_MS: '100', TEST_SLOW_DELAY_MS: '1500', TON_API_URL: 'http://127.0.0.1:9/api/v2', ...database.env, ...env });
+    service = await startService(config, logger);
+  } catch (error) {
+    // A configuration the service refuses (the tests of those refusals) leaves no database behind.
+    await database.dispose();
+    throw error;
+  }
   const { db } = service;
   const harness: Harness = {
     service,
