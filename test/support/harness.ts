@@ -39,11 +39,11 @@ let sequence = 0;
 export async function startHarness(env: Record<string, string> = {}): Promise<Harness> {
   const database = await freshDatabase();
   const { dataDir } = database;
-  // With DEPOSIT_ADDRESS the worker runs the deposit watcher: tests never reach the real
-  // toncenter (port 9 refuses at once) unless they pass a fake's TON_API_URL.
   const logger = createLogger(process.env.TEST_LOG_LEVEL ?? 'silent');
   let service: Awaited<ReturnType<typeof startService>>;
   try {
+    // With DEPOSIT_ADDRESS the worker runs the deposit watcher: tests never reach the real
+    // toncenter (port 9 refuses at once) unless they pass a fake's TON_API_URL.
     const config = loadConfig({ PORT: '0', TEST_FULFILMENT_DELAY_MS: '100', TEST_SLOW_DELAY_MS: '1500', TON_API_URL: 'http://127.0.0.1:9/api/v2', ...database.env, ...env });
     service = await startService(config, logger);
   } catch (error) {
