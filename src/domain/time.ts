@@ -6,8 +6,8 @@ const YEAR_10000 = 253_402_300_800_000;
 
 /**
  * The same text as `new Date(epochMs).toISOString()`, written with integer arithmetic: about a
- * fifth of its cost (0.4 against 2.2 µs measured), and every order in a response carries two
- * timestamps and each event one, so a page of 100 orders spent 0.4 ms in Date alone.
+ * quarter of its cost (0.6 against 2.2 µs measured), and every order in a response carries two
+ * timestamps and each event one, so a page of 100 orders spent 0.44 ms in Date alone.
  * Outside years 1970–9999 (never an order's time) it falls back to Date.
  */
 export function formatTimestamp(epochMs: number): string {
