@@ -112,6 +112,14 @@ const selectKeyByHash = coalescedRead(
 );
 
 export async function authenticate(db: Db, key: string): Promise<Authentication> {
+  return checkKey(db, key);
+}
+
+/**
+ * `authenticate`, answered at once (no promise) when no lookup is needed: a malformed key, or
+ * an active key the cache still vouches for. Every API request asks, and most are answered so.
+ */
+export function checkKey(db: Db, key: string): Authentication | Promise<Authentication> {
   if (!parseApiKey(key)) return { ok: false, code: 'invalid_api_key' };
   const keyHash = hashApiKey(key);
   // Read before the lookup: a change that lands in between gives the next request a new stamp.
@@ -119,6 +127,10 @@ export async function authenticate(db: Db, key: string): Promise<Authentication>
   const cache = stamp === undefined ? undefined : keyCacheOf(db);
   const cached = cache?.get(keyHash);
   if (cached && cached.stamp === stamp) return cached.result;
+  return lookUpAndCache(db, keyHash, cache, stamp);
+}
+
+async function lookUpAndCache(db: Db, keyHash: string, cache: KeyCache | undefined, stamp: string | undefined): Promise<Authentication> {
   const result = await lookUpKey(db, keyHash);
   if (cache && stamp !== undefined && result.ok) {
     if (cache.size >= KEY_CACHE_SIZE) cache.delete(cache.keys().next().value as string);
@@ -141,9 +153,10 @@ async function lookUpKey(db: Db, keyHash: string): Promise<Authentication> {
  * empties it in effect, so a reissue revokes the old key for the very next request.
  */
 const KEY_CACHE_SIZE = 10_000;
-const keyCaches = new WeakMap<Db, Map<string, { stamp: string; result: Authentication }>>();
+type KeyCache = Map<string, { stamp: string; result: Authentication }>;
+const keyCaches = new WeakMap<Db, KeyCache>();
 
-function keyCacheOf(db: Db): Map<string, { stamp: string; result: Authentication }> {
+function keyCacheOf(db: Db): KeyCache {
   let cache = keyCaches.get(db);
   if (!cache) keyCaches.set(db, (cache = new Map()));
   return cache;

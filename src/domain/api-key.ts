@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { crc32 } from 'node:zlib';
 import { BASE62, randomBase62 } from './random.js';
 
@@ -45,7 +45,7 @@ export function parseApiKey(key: string): { mode: Mode } | undefined {
 
 /** Keys are stored only as this hash; a fast hash suffices because keys carry 190 random bits. */
 export function hashApiKey(key: string): string {
-  return createHash('sha256').update(key).digest('hex');
+  return hash('sha256', key, 'hex');
 }
 
 /** What the dashboard and the CLI may show of a key after it was issued: `sk_test_AbCd…`. */

@@ -23,7 +23,11 @@ export function clientErrorHandler(this: FastifyInstance, error: NodeJS.ErrnoExc
   const requestId = newId('req');
   const message = MESSAGES[error.code ?? ''] ?? 'The request could not be read: it is not valid HTTP.';
   this.log.debug({ request_id: requestId, code: error.code }, 'unreadable request');
-  if (socket.writable) {
+  // Node's own rule: no error answer once a response to this request has begun (a 404 or 401
+  // answered from the headers, before the bad body bytes were parsed), or the client would
+  // read a second, unasked-for response on the connection. It is closed instead.
+  const inFlight = (socket as Socket & { _httpMessage?: { headersSent: boolean } | null })._httpMessage;
+  if (socket.writable && !inFlight?.headersSent) {
     const body = JSON.stringify(errorBody(new ApiError('invalid_request', message), requestId));
     socket.write(
       `HTTP/1.1 400 Bad Request\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +

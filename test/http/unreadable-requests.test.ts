@@ -33,18 +33,36 @@ function exchange(bytes: string): Promise<{ status: number; headers: string; bod
   });
 }
 
+const badChunk = (target: string, key?: string) =>
+  `POST ${target} HTTP/1.1\r\nHost: x\r\n${key ? `Authorization: Bearer ${key}\r\n` : ''}Transfer-Encoding: chunked\r\n` +
+  'Content-Type: application/json\r\nIdempotency-Key: k1\r\n\r\nzz\r\n{}\r\n0\r\n\r\n';
+
 test.each([
-  ['a NUL byte in the request line', 'GET /api/v1/bal\u0000ance HTTP/1.1\r\nHost: x\r\n\r\n'],
-  ['a space inside the target', 'GET /api/v1/orders/a b HTTP/1.1\r\nHost: x\r\n\r\n'],
-  ['a header line without a colon', 'GET /api/v1/balance HTTP/1.1\r\nHost: x\r\nBroken\r\n\r\n'],
-  ['headers over the size limit', `GET /api/v1/balance HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`],
-  ['a malformed chunk', 'POST /api/v1/orders HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nContent-Type: application/json\r\n\r\nzz\r\n{}\r\n0\r\n\r\n'],
+  ['a NUL byte in the request line', () => 'GET /api/v1/bal\u0000ance HTTP/1.1\r\nHost: x\r\n\r\n'],
+  ['a space inside the target', () => 'GET /api/v1/orders/a b HTTP/1.1\r\nHost: x\r\n\r\n'],
+  ['a header line without a colon', () => 'GET /api/v1/balance HTTP/1.1\r\nHost: x\r\nBroken\r\n\r\n'],
+  ['headers over the size limit', () => `GET /api/v1/balance HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`],
+  ['a malformed chunk', async () => badChunk('/api/v1/orders', (await h.account()).testKey)],
 ])('%s → 400 invalid_request with a Request-Id', async (_, bytes) => {
-  const response = await exchange(bytes);
+  const response = await exchange(await bytes());
   expect(response.status).toBe(400);
   expect(response.body).toMatchObject({ ok: false, error: { code: 'invalid_request' } });
   expect(response.body.request_id).toMatch(/^req_/);
   expect(response.headers).toContain(`Request-Id: ${response.body.request_id}`);
+});
+
+/**
+ * The order of checks puts the route and the key before the body: their answer leaves from the
+ * headers alone, before Node reads the bad chunk, and it stays the only response on the
+ * connection (a second one, unasked for, would answer the client's next request).
+ */
+test.each([
+  ['an unknown route', () => badChunk('/api/v1/nope'), 404, 'not_found'],
+  ['no API key', () => badChunk('/api/v1/orders'), 401, 'missing_api_key'],
+])('a malformed chunk after %s: that answer alone, then the connection closes', async (_, bytes, status, code) => {
+  const response = await exchange(bytes());
+  expect(response.status).toBe(status);
+  expect(response.body).toMatchObject({ ok: false, error: { code } });
 });
 
 test('a path the router cannot decode (invalid UTF-8 escape) → 400 invalid_request', async () => {

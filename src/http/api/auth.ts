@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify';
-import { authenticate } from '../../accounts/accounts.js';
+import { type Authentication, checkKey } from '../../accounts/accounts.js';
 import { ApiError } from '../../domain/api-error.js';
 import type { Mode } from '../../domain/api-key.js';
 import type { Db } from '../../db/engine.js';
@@ -22,14 +22,19 @@ const MESSAGES = {
  * and followed by exactly one space; a missing header, another scheme or an empty credential
  * is missing_api_key; anything else that is not a live, well-formed key is invalid_api_key.
  */
-export async function authenticateRequest(db: Db, request: FastifyRequest): Promise<Caller> {
+export function authenticateRequest(db: Db, request: FastifyRequest): Caller | Promise<Caller> {
   const header = request.headers.authorization;
   const match = header === undefined ? null : /^([^ ]*)(?: ([\s\S]*))?$/.exec(header);
   const credential = match && match[1]?.toLowerCase() === 'bearer' ? match[2] : undefined;
   if (!credential) {
     throw new ApiError('missing_api_key', 'Send your API key as "Authorization: Bearer sk_live_…" or "Bearer sk_test_…".');
   }
-  const result = await authenticate(db, credential);
+  // Most keys are answered from the cache: no promise then (issue 10).
+  const result = checkKey(db, credential);
+  return result instanceof Promise ? result.then(callerOf) : callerOf(result);
+}
+
+function callerOf(result: Authentication): Caller {
   if (!result.ok) throw new ApiError(result.code, MESSAGES[result.code]);
   return { accountId: result.accountId, mode: result.mode, keyId: result.keyId };
 }

@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction, onRequestHookHandler } from 'fastify';
 import { ApiError } from '../../domain/api-error.js';
 import { authenticateRequest, type Caller } from './auth.js';
 import type { ApiContext } from './context.js';
@@ -62,16 +62,13 @@ export async function apiPlugin(app: FastifyInstance, ctx: ApiContext, reference
   app.decorateRequest('idempotencyKey', '');
   reference.collect(app);
 
-  app.addHook('onRequest', async (request, reply) => {
-    // The OpenAPI document and the reference page need no key.
-    if (request.routeOptions.config.public) return;
-    request.caller = await authenticateRequest(ctx.db, request);
-    if (!ctx.rateLimiter) return;
-    const decision = ctx.rateLimiter.take(request.caller.keyId);
-    reply.headers(decision.headers);
-    if (!decision.allowed) {
-      throw new ApiError('rate_limited', 'Too many requests for this API key; retry after the number of seconds in Retry-After.');
-    }
+  // Each route's first onRequest hook authenticates, except on the OpenAPI document and the
+  // reference page, which need no key. A route's own hooks run after it. The hook is in
+  // callback form and answers a cached key without a promise (issue 10).
+  const authenticate = authenticationHook(ctx);
+  app.addHook('onRoute', (route) => {
+    if (route.config?.public) return;
+    route.onRequest = [authenticate, ...(route.onRequest === undefined ? [] : [route.onRequest].flat())];
   });
 
   app.removeAllContentTypeParsers();
@@ -106,16 +103,39 @@ export async function apiPlugin(app: FastifyInstance, ctx: ApiContext, reference
   testHelperRoutes(app, ctx);
 }
 
+/** The caller from the API key, then the per-key rate limit (CONTRACT order of checks). */
+function authenticationHook(ctx: ApiContext): onRequestHookHandler {
+  const admit = (request: FastifyRequest, reply: FastifyReply, caller: Caller, done: HookHandlerDoneFunction) => {
+    request.caller = caller;
+    if (!ctx.rateLimiter) return done();
+    const decision = ctx.rateLimiter.take(caller.keyId);
+    reply.headers(decision.headers);
+    if (decision.allowed) return done();
+    done(new ApiError('rate_limited', 'Too many requests for this API key; retry after the number of seconds in Retry-After.'));
+  };
+  return (request, reply, done) => {
+    let caller: Caller | Promise<Caller>;
+    try {
+      caller = authenticateRequest(ctx.db, request);
+    } catch (error) {
+      return done(error as Error);
+    }
+    if (caller instanceof Promise) caller.then((found) => admit(request, reply, found, done), done);
+    else admit(request, reply, caller, done);
+  };
+}
+
 /**
  * `?quantity=50&quantity=60` is ambiguous: refuse it rather than pick one. Parameters the route
  * does not know are ignored, repeated or not (CONTRACT "Wire format").
  */
 function rejectRepeatedQueryParameters(request: FastifyRequest): void {
-  const known = (request.routeOptions.schema?.querystring as { properties?: object } | undefined)?.properties ?? {};
-  for (const [name, value] of Object.entries((request.query as Record<string, unknown>) ?? {})) {
-    if (Array.isArray(value) && name in known) {
-      throw new ApiError('invalid_request', `Query parameter "${name}" is given more than once.`, name);
-    }
+  const query = (request.query as Record<string, unknown> | undefined) ?? {};
+  for (const name of Object.keys(query)) {
+    if (!Array.isArray(query[name])) continue;
+    // Looked up only now: request.routeOptions builds a new object on every read.
+    const known = (request.routeOptions.schema?.querystring as { properties?: object } | undefined)?.properties ?? {};
+    if (name in known) throw new ApiError('invalid_request', `Query parameter "${name}" is given more than once.`, name);
   }
 }
 
