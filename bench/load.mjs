@@ -40,6 +40,7 @@ const result = await autocannon({
 process.stdout.write(JSON.stringify({
   rps: result.requests.average,
   p50: result.latency.p50,
+  mean: result.latency.average,
   p99: result.latency.p99,
   non2xx: result.non2xx,
   errors: result.errors,
