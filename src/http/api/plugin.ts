@@ -103,22 +103,30 @@ export async function apiPlugin(app: FastifyInstance, ctx: ApiContext, reference
   testHelperRoutes(app, ctx);
 }
 
-/** The caller from the API key, then the per-key rate limit (CONTRACT order of checks). */
+/**
+ * The caller from the API key, then the per-key rate limit (CONTRACT order of checks).
+ *
+ * A refusal is answered once the current microtasks have run, never from inside the HTTP
+ * parser's callback: the parser goes on with the bytes it already holds, and when the body
+ * proves unreadable (a bad chunk) the client gets the parser's 400 alone, as it did when this
+ * hook was async, instead of a 401 cut short by a closed connection.
+ */
 function authenticationHook(ctx: ApiContext): onRequestHookHandler {
+  const refuse = (error: Error, done: HookHandlerDoneFunction) => queueMicrotask(() => done(error));
   const admit = (request: FastifyRequest, reply: FastifyReply, caller: Caller, done: HookHandlerDoneFunction) => {
     request.caller = caller;
     if (!ctx.rateLimiter) return done();
     const decision = ctx.rateLimiter.take(caller.keyId);
     reply.headers(decision.headers);
     if (decision.allowed) return done();
-    done(new ApiError('rate_limited', 'Too many requests for this API key; retry after the number of seconds in Retry-After.'));
+    refuse(new ApiError('rate_limited', 'Too many requests for this API key; retry after the number of seconds in Retry-After.'), done);
   };
   return (request, reply, done) => {
     let caller: Caller | Promise<Caller>;
     try {
       caller = authenticateRequest(ctx.db, request);
     } catch (error) {
-      return done(error as Error);
+      return refuse(error as Error, done);
     }
     if (caller instanceof Promise) caller.then((found) => admit(request, reply, found, done), done);
     else admit(request, reply, caller, done);
