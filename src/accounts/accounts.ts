@@ -111,15 +111,11 @@ const selectKeyByHash = coalescedRead(
   (row) => row.key_hash,
 );
 
-export async function authenticate(db: Db, key: string): Promise<Authentication> {
-  return checkKey(db, key);
-}
-
 /**
- * `authenticate`, answered at once (no promise) when no lookup is needed: a malformed key, or
- * an active key the cache still vouches for. Every API request asks, and most are answered so.
+ * Answered at once (no promise) when no lookup is needed: a malformed key, or an active key the
+ * cache still vouches for. Every API request asks, and most are answered so.
  */
-export function checkKey(db: Db, key: string): Authentication | Promise<Authentication> {
+export function authenticate(db: Db, key: string): Authentication | Promise<Authentication> {
   if (!parseApiKey(key)) return { ok: false, code: 'invalid_api_key' };
   const keyHash = hashApiKey(key);
   // Read before the lookup: a change that lands in between gives the next request a new stamp.

@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify';
-import { type Authentication, checkKey } from '../../accounts/accounts.js';
+import { type Authentication, authenticate } from '../../accounts/accounts.js';
 import { ApiError } from '../../domain/api-error.js';
 import type { Mode } from '../../domain/api-key.js';
 import type { Db } from '../../db/engine.js';
@@ -30,7 +30,7 @@ export function authenticateRequest(db: Db, request: FastifyRequest): Caller | P
     throw new ApiError('missing_api_key', 'Send your API key as "Authorization: Bearer sk_live_…" or "Bearer sk_test_…".');
   }
   // Most keys are answered from the cache: no promise then (issue 10).
-  const result = checkKey(db, credential);
+  const result = authenticate(db, credential);
   return result instanceof Promise ? result.then(callerOf) : callerOf(result);
 }
 
