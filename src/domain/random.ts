@@ -23,15 +23,23 @@ export function fillRandom(target: Buffer, at: number, length: number): void {
   for (let i = 0; i < length; i++) target[at + i] = nextRandomByte();
 }
 
+/** BASE62 as ASCII codes: ids are written as bytes and decoded once (below). */
+export const BASE62_CODES = Buffer.from(BASE62, 'latin1');
+
+// One scratch buffer for every id: a string built a character at a time is a chain of
+// concatenations that V8 must flatten again when the id is written (issue 10: a request id is
+// made for every request).
+const scratch = Buffer.alloc(256);
+
 /** `length` uniformly random base62 characters (rejection sampling keeps them unbiased). */
 export function randomBase62(length: number): string {
-  let out = '';
-  while (out.length < length) {
+  const out = length <= scratch.length ? scratch : Buffer.alloc(length);
+  for (let n = 0; n < length; ) {
     const byte = nextRandomByte();
     // 248 = 4 * 62: bytes above it would favour the first characters of the alphabet.
-    if (byte < 248) out += BASE62[byte % 62];
+    if (byte < 248) out[n++] = BASE62_CODES[byte % 62] as number;
   }
-  return out;
+  return out.toString('latin1', 0, length);
 }
 
 /** Public identifiers: a type prefix and 22 base62 characters (~131 bits), never sequential. */
