@@ -66,9 +66,15 @@ export function openSqlite(dataDir: string): BetterSqlite3.Database {
  */
 export class ReadSnapshot {
   private open = false;
+  private begun = 0;
 
   get isOpen(): boolean {
     return this.open;
+  }
+
+  /** Which snapshot is open: a new number for each one begun. */
+  get generation(): number {
+    return this.begun;
   }
 
   constructor(private readonly db: BetterSqlite3.Database) {}
@@ -78,6 +84,7 @@ export class ReadSnapshot {
     if (this.open || this.db.inTransaction) return;
     this.db.exec('begin'); // deferred: the first read takes the read lock
     this.open = true;
+    this.begun++;
     setImmediate(() => this.end());
   }
 
@@ -238,9 +245,18 @@ export function sqliteKeysVersion(db: BetterSqlite3.Database, snapshot: ReadSnap
     create temp trigger starport_accounts_deleted after delete on main.accounts ${count};
   `);
   const dataVersion = db.prepare('pragma data_version').pluck();
+  // Within one read snapshot no other connection's commit can show, so data_version is read
+  // once per snapshot, not once per request (issue 10).
+  let stamp = '';
+  let stampSnapshot = -1;
+  let stampChanges = -1;
   return () => {
     snapshot.join();
-    return `${localChanges}:${dataVersion.get() as bigint}`;
+    if (snapshot.isOpen && snapshot.generation === stampSnapshot && localChanges === stampChanges) return stamp;
+    stamp = `${localChanges}:${dataVersion.get() as bigint}`;
+    stampSnapshot = snapshot.isOpen ? snapshot.generation : -1;
+    stampChanges = localChanges;
+    return stamp;
   };
 }
 

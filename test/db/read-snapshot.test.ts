@@ -1,6 +1,6 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import { afterEach, beforeEach, expect, test } from 'vitest';
-import { authenticate, createAccount } from '../../src/accounts/accounts.js';
+import { authenticate, createAccount, reissueKey } from '../../src/accounts/accounts.js';
 import type { Db } from '../../src/db/engine.js';
 import { openDatabase } from '../../src/db/open.js';
 import { openSqlite } from '../../src/db/sqlite.js';
@@ -48,6 +48,25 @@ test.skipIf(testEngine !== 'sqlite')("another process's commit is seen from the 
   expect(await emailOf(accountId)).toBe('before@example.com');
   await nextTurn();
   expect(await emailOf(accountId)).toBe('after@example.com');
+  expect(await authenticate(db, testKey)).toEqual({ ok: false, code: 'api_key_revoked' });
+});
+
+test.skipIf(testEngine !== 'sqlite')("this connection's own key change is seen by the key cache within the same turn", async () => {
+  const { accountId, testKey } = await createAccount(db, 'a@example.com');
+  expect(await authenticate(db, testKey)).toMatchObject({ ok: true, accountId });
+  // The cache's stamp is read once per snapshot; a reissue on this connection must still count.
+  const newKey = await reissueKey(db, accountId, 'test');
+  expect(await authenticate(db, testKey)).toEqual({ ok: false, code: 'api_key_revoked' });
+  expect(await authenticate(db, newKey)).toMatchObject({ ok: true, accountId });
+});
+
+test.skipIf(testEngine !== 'sqlite')("a key revoked by another process within a turn is refused from the next turn on, though the cache answered in this one", async () => {
+  const { accountId, testKey } = await createAccount(db, 'a@example.com');
+  await nextTurn();
+  expect(await authenticate(db, testKey)).toMatchObject({ ok: true, accountId });
+  other.prepare('update api_keys set revoked_at = ? where account_id = ?').run(Date.now(), accountId);
+  expect(await authenticate(db, testKey)).toMatchObject({ ok: true, accountId });
+  await nextTurn();
   expect(await authenticate(db, testKey)).toEqual({ ok: false, code: 'api_key_revoked' });
 });
 
