@@ -1,5 +1,6 @@
 import { loadConfig } from '../../config.js';
 import { ROLES, type Role } from '../../roles.js';
+import { keepTickShape } from '../../runtime/tick-shape.js';
 import { type Command, UsageError } from '../command.js';
 
 export const serve: Command = {
@@ -16,6 +17,8 @@ export const serve: Command = {
     const role = values.role ?? 'all';
     if (!ROLES.includes(role as Role)) throw new UsageError(`--role must be one of ${ROLES.join(', ')}, got "${role}"`);
     const config = loadConfig();
+    // Before the start-up's garbage collections (src/runtime/tick-shape.ts).
+    await keepTickShape();
     // Imported here so that the short operator commands do not load the HTTP stack.
     const { createLogger } = await import('../../logger.js');
     const { startService } = await import('../../service.js');
