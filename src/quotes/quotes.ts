@@ -92,12 +92,12 @@ function mac(key: Buffer, body: Buffer, accountId: string, mode: Mode): Buffer {
   return createHmac('sha256', key).update(body).update(`\0${accountId}\0${mode}`).digest().subarray(0, MAC_BYTES);
 }
 
-/** Written as ASCII bytes and decoded once, rather than built a character at a time. */
-function toBase62(bytes: Buffer): string {
+/** A token's 63 characters, written as ASCII bytes and decoded once rather than built one at a time. */
+function toBase62(token: Buffer): string {
   const text = Buffer.alloc(TOKEN_CHARS);
-  for (let group = 0; group < bytes.length / GROUP_BYTES; group++) {
+  for (let group = 0; group < TOKEN_BYTES / GROUP_BYTES; group++) {
     const at = group * GROUP_BYTES;
-    let n = bytes.readUInt8(at) * 2 ** 32 + bytes.readUInt32BE(at + 1);
+    let n = token.readUInt8(at) * 2 ** 32 + token.readUInt32BE(at + 1);
     for (let i = (group + 1) * GROUP_CHARS - 1; i >= group * GROUP_CHARS; i--) {
       text[i] = BASE62_CODES[n % 62] as number;
       n = Math.floor(n / 62);
