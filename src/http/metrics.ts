@@ -4,6 +4,7 @@ import client from 'prom-client';
 import type { Db } from '../db/engine.js';
 import { ORDER_STATUSES } from '../domain/order-status.js';
 import { watcherStatus } from '../deposits/status.js';
+import { RequestDurations } from './request-durations.js';
 
 /**
  * Prometheus metrics. Each service instance has its own registry (tests run several in one
@@ -12,13 +13,7 @@ import { watcherStatus } from '../deposits/status.js';
  */
 export class ServiceMetrics {
   readonly registry = new client.Registry();
-  private readonly requestDuration = new client.Histogram({
-    name: 'starport_http_request_duration_seconds',
-    help: 'HTTP request latency by method, route and status',
-    labelNames: ['method', 'route', 'status'] as const,
-    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
-    registers: [this.registry],
-  });
+  private readonly requestDurations = new RequestDurations(this.registry);
   readonly fulfilmentDuration = new client.Histogram({
     name: 'starport_fulfilment_duration_seconds',
     help: 'Time from order creation to its final state, by mode and final status',
@@ -185,15 +180,12 @@ export class ServiceMetrics {
     });
   }
 
-  /** Times every request; the route label is the route pattern, never the raw URL (ids). */
+  /**
+   * Times every request; the route label is the route pattern, never the raw URL (ids). Call
+   * it before any route is registered.
+   */
   instrument(app: FastifyInstance): void {
-    app.addHook('onResponse', (request, reply, done) => {
-      this.requestDuration.observe(
-        { method: request.method, route: request.routeOptions.url ?? 'unmatched', status: String(reply.statusCode) },
-        reply.elapsedTime / 1000,
-      );
-      done();
-    });
+    this.requestDurations.instrument(app);
   }
 
   routes(app: FastifyInstance): void {
