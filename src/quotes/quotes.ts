@@ -59,24 +59,30 @@ export function issueQuote(
   input: { accountId: string; mode: Mode; product: Product; quantity: number; amount: bigint; now: number; ttlSeconds: number },
 ): Quote {
   const expiresAt = input.now + input.ttlSeconds * 1000;
-  const token = Buffer.alloc(TOKEN_BYTES);
-  const body = token.subarray(0, BODY_BYTES);
-  body.writeUInt8(VERSION, 0);
-  body.writeUInt8(PRODUCTS.indexOf(input.product), 1);
-  body.writeUInt16BE(input.quantity, 2);
   if (input.amount < 0n || input.amount >= MAX_AMOUNT) throw new Error(`a quote cannot carry ${input.amount} nanotons`);
-  body.writeUInt8(Number(input.amount >> 48n), 4);
-  body.writeUIntBE(Number(input.amount & 0xffffffffffffn), 5, 6);
-  body.writeUIntBE(expiresAt, 11, 6);
+  // Every byte is written below: the body, then the MAC.
+  const token = Buffer.allocUnsafe(TOKEN_BYTES);
+  token[0] = VERSION;
+  token[1] = PRODUCTS.indexOf(input.product);
+  token.writeUInt16BE(input.quantity, 2);
+  token[4] = Number(input.amount >> 48n);
+  writeUInt48BE(token, Number(input.amount & 0xffffffffffffn), 5);
+  writeUInt48BE(token, expiresAt, 11);
   // From the shared pool: a CSPRNG call per quote cost a seventh of GET /quote.
-  fillRandom(body, 17, 12);
-  mac(key, body, input.accountId, input.mode).copy(token, BODY_BYTES);
+  fillRandom(token, 17, 12);
+  mac(key, token.subarray(0, BODY_BYTES), input.accountId, input.mode).copy(token, BODY_BYTES, 0, MAC_BYTES);
   const { accountId, mode, product, quantity, amount } = input;
   return { id: `quo_${toBase62(token)}`, accountId, mode, product, quantity, amount, expiresAt };
 }
 
+/** Buffer's writeUIntBE for 6 bytes, in two fixed-size writes (it is several times slower). */
+function writeUInt48BE(target: Buffer, value: number, at: number): void {
+  target.writeUInt16BE(Math.floor(value / 2 ** 32), at);
+  target.writeUInt32BE(value % 2 ** 32, at + 2);
+}
+
 /** The quote an id stands for, if this account and mode were given it (the signature holds). */
-function readQuote(key: Buffer, id: string, accountId: string, mode: Mode): Quote | undefined {
+export function readQuote(key: Buffer, id: string, accountId: string, mode: Mode): Quote | undefined {
   if (id.length !== 4 + TOKEN_CHARS || !isPublicId('quo', id)) return undefined;
   const token = fromBase62(id.slice(4));
   if (!token) return undefined;
@@ -88,19 +94,36 @@ function readQuote(key: Buffer, id: string, accountId: string, mode: Mode): Quot
   return { id, accountId, mode, product, quantity: body.readUInt16BE(2), amount, expiresAt: body.readUIntBE(11, 6) };
 }
 
+/** The MAC's input, assembled in one buffer for one update: the body, then `\0account\0mode`. */
+const macInput = Buffer.alloc(BODY_BYTES + 128);
+
 function mac(key: Buffer, body: Buffer, accountId: string, mode: Mode): Buffer {
-  return createHmac('sha256', key).update(body).update(`\0${accountId}\0${mode}`).digest().subarray(0, MAC_BYTES);
+  const suffix = `\0${accountId}\0${mode}`;
+  const input = Buffer.byteLength(suffix) <= macInput.length - BODY_BYTES ? macInput : Buffer.alloc(BODY_BYTES + Buffer.byteLength(suffix));
+  body.copy(input, 0, 0, BODY_BYTES);
+  const end = BODY_BYTES + input.write(suffix, BODY_BYTES);
+  return createHmac('sha256', key).update(input.subarray(0, end)).digest().subarray(0, MAC_BYTES);
 }
 
-/** A token's 63 characters, written as ASCII bytes and decoded once rather than built one at a time. */
+/**
+ * A token's 63 characters, written as ASCII bytes and decoded once rather than built one at a
+ * time. Each 40-bit group is held as two 20-bit halves, so that every division stays on small
+ * integers: on the whole number V8 divides doubles, which took twice as long.
+ */
 function toBase62(token: Buffer): string {
-  const text = Buffer.alloc(TOKEN_CHARS);
+  const text = Buffer.allocUnsafe(TOKEN_CHARS);
   for (let group = 0; group < TOKEN_BYTES / GROUP_BYTES; group++) {
     const at = group * GROUP_BYTES;
-    let n = token.readUInt8(at) * 2 ** 32 + token.readUInt32BE(at + 1);
+    let high = (token[at]! << 12) | (token[at + 1]! << 4) | (token[at + 2]! >> 4);
+    let low = ((token[at + 2]! & 0x0f) << 16) | (token[at + 3]! << 8) | token[at + 4]!;
     for (let i = (group + 1) * GROUP_CHARS - 1; i >= group * GROUP_CHARS; i--) {
-      text[i] = BASE62_CODES[n % 62] as number;
-      n = Math.floor(n / 62);
+      // (high * 2^20 + low) divided by 62: the high half first, its remainder carried down.
+      const highRest = high % 62;
+      high = (high - highRest) / 62;
+      const carried = highRest * 2 ** 20 + low;
+      const digit = carried % 62;
+      low = (carried - digit) / 62;
+      text[i] = BASE62_CODES[digit]!;
     }
   }
   return text.toString('latin1');
