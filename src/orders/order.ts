@@ -34,7 +34,31 @@ export interface OrderEvent {
 
 const optionalNumber = (value: bigint | null) => (value === null ? null : Number(value));
 
-export function orderFromRow(row: OrderRow): Order {
+/**
+ * The columns an Order is made of. Reads select these rather than every column: the lease
+ * columns are the worker's, and on SQLite each column fetched costs a value built in V8 (about
+ * a seventh of a microsecond apiece).
+ */
+export const ORDER_COLUMNS = [
+  'id',
+  'account_id',
+  'mode',
+  'idempotency_key',
+  'fingerprint',
+  'product',
+  'recipient',
+  'quantity',
+  'amount',
+  'external_id',
+  'status',
+  'failure_reason',
+  'created_at',
+  'updated_at',
+  'next_run_at',
+] as const satisfies ReadonlyArray<keyof OrderRow>;
+export type OrderFields = Pick<OrderRow, (typeof ORDER_COLUMNS)[number]>;
+
+export function orderFromRow(row: OrderFields): Order {
   return {
     id: row.id,
     accountId: row.account_id,
