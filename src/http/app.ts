@@ -11,6 +11,7 @@ import { healthRoutes } from './health.js';
 import type { ServiceMetrics } from './metrics.js';
 import type { WebContext } from './web/context.js';
 import { webPlugin } from './web/plugin.js';
+import { lazyChildLogger } from './request-logger.js';
 import type { TrustProxy } from '../config.js';
 import type { Db } from '../db/engine.js';
 
@@ -33,6 +34,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: options.logger,
     genReqId: () => newId('req'),
+    // A request's logger is made when it first logs (request-logger.ts).
+    childLoggerFactory: lazyChildLogger,
     // Request ids are ours; a client-sent header must not become the id in our logs.
     requestIdHeader: false,
     logController: new LogController({ requestIdLogLabel: 'request_id' }),
