@@ -1,4 +1,4 @@
-import { type Kysely, type QueryCreator, type RawBuilder, sql } from 'kysely';
+import { type Kysely, type QueryCreator, sql } from 'kysely';
 import type { Mode } from '../domain/api-key.js';
 import type { EventType, OrderStatus } from '../domain/order-status.js';
 import { isPublicId, newId } from '../domain/random.js';
@@ -51,37 +51,41 @@ export async function listEvents(db: Kysely<Database>, orderId: string): Promise
 }
 
 /**
- * An order with its events as one JSON array, in one statement: on PostgreSQL one round trip
- * instead of two, on SQLite one statement's overhead instead of two. One statement also reads
- * both in one snapshot. The two engines differ only in the JSON functions' names.
+ * PostgreSQL: an order with its events as one JSON array, in one round trip (instead of the
+ * order, then its events). One statement also reads both in one snapshot. (On SQLite the same
+ * statement, with json_group_array, was slower than the two: 3.5 against 2.6 µs with an
+ * ordered aggregate, and no faster over an ordered subquery, whose order SQLite does not
+ * promise.)
  */
-const ordersWithEvents = (db: Kysely<Database>) => {
-  // pg parses the json column into rows; SQLite hands back its text.
-  const events: RawBuilder<OrderEventRow[] | string> = onPostgres(db)
-    ? sql<OrderEventRow[]>`coalesce((select json_agg(json_build_object('id', e.id, 'order_id', e.order_id, 'seq', e.seq, 'type', e.type, 'status', e.status, 'data', e.data, 'created_at', e.created_at) order by e.seq) from order_events e where e.order_id = orders.id), '[]')`
-    : sql<string>`(select json_group_array(json_object('id', e.id, 'order_id', e.order_id, 'seq', e.seq, 'type', e.type, 'status', e.status, 'data', e.data, 'created_at', e.created_at) order by e.seq) from order_events e where e.order_id = orders.id)`;
-  return db
+const ordersWithEvents = (db: Kysely<Database>) =>
+  db
     .selectFrom('orders')
     .select(ORDER_COLUMNS.map((column) => `orders.${column}` as const))
-    .select(events.as('events'));
-};
+    .select(
+      sql<OrderEventRow[]>`coalesce((select json_agg(json_build_object('id', e.id, 'order_id', e.order_id, 'seq', e.seq, 'type', e.type, 'status', e.status, 'data', e.data, 'created_at', e.created_at) order by e.seq) from order_events e where e.order_id = orders.id), '[]')`.as(
+        'events',
+      ),
+    );
 const selectOrderWithEvents = coalescedRead(
   preparedQuery((db, id: string) => ordersWithEvents(db).where('orders.id', '=', id)),
   preparedQuery((db, ids: string[]) => ordersWithEvents(db).where('orders.id', '=', sql<string>`any(${ids})`)),
   (row) => row.id,
 );
 
-/** The order, if it is the account's in that mode, with its events in order. */
+/** findOrder and then listEvents, as one statement where that saves a round trip. */
 export async function findOrderWithEvents(
   db: Kysely<Database>,
   id: string,
   scope: { accountId: string; mode: Mode },
 ): Promise<{ order: Order; events: OrderEvent[] } | undefined> {
+  if (!onPostgres(db)) {
+    const order = await findOrder(db, id, scope);
+    return order && { order, events: await listEvents(db, order.id) };
+  }
   if (!isPublicId('ord', id)) return undefined;
   const [row] = await selectOrderWithEvents(db, id);
   if (!row || row.account_id !== scope.accountId || row.mode !== scope.mode) return undefined;
-  const events = (typeof row.events === 'string' ? JSON.parse(row.events) : row.events) as OrderEventRow[];
-  return { order: orderFromRow(row), events: events.map(eventFromRow) };
+  return { order: orderFromRow(row), events: row.events.map(eventFromRow) };
 }
 
 /**
