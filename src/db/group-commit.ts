@@ -1,4 +1,5 @@
-import type { ControlledTransaction, Kysely } from 'kysely';
+import { type ControlledTransaction, type Kysely, sql } from 'kysely';
+import { type DirectRunner, directTransactionRunner } from './prepared.js';
 import type { Database } from './schema.js';
 
 /** Most units of work one commit carries: bounds how long a batch holds the writer. */
@@ -36,10 +37,18 @@ export class GroupCommit {
   commits = 0;
   private finisher: Finisher | undefined;
 
+  /**
+   * Savepoints go straight to the connection where they can: Kysely's savepoint API compiles
+   * each statement and makes a new transaction object, about 10 µs per unit (issue 10).
+   */
+  private readonly direct: DirectRunner | undefined;
+
   constructor(
     private readonly kysely: Kysely<Database>,
     private readonly lingerMs = LINGER_MS,
-  ) {}
+  ) {
+    this.direct = directTransactionRunner(kysely);
+  }
 
   run<T>(work: (tx: Kysely<Database>) => Promise<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
@@ -101,27 +110,39 @@ export class GroupCommit {
   }
 
   private async finish(trx: ControlledTransaction<Database>, finisher: Finisher): Promise<() => void> {
-    const savepoint = await trx.savepoint('finish').execute();
+    await this.savepoint(trx, 'savepoint finish');
     try {
-      const after = await finisher(savepoint);
-      await savepoint.releaseSavepoint('finish').execute();
+      const after = await finisher(trx);
+      await this.savepoint(trx, 'release finish');
       return after ?? (() => undefined);
     } catch {
       // The finisher reports its own failures; the batch's units still commit.
-      await savepoint.rollbackToSavepoint('finish').execute();
+      await this.rollBackTo(trx, 'finish');
       return () => undefined;
     }
   }
 
   private async runInSavepoint(trx: ControlledTransaction<Database>, job: Job): Promise<() => void> {
-    const savepoint = await trx.savepoint('unit').execute();
+    await this.savepoint(trx, 'savepoint unit');
     try {
-      const value = await job.work(savepoint);
-      await savepoint.releaseSavepoint('unit').execute();
+      const value = await job.work(trx);
+      await this.savepoint(trx, 'release unit');
       return () => job.resolve(value);
     } catch (error) {
-      await savepoint.rollbackToSavepoint('unit').execute();
+      await this.rollBackTo(trx, 'unit');
       return () => job.reject(error);
     }
+  }
+
+  /** Undoes the savepoint's work and takes it off the stack. */
+  private async rollBackTo(trx: ControlledTransaction<Database>, name: 'unit' | 'finish'): Promise<void> {
+    await this.savepoint(trx, `rollback to ${name}`);
+    await this.savepoint(trx, `release ${name}`);
+  }
+
+  private savepoint(trx: ControlledTransaction<Database>, statement: string): Promise<unknown> | undefined {
+    if (!this.direct) return sql.raw(statement).execute(trx);
+    const ran = this.direct(statement, []);
+    return ran instanceof Promise ? ran : undefined;
   }
 }

@@ -75,6 +75,15 @@ export function runPreparedDirectly(db: Kysely<Database>, path: DirectPath): voi
   directPaths.set(db.getExecutor().adapter, path);
 }
 
+/**
+ * The runner that statements of `db`'s transactions may take straight to the connection, if
+ * there is one (SQLite): for statements no query builder needs to compile, such as savepoints.
+ */
+export function directTransactionRunner(db: Kysely<Database>): DirectRunner | undefined {
+  const path = directPaths.get(db.getExecutor().adapter);
+  return path?.inTransactions ? path.run : undefined;
+}
+
 function compilePlan<A extends unknown[]>(db: Kysely<Database>, build: (db: Kysely<Database>, ...args: A) => Compilable<unknown>, arity: number): Plan {
   const placeholders = Array.from({ length: arity }, (_, i) => `${PLACEHOLDER}${i}`) as A;
   const compiled = build(db, ...placeholders).compile();
