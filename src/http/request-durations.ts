@@ -1,10 +1,10 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction, onResponseHookHandler } from 'fastify';
+import type { FastifyInstance, onResponseHookHandler } from 'fastify';
 import type { Registry } from 'prom-client';
 
 const NAME = 'starport_http_request_duration_seconds';
 const HELP = 'HTTP request latency by method, route and status';
 const BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5] as const;
-/** The route label of requests no route matched (404s, URLs the router cannot decode). */
+/** The route label of requests no route matched (404s). */
 const UNMATCHED = 'unmatched';
 
 interface Series {
@@ -41,9 +41,11 @@ export class RequestDurations {
    */
   instrument(app: FastifyInstance): void {
     app.addHook('onRoute', (route) => {
-      const methods = [route.method].flat();
-      // A route of several methods (none here) labels each request with its own method.
-      const hook = methods.length === 1 ? this.hook(methods[0] as string, route.url) : this.hookByMethod(route.url);
+      const recorders = new Map([route.method].flat().map((method) => [method as string, this.recorder(method, route.url)]));
+      const hook: onResponseHookHandler = (request, reply, done) => {
+        recorders.get(request.method)?.(reply.statusCode, reply.elapsedTime);
+        done();
+      };
       route.onResponse = [...(route.onResponse === undefined ? [] : [route.onResponse].flat()), hook];
     });
     // Route-level hooks do not reach the not-found handler: this one does, and records only
@@ -57,24 +59,6 @@ export class RequestDurations {
       }
       done();
     });
-  }
-
-  private hook(method: string, route: string): onResponseHookHandler {
-    const record = this.recorder(method, route);
-    return (_request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
-      record(reply.statusCode, reply.elapsedTime);
-      done();
-    };
-  }
-
-  private hookByMethod(route: string): onResponseHookHandler {
-    const recorders = new Map<string, ReturnType<RequestDurations['recorder']>>();
-    return (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
-      let record = recorders.get(request.method);
-      if (!record) recorders.set(request.method, (record = this.recorder(request.method, route)));
-      record(reply.statusCode, reply.elapsedTime);
-      done();
-    };
   }
 
   /** Records one request of (method, route): its status and duration in milliseconds. */

@@ -54,8 +54,8 @@ export async function listEvents(db: Kysely<Database>, orderId: string): Promise
  * PostgreSQL: an order with its events as one JSON array, in one round trip (instead of the
  * order, then its events). One statement also reads both in one snapshot. (On SQLite the same
  * statement, with json_group_array, was slower than the two: 3.5 against 2.6 µs with an
- * ordered aggregate, and no faster over an ordered subquery, whose order SQLite does not
- * promise.)
+ * ordered aggregate. Over an ordered subquery it was as fast, 0.5 µs faster with two events,
+ * but SQLite does not promise an aggregate the subquery's order.)
  */
 const ordersWithEvents = (db: Kysely<Database>) =>
   db
