@@ -99,10 +99,11 @@ const macInput = Buffer.alloc(BODY_BYTES + 128);
 
 function mac(key: Buffer, body: Buffer, accountId: string, mode: Mode): Buffer {
   const suffix = `\0${accountId}\0${mode}`;
-  const input = Buffer.byteLength(suffix) <= macInput.length - BODY_BYTES ? macInput : Buffer.alloc(BODY_BYTES + Buffer.byteLength(suffix));
+  const length = BODY_BYTES + Buffer.byteLength(suffix);
+  const input = length <= macInput.length ? macInput : Buffer.alloc(length);
   body.copy(input, 0, 0, BODY_BYTES);
-  const end = BODY_BYTES + input.write(suffix, BODY_BYTES);
-  return createHmac('sha256', key).update(input.subarray(0, end)).digest().subarray(0, MAC_BYTES);
+  input.write(suffix, BODY_BYTES);
+  return createHmac('sha256', key).update(input.subarray(0, length)).digest().subarray(0, MAC_BYTES);
 }
 
 /**
