@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Mode } from '../domain/api-key.js';
 import type { OrderStatus } from '../domain/order-status.js';
 import type { Database } from '../db/schema.js';
-import { type Order, orderFromRow } from './order.js';
+import { ORDER_COLUMNS, type Order, orderFromRow } from './order.js';
 
 /**
  * GET /orders: Stripe-style cursor pagination, newest first on (created_at, id). A cursor is an
@@ -42,7 +42,7 @@ export async function listOrders(db: Kysely<Database>, query: OrderListQuery): P
 
 /** The one statement behind a page (one row more than `limit`, to know whether more follow). */
 export function orderPageQuery(db: Kysely<Database>, query: OrderListQuery) {
-  let select = db.selectFrom('orders').selectAll().where('account_id', '=', query.accountId).where('mode', '=', query.mode);
+  let select = db.selectFrom('orders').select(ORDER_COLUMNS).where('account_id', '=', query.accountId).where('mode', '=', query.mode);
   if (query.status !== undefined) select = select.where('status', '=', query.status);
   if (query.externalId !== undefined) select = select.where('external_id', '=', query.externalId);
   if (query.createdGte !== undefined) select = select.where('created_at', '>=', BigInt(query.createdGte));
