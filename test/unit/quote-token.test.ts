@@ -48,6 +48,20 @@ describe('quote ids', () => {
     );
   });
 
+  it('are signed with HMAC-SHA256 for any key up to a block and any account id, however long', () => {
+    fc.assert(
+      fc.property(fc.uint8Array({ minLength: 1, maxLength: 64 }), fc.string({ unit: 'grapheme', maxLength: 150 }), (keyBytes, account) => {
+        const someKey = Buffer.from(keyBytes);
+        const quote = issueQuote(someKey, { accountId: account, mode: 'live', product: 'premium', quantity: 3, amount: 1n, now: 0, ttlSeconds: 60 });
+        const token = referenceDecode(quote.id);
+        const mac = createHmac('sha256', someKey).update(token.subarray(0, 29)).update(`\0${account}\0live`).digest().subarray(0, 16);
+        expect(token.subarray(29).equals(mac)).toBe(true);
+        expect(readQuote(someKey, quote.id, account, 'live')).toEqual(quote);
+      }),
+      { numRuns: 500 },
+    );
+  });
+
   it('are not quotes for another account, another mode, or with one character changed', () => {
     const quote = issueQuote(key, { accountId, mode: 'test', product: 'stars', quantity: 100, amount: 500_000_000n, now: Date.now(), ttlSeconds: 60 });
     expect(readQuote(key, quote.id, 'acct_0000000000000000000000', 'test')).toBeUndefined();
