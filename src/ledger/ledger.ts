@@ -194,6 +194,28 @@ const selectAccountBalances = coalescedRead(
   (row) => row.account_id,
 );
 
+/**
+ * PostgreSQL: the balance of the account and mode an API key belongs to, by the key's hash,
+ * whether or not the key is still accepted. Only for a read that starts before the caller is
+ * known (GET /balance's Prefetch); the handler keeps it only for the caller's account and mode.
+ */
+const selectBalanceOfKey = coalescedRead(
+  preparedQuery((db, keyHash: string) => balanceOfKey(db).where('k.key_hash', '=', keyHash)),
+  preparedQuery((db, keyHashes: string[]) => balanceOfKey(db).where('k.key_hash', '=', sql<string>`any(${keyHashes})`)),
+  (row) => row.key_hash,
+);
+function balanceOfKey(db: Kysely<Database>) {
+  return db
+    .selectFrom('api_keys as k')
+    .innerJoin('balances as b', (join) => join.onRef('b.account_id', '=', 'k.account_id').onRef('b.mode', '=', 'k.mode'))
+    .select(['k.key_hash', 'b.account_id', 'b.mode', 'b.available', 'b.reserved']);
+}
+
+export async function readBalanceOfKey(db: Kysely<Database>, keyHash: string): Promise<(Balance & BalanceRef) | undefined> {
+  const [row] = await selectBalanceOfKey(db, keyHash);
+  return row && { accountId: row.account_id, mode: row.mode, available: BigInt(row.available), reserved: BigInt(row.reserved) };
+}
+
 export async function readBalance(db: Kysely<Database>, ref: BalanceRef): Promise<Balance | undefined> {
   const row = (await selectAccountBalances(db, ref.accountId)).find((balance) => balance.mode === ref.mode);
   return row && { available: BigInt(row.available), reserved: BigInt(row.reserved) };

@@ -82,10 +82,23 @@ export async function findOrderWithEvents(
     const order = await findOrder(db, id, scope);
     return order && { order, events: await listEvents(db, order.id) };
   }
+  return inScope(await readOrderWithEvents(db, id), scope);
+}
+
+/**
+ * PostgreSQL: the order under `id` with its events, whoever's it is. Only for a read that
+ * starts before the caller is known (GET /orders/{id}'s Prefetch); inScope then keeps it from
+ * any other account or mode.
+ */
+export async function readOrderWithEvents(db: Kysely<Database>, id: string): Promise<{ order: Order; events: OrderEvent[] } | undefined> {
   if (!isPublicId('ord', id)) return undefined;
   const [row] = await selectOrderWithEvents(db, id);
-  if (!row || row.account_id !== scope.accountId || row.mode !== scope.mode) return undefined;
-  return { order: orderFromRow(row), events: row.events.map(eventFromRow) };
+  return row && { order: orderFromRow(row), events: row.events.map(eventFromRow) };
+}
+
+/** The order if it is the account's in that mode: another account's order is not found. */
+export function inScope<T extends { order: Order }>(found: T | undefined, scope: { accountId: string; mode: Mode }): T | undefined {
+  return found && found.order.accountId === scope.accountId && found.order.mode === scope.mode ? found : undefined;
 }
 
 /**

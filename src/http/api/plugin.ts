@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction, onRequestHookHandler } from 'fastify';
 import { ApiError } from '../../domain/api-error.js';
-import { authenticateRequest, type Caller } from './auth.js';
+import { authenticateRequest, type Caller, type Prefetch } from './auth.js';
 import type { ApiContext } from './context.js';
 import type { ApiReference } from './openapi/document.js';
 import { referenceRoutes } from './openapi/routes.js';
@@ -16,6 +16,12 @@ declare module 'fastify' {
   interface FastifyRequest {
     caller: Caller;
     idempotencyKey: string;
+    /** The route's read started beside the key's lookup (auth.ts Prefetch), if it was. */
+    prefetched: Promise<unknown> | undefined;
+  }
+  interface FastifyContextConfig {
+    /** The route's read to start beside the key's lookup (auth.ts Prefetch). */
+    prefetch?: Prefetch;
   }
 }
 
@@ -60,6 +66,7 @@ function isJsonContentType(header: string | undefined): boolean {
 export async function apiPlugin(app: FastifyInstance, ctx: ApiContext, reference: ApiReference): Promise<void> {
   app.decorateRequest('caller', null as unknown as Caller);
   app.decorateRequest('idempotencyKey', '');
+  app.decorateRequest('prefetched', undefined);
   reference.collect(app);
 
   // Each route's first onRequest hook authenticates, except on the OpenAPI document and the
@@ -68,7 +75,8 @@ export async function apiPlugin(app: FastifyInstance, ctx: ApiContext, reference
   const authenticate = authenticationHook(ctx);
   app.addHook('onRoute', (route) => {
     if (route.config?.public) return;
-    route.onRequest = [authenticate, ...(route.onRequest === undefined ? [] : [route.onRequest].flat())];
+    const first = route.config?.prefetch ? authenticationHook(ctx, route.config.prefetch) : authenticate;
+    route.onRequest = [first, ...(route.onRequest === undefined ? [] : [route.onRequest].flat())];
   });
 
   app.removeAllContentTypeParsers();
@@ -111,7 +119,7 @@ export async function apiPlugin(app: FastifyInstance, ctx: ApiContext, reference
  * proves unreadable (a bad chunk) the client gets the parser's 400 alone, as it did when this
  * hook was async, instead of a 401 cut short by a closed connection.
  */
-function authenticationHook(ctx: ApiContext): onRequestHookHandler {
+function authenticationHook(ctx: ApiContext, prefetch?: Prefetch): onRequestHookHandler {
   const refuse = (error: Error, done: HookHandlerDoneFunction) => queueMicrotask(() => done(error));
   const admit = (request: FastifyRequest, reply: FastifyReply, caller: Caller, done: HookHandlerDoneFunction) => {
     request.caller = caller;
@@ -124,7 +132,7 @@ function authenticationHook(ctx: ApiContext): onRequestHookHandler {
   return (request, reply, done) => {
     let caller: Caller | Promise<Caller>;
     try {
-      caller = authenticateRequest(ctx.db, request);
+      caller = authenticateRequest(ctx.db, request, prefetch);
     } catch (error) {
       return refuse(error as Error, done);
     }

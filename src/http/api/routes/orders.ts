@@ -1,11 +1,13 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ApiError } from '../../../domain/api-error.js';
 import type { Product } from '../../../domain/products.js';
 import { parseUsername } from '../../../domain/username.js';
 import { createOrder } from '../../../orders/create-order.js';
 import type { OrderStatus } from '../../../domain/order-status.js';
 import { listOrders } from '../../../orders/list-orders.js';
-import { findOrder, findOrderWithEvents } from '../../../orders/order-store.js';
+import { findOrder, findOrderWithEvents, inScope, readOrderWithEvents } from '../../../orders/order-store.js';
+import { onPostgres } from '../../../db/prepared.js';
+import { prefetched } from '../auth.js';
 import type { ApiContext } from '../context.js';
 import { CREATE_ORDER, GET_ORDER, LIST_ORDERS } from '../openapi/operations.js';
 import { checkOneCursor, type PageQuery, parseLimit, parseTimeParam, unknownCursor } from '../pagination.js';
@@ -98,8 +100,12 @@ export function orderRoutes(app: FastifyInstance, ctx: ApiContext): void {
     return { ok: true, object: 'list', data: page.orders.map((order) => orderBody(order, publicUrl)), has_more: page.hasMore };
   });
 
-  app.get<{ Params: { id: string } }>('/orders/:id', { schema: { params: orderIdParams }, config: { openapi: GET_ORDER } }, async (request) => {
-    const found = await findOrderWithEvents(ctx.db.kysely, request.params.id, request.caller);
+  // PostgreSQL: the order is read beside the key (auth.ts Prefetch), one round trip for both.
+  const prefetch = onPostgres(ctx.db.kysely) ? (request: FastifyRequest) => readOrderWithEvents(ctx.db.kysely, (request.params as { id: string }).id) : undefined;
+  app.get<{ Params: { id: string } }>('/orders/:id', { schema: { params: orderIdParams }, config: { openapi: GET_ORDER, prefetch } }, async (request) => {
+    const { caller } = request;
+    const early = prefetched<Awaited<ReturnType<typeof readOrderWithEvents>>>(request);
+    const found = early ? inScope(await early, caller) : await findOrderWithEvents(ctx.db.kysely, request.params.id, caller);
     if (!found) throw new ApiError('order_not_found', `No order ${request.params.id} in ${request.caller.mode} mode for this account.`, 'id');
     return { ok: true, ...orderBody(found.order, ctx.publicUrl(request)), events: found.events.map(eventBody) };
   });
