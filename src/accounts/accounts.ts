@@ -115,9 +115,10 @@ const selectKeyByHash = coalescedRead(
  * Answered at once (no promise) when no lookup is needed: a malformed key, or an active key the
  * cache still vouches for. Every API request asks, and most are answered so.
  */
-export function authenticate(db: Db, key: string, keyHash = hashApiKey(key)): Authentication | Promise<Authentication> {
+export function authenticate(db: Db, key: string): Authentication | Promise<Authentication> {
   // Header values are bounded by Node's header size limit, so hashing before the layout check
   // costs little; a key the cache vouches for was well formed when it was cached.
+  const keyHash = hashApiKey(key);
   // Read before the lookup: a change that lands in between gives the next request a new stamp.
   const stamp = db.keysVersion?.();
   const cache = stamp === undefined ? undefined : keyCacheOf(db);

@@ -38,11 +38,11 @@ export function authenticateRequest(db: Db, request: FastifyRequest, prefetch?: 
     throw new ApiError('missing_api_key', 'Send your API key as "Authorization: Bearer sk_live_…" or "Bearer sk_test_…".');
   }
   // Most keys are answered from the cache: no promise then (issue 10).
-  const keyHash = hashApiKey(credential);
-  const result = authenticate(db, credential, keyHash);
+  const result = authenticate(db, credential);
   if (!(result instanceof Promise)) return callerOf(result);
   if (prefetch) {
-    const read = prefetch(request, keyHash);
+    // Hashed a second time (about a microsecond): authenticate keeps the hash to itself.
+    const read = prefetch(request, hashApiKey(credential));
     // Awaited by the handler only if the key is accepted: a refusal must not leave it unhandled.
     read.catch(() => undefined);
     request.prefetched = read;
