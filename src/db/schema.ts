@@ -40,6 +40,8 @@ export interface JournalTable {
   mode: 'live' | 'test';
   kind: 'deposit' | 'adjustment' | 'reserve' | 'debit' | 'release';
   order_id: string | null;
+  /** The order's `order_no` (the index of an order's movements); null without an order. */
+  order_no: NullableInt;
   available_delta: Int;
   reserved_delta: Int;
   reason: string | null;
@@ -71,11 +73,19 @@ export interface OrdersTable {
   lease_owner: string | null;
   lease_until: NullableInt;
   attempts: Generated<bigint>;
+  /**
+   * Internal, never in the API: ascending in creation order, so that the rows keyed by it (an
+   * order's events and movements) are appended to the same few index pages. PostgreSQL fills it
+   * (identity); on SQLite the insert does (see orderNumber).
+   */
+  order_no: Generated<bigint>;
 }
 
 export interface OrderEventsTable {
   id: string;
   order_id: string;
+  /** The order's `order_no`: with `seq`, the key. */
+  order_no: Int;
   /** Per-order sequence: breaks timestamp ties in the events array. */
   seq: Int;
   type: string;

@@ -125,7 +125,7 @@ const updateBalanceAndJournal = preparedQuery(
     db
       .with('moved', (q) => balanceUpdate(q as Kysely<Database>, accountId, mode, availableDelta, reservedDelta))
       .insertInto('journal')
-      .columns(['id', 'account_id', 'mode', 'kind', 'order_id', 'available_delta', 'reserved_delta', 'reason', 'created_at', 'seq', 'balance_available', 'balance_reserved'])
+      .columns(['id', 'account_id', 'mode', 'kind', 'order_id', 'order_no', 'available_delta', 'reserved_delta', 'reason', 'created_at', 'seq', 'balance_available', 'balance_reserved'])
       .expression((eb) =>
         eb
           .selectFrom('moved')
@@ -135,6 +135,7 @@ const updateBalanceAndJournal = preparedQuery(
             sql<Mode>`cast(${mode} as text)`.as('mode'),
             sql<Kind>`cast(${kind} as text)`.as('kind'),
             sql<string | null>`cast(${orderId} as text)`.as('order_id'),
+            orderNumberOf(orderId).as('order_no'),
             sql<bigint>`cast(${availableDelta} as bigint)`.as('available_delta'),
             sql<bigint>`cast(${reservedDelta} as bigint)`.as('reserved_delta'),
             sql<string | null>`cast(${reason} as text)`.as('reason'),
@@ -146,6 +147,9 @@ const updateBalanceAndJournal = preparedQuery(
       )
       .returning(['seq', 'balance_available', 'balance_reserved']),
 );
+
+/** The movement's order's number (null without an order): its index in the journal. */
+const orderNumberOf = (orderId: string | null) => sql<bigint | null>`(select order_no from orders where id = cast(${orderId} as text))`;
 
 const insertJournal = preparedQuery(
   (
@@ -169,6 +173,7 @@ const insertJournal = preparedQuery(
       mode,
       kind,
       order_id: orderId,
+      order_no: orderNumberOf(orderId),
       available_delta: availableDelta,
       reserved_delta: reservedDelta,
       reason,

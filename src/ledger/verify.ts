@@ -78,7 +78,7 @@ export async function verifyLedger(db: Kysely<Database>): Promise<Violation[]> {
 async function verifyOrders(tx: Kysely<Database>): Promise<Violation[]> {
   const rows = await tx
     .selectFrom('orders as o')
-    .leftJoin('journal as j', 'j.order_id', 'o.id')
+    .leftJoin('journal as j', 'j.order_no', 'o.order_no')
     .select([
       'o.id',
       'o.account_id',

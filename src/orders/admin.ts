@@ -92,7 +92,7 @@ export function liveMargin(reserved: bigint, amount: bigint, feeAllowance: bigin
 export async function orderDetails(db: Kysely<Database>, orderId: string, options: { feeAllowance: bigint }): Promise<OrderDetails | undefined> {
   const row = await db.selectFrom('orders').selectAll().where('id', '=', orderId).executeTakeFirst();
   if (!row) return undefined;
-  const journal = await db.selectFrom('journal').selectAll().where('order_id', '=', orderId).orderBy('created_at').orderBy('id').execute();
+  const journal = await db.selectFrom('journal').selectAll().where('order_no', '=', row.order_no).orderBy('created_at').orderBy('id').execute();
   return {
     order: orderFromRow(row),
     events: await listEvents(db, orderId),

@@ -10,7 +10,7 @@ import type { PriceSource } from '../providers/ports.js';
 import { freshPrice } from './fresh-price.js';
 import { IDEMPOTENCY_WAIT_MS, type IdempotencyGate, keyInUse } from './idempotency-gate.js';
 import { type Order, orderFingerprint } from './order.js';
-import { appendEvent, findOrderByIdempotencyKey } from './order-store.js';
+import { appendEvent, findOrderByIdempotencyKey, nextOrderNumber } from './order-store.js';
 import { placeInOneStatement, placesInOneStatement } from './place-in-one-statement.js';
 import { claimQuote, type Quote, usableQuote } from '../quotes/quotes.js';
 
@@ -162,6 +162,7 @@ const insertPendingOrder = preparedQuery(
       created_at: now,
       updated_at: now,
       next_run_at: now,
+      order_no: nextOrderNumber(db),
     }),
 );
 

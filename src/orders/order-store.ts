@@ -3,23 +3,38 @@ import type { Mode } from '../domain/api-key.js';
 import type { EventType, OrderStatus } from '../domain/order-status.js';
 import { isPublicId, newId } from '../domain/random.js';
 import { coalescedRead, onPostgres, preparedQuery } from '../db/prepared.js';
-import type { Database, OrderEventRow } from '../db/schema.js';
+import type { Database } from '../db/schema.js';
 import { enabledEndpointsOfOrder, enqueueOrderEvent } from '../webhooks/outbox.js';
-import { eventFromRow, ORDER_COLUMNS, type Order, type OrderEvent, orderFromRow } from './order.js';
+import { EVENT_COLUMNS, type EventFields, eventFromRow, ORDER_COLUMNS, type Order, type OrderEvent, orderFromRow } from './order.js';
 
 
 /** Reads and the event append shared by order creation, transitions and the API. */
+// With the order's internal number: GET /orders/{id} reads the events by it (findOrderWithEvents).
 const selectOrder = coalescedRead(
-  preparedQuery((db, id: string) => db.selectFrom('orders').select(ORDER_COLUMNS).where('id', '=', id)),
-  preparedQuery((db, ids: string[]) => db.selectFrom('orders').select(ORDER_COLUMNS).where('id', '=', sql<string>`any(${ids})`)),
+  preparedQuery((db, id: string) => db.selectFrom('orders').select([...ORDER_COLUMNS, 'order_no']).where('id', '=', id)),
+  preparedQuery((db, ids: string[]) => db.selectFrom('orders').select([...ORDER_COLUMNS, 'order_no']).where('id', '=', sql<string>`any(${ids})`)),
   (row) => row.id,
 );
 
-/** The order, if it is the account's in that mode: another account's order is not found. */
-export async function findOrder(db: Kysely<Database>, id: string, scope: { accountId: string; mode: Mode }): Promise<Order | undefined> {
+/**
+ * A new order's number (schema.ts `order_no`): PostgreSQL's identity column fills it (undefined
+ * leaves it out of the insert); SQLite has no sequences, and its one writer takes the next after
+ * the highest, found at the end of the column's unique index.
+ */
+export function nextOrderNumber(db: Kysely<Database>) {
+  return onPostgres(db) ? undefined : sql<bigint>`(select coalesce(max(order_no), 0) + 1 from orders)`;
+}
+
+async function findOrderRow(db: Kysely<Database>, id: string, scope: { accountId: string; mode: Mode }) {
   if (!isPublicId('ord', id)) return undefined;
   const [row] = await selectOrder(db, id);
-  return row && row.account_id === scope.accountId && row.mode === scope.mode ? orderFromRow(row) : undefined;
+  return row && row.account_id === scope.accountId && row.mode === scope.mode ? row : undefined;
+}
+
+/** The order, if it is the account's in that mode: another account's order is not found. */
+export async function findOrder(db: Kysely<Database>, id: string, scope: { accountId: string; mode: Mode }): Promise<Order | undefined> {
+  const row = await findOrderRow(db, id, scope);
+  return row && orderFromRow(row);
 }
 
 export async function findOrderById(db: Kysely<Database>, id: string): Promise<Order | undefined> {
@@ -39,9 +54,24 @@ export async function findOrderByIdempotencyKey(
   return row && orderFromRow(row);
 }
 
+// Events are keyed by their order's number: the order's id leads to it.
 const selectEvents = coalescedRead(
-  preparedQuery((db, orderId: string) => db.selectFrom('order_events').selectAll().where('order_id', '=', orderId).orderBy('seq')),
-  preparedQuery((db, orderIds: string[]) => db.selectFrom('order_events').selectAll().where('order_id', '=', sql<string>`any(${orderIds})`).orderBy('order_id').orderBy('seq')),
+  preparedQuery((db, orderId: string) =>
+    db
+      .selectFrom('order_events')
+      .select(EVENT_COLUMNS)
+      .where('order_no', '=', (eb) => eb.selectFrom('orders').select('order_no').where('id', '=', orderId))
+      .orderBy('seq'),
+  ),
+  preparedQuery((db, orderIds: string[]) =>
+    db
+      .selectFrom('order_events as e')
+      .innerJoin('orders as o', 'o.order_no', 'e.order_no')
+      .select(EVENT_COLUMNS.map((column) => `e.${column}` as const))
+      .where('o.id', '=', sql<string>`any(${orderIds})`)
+      .orderBy('e.order_no')
+      .orderBy('e.seq'),
+  ),
   (row) => row.order_id,
 );
 
@@ -49,6 +79,8 @@ export async function listEvents(db: Kysely<Database>, orderId: string): Promise
   const rows = await selectEvents(db, orderId);
   return rows.map(eventFromRow);
 }
+
+const selectEventsByNumber = preparedQuery((db, orderNo: bigint) => db.selectFrom('order_events').select(EVENT_COLUMNS).where('order_no', '=', orderNo).orderBy('seq'));
 
 /**
  * PostgreSQL: an order with its events as one JSON array, in one round trip (instead of the
@@ -62,7 +94,7 @@ const ordersWithEvents = (db: Kysely<Database>) =>
     .selectFrom('orders')
     .select(ORDER_COLUMNS.map((column) => `orders.${column}` as const))
     .select(
-      sql<OrderEventRow[]>`coalesce((select json_agg(json_build_object('id', e.id, 'order_id', e.order_id, 'seq', e.seq, 'type', e.type, 'status', e.status, 'data', e.data, 'created_at', e.created_at) order by e.seq) from order_events e where e.order_id = orders.id), '[]')`.as(
+      sql<EventFields[]>`coalesce((select json_agg(json_build_object('id', e.id, 'order_id', e.order_id, 'seq', e.seq, 'type', e.type, 'status', e.status, 'data', e.data, 'created_at', e.created_at) order by e.seq) from order_events e where e.order_no = orders.order_no), '[]')`.as(
         'events',
       ),
     );
@@ -79,8 +111,8 @@ export async function findOrderWithEvents(
   scope: { accountId: string; mode: Mode },
 ): Promise<{ order: Order; events: OrderEvent[] } | undefined> {
   if (!onPostgres(db)) {
-    const order = await findOrder(db, id, scope);
-    return order && { order, events: await listEvents(db, order.id) };
+    const row = await findOrderRow(db, id, scope);
+    return row && { order: orderFromRow(row), events: (await selectEventsByNumber(db, BigInt(row.order_no))).map(eventFromRow) };
   }
   return inScope(await readOrderWithEvents(db, id), scope);
 }
@@ -102,23 +134,24 @@ export function inScope<T extends { order: Order }>(found: T | undefined, scope:
 }
 
 /**
- * An order's next event: its position is one past the last, read in the same statement.
- * Transitions of one order are serialised by their conditional status update, so the read is
- * safe; the unique (order_id, seq) key still turns any lost race into an error rather than a
- * duplicate position.
+ * An order's next event: its position is one past the last, read in the same statement, and it
+ * is keyed by the order's number, read there too. Transitions of one order are serialised by
+ * their conditional status update, so the read is safe; the unique (order_no, seq) key still
+ * turns any lost race into an error rather than a duplicate position.
  */
 const eventInsert = (db: QueryCreator<Database>, id: string, orderId: string, type: EventType, status: OrderStatus, data: string, createdAt: number) =>
   db
     .insertInto('order_events')
-    .columns(['id', 'order_id', 'seq', 'type', 'status', 'data', 'created_at'])
+    .columns(['id', 'order_id', 'order_no', 'seq', 'type', 'status', 'data', 'created_at'])
     .expression((eb) =>
       eb
-        .selectFrom('order_events')
-        .where('order_id', '=', orderId)
+        .selectFrom('orders as o')
+        .where('o.id', '=', orderId)
         .select([
           sql<string>`cast(${id} as text)`.as('id'),
-          sql<string>`cast(${orderId} as text)`.as('order_id'),
-          sql<bigint>`coalesce(max(seq), 0) + 1`.as('seq'),
+          'o.id',
+          'o.order_no',
+          sql<bigint>`coalesce((select max(e.seq) from order_events e where e.order_no = o.order_no), 0) + 1`.as('seq'),
           sql<EventType>`cast(${type} as text)`.as('type'),
           sql<OrderStatus>`cast(${status} as text)`.as('status'),
           sql<string>`cast(${data} as text)`.as('data'),

@@ -78,7 +78,11 @@ export function orderFromRow(row: OrderFields): Order {
   };
 }
 
-export function eventFromRow(row: OrderEventRow): OrderEvent {
+/** What an event read selects: not the order's internal number. */
+export const EVENT_COLUMNS = ['id', 'order_id', 'seq', 'type', 'status', 'data', 'created_at'] as const satisfies ReadonlyArray<keyof OrderEventRow>;
+export type EventFields = Pick<OrderEventRow, (typeof EVENT_COLUMNS)[number]>;
+
+export function eventFromRow(row: EventFields): OrderEvent {
   return {
     id: row.id,
     seq: Number(row.seq),

@@ -62,7 +62,7 @@ const placeOrder = preparedQuery(
            and not exists (
              select 1 from webhook_endpoints w
               where w.account_id = cast(${accountId} as text) and w.mode = cast(${mode} as text) and w.status = 'enabled')
-        returning id
+        returning order_no
       ),
       moved as (
         update balances
@@ -73,18 +73,18 @@ const placeOrder = preparedQuery(
         returning available, reserved, journal_seq
       ),
       appended as (
-        insert into order_events (id, order_id, seq, type, status, data, created_at)
-        select cast(${eventId} as text), cast(${orderId} as text), 1, 'order.created', 'fulfillment_pending',
+        insert into order_events (id, order_id, order_no, seq, type, status, data, created_at)
+        select cast(${eventId} as text), cast(${orderId} as text), placed.order_no, 1, 'order.created', 'fulfillment_pending',
                cast(${eventData} as text), cast(${now} as bigint)
-          from moved
+          from moved, placed
       ),
       journaled as (
-        insert into journal (id, account_id, mode, kind, order_id, available_delta, reserved_delta, reason, created_at,
-                             seq, balance_available, balance_reserved)
+        insert into journal (id, account_id, mode, kind, order_id, order_no, available_delta, reserved_delta, reason,
+                             created_at, seq, balance_available, balance_reserved)
         select cast(${journalId} as text), cast(${accountId} as text), cast(${mode} as text), 'reserve',
-               cast(${orderId} as text), cast(${negatedAmount} as bigint), cast(${amount} as bigint), null,
+               cast(${orderId} as text), placed.order_no, cast(${negatedAmount} as bigint), cast(${amount} as bigint), null,
                cast(${now} as bigint), journal_seq, available, reserved
-          from moved
+          from moved, placed
       )
       select 1 as placed from moved`;
     return { compile: () => query.compile(db) };

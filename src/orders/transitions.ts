@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import type { EventType, FailureReason, OrderStatus } from '../domain/order-status.js';
 import { canTransition } from '../domain/order-status.js';
 import { formatTon } from '../domain/money.js';
@@ -137,19 +137,21 @@ async function updateStatuses(tx: Kysely<Database>, chains: TransitionChain[]): 
 /** Every step's event (and its ledger move, through settle), numbered after each order's last. */
 async function appendEvents(tx: Kysely<Database>, chains: TransitionChain[]): Promise<void> {
   if (chains.length === 0) return;
+  // Each order's number (its events' key) and its last event's position.
   const last = await tx
-    .selectFrom('order_events')
-    .select((eb) => ['order_id', eb.fn.max('seq').as('seq')])
-    .where('order_id', 'in', chains.map((chain) => chain.order.id))
-    .groupBy('order_id')
+    .selectFrom('orders as o')
+    .select(['o.id', 'o.order_no', sql<bigint | null>`(select max(e.seq) from order_events e where e.order_no = o.order_no)`.as('seq')])
+    .where('o.id', 'in', chains.map((chain) => chain.order.id))
     .execute();
-  const lastSeq = new Map(last.map((row) => [row.order_id, BigInt(row.seq)]));
+  const byOrder = new Map(last.map((row) => [row.id, { orderNo: row.order_no, seq: BigInt(row.seq ?? 0n) }]));
   const rows = [];
   for (const { order, steps } of chains) {
-    let seq = lastSeq.get(order.id) ?? 0n;
+    const found = byOrder.get(order.id);
+    if (!found) throw new Error(`order ${order.id} is not stored`);
+    let seq = found.seq;
     for (const step of steps) {
       const data = { ...step.data, ...(await settle(tx, order, step)) };
-      rows.push({ id: newId('evt'), order_id: order.id, seq: ++seq, type: EVENT_FOR[step.to], status: step.to, data: JSON.stringify(data), created_at: step.now });
+      rows.push({ id: newId('evt'), order_id: order.id, order_no: found.orderNo, seq: ++seq, type: EVENT_FOR[step.to], status: step.to, data: JSON.stringify(data), created_at: step.now });
     }
   }
   await tx.insertInto('order_events').values(rows).execute();
