@@ -52,7 +52,10 @@ export class BackgroundCheckpointer {
   /** `writerCheckpointPages(n)` sets the writing connection's wal_autocheckpoint. */
   constructor(file: string, writerCheckpointPages: (pages: number) => void, everyMs = 20) {
     const driver = createRequire(import.meta.url).resolve('better-sqlite3');
-    this.worker = new Worker(THREAD_PROGRAM, { eval: true, workerData: { file, driver } });
+    // No inherited command-line options: under `node --input-type=module -e …` (bench/profile.mjs)
+    // the thread's CommonJS program was read as a module and failed to start, and the writer
+    // quietly went back to checkpointing on the event loop.
+    this.worker = new Worker(THREAD_PROGRAM, { eval: true, execArgv: [], workerData: { file, driver } });
     this.exited = new Promise((resolve) => this.worker.once('exit', resolve));
     const fail = () => {
       if (this.failed) return;

@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -76,4 +77,31 @@ test.skipIf(testEngine !== 'sqlite')('with it, committed rows reach the database
   // And again after more commits: the thread keeps going.
   await writeAccounts(3);
   expect(await eventually(() => accountsInMainFile() === 8)).toBe(true);
+});
+
+test.skipIf(testEngine !== 'sqlite')('the thread also runs in a process started as `node --input-type=module -e …`', async () => {
+  // The built modules (npm test builds them first), in a process whose command line would make
+  // an inherited eval read the thread's CommonJS program as a module.
+  const root = path.resolve(import.meta.dirname, '../..');
+  const program = `
+    const { openDatabase } = await import(${JSON.stringify(path.join(root, 'dist/db/open.js'))});
+    const { createAccount } = await import(${JSON.stringify(path.join(root, 'dist/accounts/accounts.js'))});
+    const db = await openDatabase({ dataDir: ${JSON.stringify(dataDir)}, backgroundCheckpoints: true });
+    for (let i = 0; i < 5; i++) await createAccount(db, 'module-' + i + '@example.com');
+    process.stdout.write('written');
+    process.stdin.on('end', () => db.close());
+    process.stdin.resume();`;
+  const child = spawn(process.execPath, ['--input-type=module', '-e', program], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  try {
+    await new Promise<void>((resolve, reject) => {
+      child.stdout.on('data', (chunk: Buffer) => chunk.toString().includes('written') && resolve());
+      child.once('exit', (code) => reject(new Error(`the process exited (${code}) before writing`)));
+    });
+    // Five accounts are far below the writer's own threshold: only the thread can copy them.
+    expect(await eventually(() => accountsInMainFile() === 5)).toBe(true);
+  } finally {
+    child.stdin.end();
+    await exited;
+  }
 });
