@@ -8,8 +8,9 @@ import { enabledEndpointsOfOrder, enqueueOrderEvent } from '../webhooks/outbox.j
 import { EVENT_COLUMNS, type EventFields, eventFromRow, ORDER_COLUMNS, type Order, type OrderEvent, orderFromRow } from './order.js';
 
 
-/** Reads and the event append shared by order creation, transitions and the API. */
-// With the order's internal number: GET /orders/{id} reads the events by it (findOrderWithEvents).
+// Reads and the event append shared by order creation, transitions and the API.
+
+/** An order with its internal number: GET /orders/{id} reads the events by it (findOrderWithEvents). */
 const selectOrder = coalescedRead(
   preparedQuery((db, id: string) => db.selectFrom('orders').select([...ORDER_COLUMNS, 'order_no']).where('id', '=', id)),
   preparedQuery((db, ids: string[]) => db.selectFrom('orders').select([...ORDER_COLUMNS, 'order_no']).where('id', '=', sql<string>`any(${ids})`)),
