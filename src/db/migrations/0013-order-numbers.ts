@@ -7,10 +7,11 @@ import type { Engine } from '../engine.js';
  *
  * Why: an order's events and its ledger movements were indexed by the order's random id, so
  * every new order's rows went to a page of their own in `order_events`' primary key and in
- * `journal_order`: on SQLite a commit of 40 orders wrote some 95 such pages to the WAL (of
- * about 430; counted from the WAL's frame headers), each also copied back by the checkpoint.
- * Keyed by the order's number, the rows of recent orders share the last few pages. (Measured on
- * SQLite: 11 % less CPU per order, 12 % more orders a second, higher in 5 of 6 pairs.)
+ * `journal_order`: on SQLite a commit of the bench's creation load wrote some 95 such pages to
+ * the WAL (of about 426; counted from the WAL's frame headers), each also copied back by the
+ * checkpoint. Keyed by the order's number, the rows of recent orders share the last few pages:
+ * 288 frames per commit. (Measured on SQLite: 568 → 505 µs of CPU per order, 17 % more orders
+ * a second, higher in 8 of 8 alternating pairs.)
  *
  * - `orders.order_no`: unique. PostgreSQL numbers new orders from an identity column; SQLite
  *   has no sequences, so its inserts number the order themselves (the next after the highest;
