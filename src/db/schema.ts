@@ -76,7 +76,7 @@ export interface OrdersTable {
   /**
    * Internal, never in the API: ascending in creation order, so that the rows keyed by it (an
    * order's events and movements) are appended to the same few index pages. PostgreSQL fills it
-   * (identity); on SQLite the insert does (see orderNumber).
+   * (identity); on SQLite the insert does (order-store.ts nextOrderNumber).
    */
   order_no: Generated<bigint>;
 }
