@@ -138,7 +138,9 @@ export function inScope<T extends { order: Order }>(found: T | undefined, scope:
  * An order's next event: its position is one past the last, read in the same statement, and it
  * is keyed by the order's number, read there too. Transitions of one order are serialised by
  * their conditional status update, so the read is safe; the unique (order_no, seq) key still
- * turns any lost race into an error rather than a duplicate position.
+ * turns any lost race into an error rather than a duplicate position. The event is read from
+ * the order's row, so an order id with no row would insert nothing (the foreign key used to
+ * refuse it): every caller appends to an order its own transaction has just written or moved.
  */
 const eventInsert = (db: QueryCreator<Database>, id: string, orderId: string, type: EventType, status: OrderStatus, data: string, createdAt: number) =>
   db
