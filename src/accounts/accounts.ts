@@ -5,6 +5,7 @@ import type { Db } from '../db/engine.js';
 import { coalescedRead, preparedQuery } from '../db/prepared.js';
 import type { Database } from '../db/schema.js';
 import { openBalances } from '../ledger/ledger.js';
+import { type Authentication, authenticationOf, KEY_VERDICT_COLUMNS } from './key-verdict.js';
 
 export class AccountError extends Error {}
 
@@ -98,13 +99,8 @@ export async function accountExists(db: Db, accountId: string): Promise<boolean>
   return !!(await db.kysely.selectFrom('accounts').select('id').where('id', '=', accountId).executeTakeFirst());
 }
 
-export type Authentication =
-  | { ok: true; accountId: string; mode: Mode; keyId: string }
-  | { ok: false; code: 'invalid_api_key' | 'api_key_revoked' | 'account_disabled' };
-
 /** Resolves a bearer key. The layout and checksum are checked before any database lookup. */
-const selectKeys = (db: Kysely<Database>) =>
-  db.selectFrom('api_keys as k').innerJoin('accounts as a', 'a.id', 'k.account_id').select(['k.key_hash', 'k.id', 'k.account_id', 'k.mode', 'k.revoked_at', 'a.status']);
+const selectKeys = (db: Kysely<Database>) => db.selectFrom('api_keys as k').innerJoin('accounts as a', 'a.id', 'k.account_id').select(['k.key_hash', ...KEY_VERDICT_COLUMNS]);
 const selectKeyByHash = coalescedRead(
   preparedQuery((db, keyHash: string) => selectKeys(db).where('k.key_hash', '=', keyHash)),
   preparedQuery((db, keyHashes: string[]) => selectKeys(db).where('k.key_hash', '=', sql<string>`any(${keyHashes})`)),
@@ -139,10 +135,7 @@ async function lookUpAndCache(db: Db, keyHash: string, cache: KeyCache | undefin
 
 async function lookUpKey(db: Db, keyHash: string): Promise<Authentication> {
   const [row] = await selectKeyByHash(db.kysely, keyHash);
-  if (!row) return { ok: false, code: 'invalid_api_key' };
-  if (row.revoked_at !== null) return { ok: false, code: 'api_key_revoked' };
-  if (row.status !== 'active') return { ok: false, code: 'account_disabled' };
-  return { ok: true, accountId: row.account_id, mode: row.mode, keyId: row.id };
+  return authenticationOf(row);
 }
 
 /**

@@ -1,5 +1,6 @@
 import { type Kysely, sql } from 'kysely';
 import type { Mode } from '../domain/api-key.js';
+import { type Authentication, authenticationOf, KEY_VERDICT_COLUMNS } from '../accounts/key-verdict.js';
 import { newId } from '../domain/random.js';
 import { coalescedRead, onPostgres, preparedQuery } from '../db/prepared.js';
 import type { Database, JournalTable } from '../db/schema.js';
@@ -200,9 +201,9 @@ const selectAccountBalances = coalescedRead(
 );
 
 /**
- * PostgreSQL: the balance of the account and mode an API key belongs to, by the key's hash,
- * whether or not the key is still accepted. Only for a read that starts before the caller is
- * known (GET /balance's Prefetch); the handler keeps it only for the caller's account and mode.
+ * PostgreSQL, GET /balance: an API key's verdict and the balance of its account and mode, by the
+ * key's hash, in one statement (auth.ts Prefetch). No row: no such key. A key with no balance
+ * row yet has a balance of zero.
  */
 const selectBalanceOfKey = coalescedRead(
   preparedQuery((db, keyHash: string) => balanceOfKey(db).where('k.key_hash', '=', keyHash)),
@@ -212,13 +213,15 @@ const selectBalanceOfKey = coalescedRead(
 function balanceOfKey(db: Kysely<Database>) {
   return db
     .selectFrom('api_keys as k')
-    .innerJoin('balances as b', (join) => join.onRef('b.account_id', '=', 'k.account_id').onRef('b.mode', '=', 'k.mode'))
-    .select(['k.key_hash', 'b.account_id', 'b.mode', 'b.available', 'b.reserved']);
+    .innerJoin('accounts as a', 'a.id', 'k.account_id')
+    .leftJoin('balances as b', (join) => join.onRef('b.account_id', '=', 'k.account_id').onRef('b.mode', '=', 'k.mode'))
+    .select(['k.key_hash', ...KEY_VERDICT_COLUMNS, 'b.available', 'b.reserved']);
 }
 
-export async function readBalanceOfKey(db: Kysely<Database>, keyHash: string): Promise<(Balance & BalanceRef) | undefined> {
+export async function readBalanceOfKey(db: Kysely<Database>, keyHash: string): Promise<{ authentication: Authentication; data: Balance }> {
   const [row] = await selectBalanceOfKey(db, keyHash);
-  return row && { accountId: row.account_id, mode: row.mode, available: BigInt(row.available), reserved: BigInt(row.reserved) };
+  const balance = row?.available != null && row.reserved != null ? { available: BigInt(row.available), reserved: BigInt(row.reserved) } : { available: 0n, reserved: 0n };
+  return { authentication: authenticationOf(row), data: balance };
 }
 
 export async function readBalance(db: Kysely<Database>, ref: BalanceRef): Promise<Balance | undefined> {

@@ -2,10 +2,11 @@ import { type Kysely, type QueryCreator, sql } from 'kysely';
 import type { Mode } from '../domain/api-key.js';
 import type { EventType, OrderStatus } from '../domain/order-status.js';
 import { isPublicId, newId } from '../domain/random.js';
+import { type Authentication, authenticationOf, KEY_VERDICT_COLUMNS } from '../accounts/key-verdict.js';
 import { coalescedRead, onPostgres, preparedQuery } from '../db/prepared.js';
 import type { Database } from '../db/schema.js';
 import { enabledEndpointsOfOrder, enqueueOrderEvent } from '../webhooks/outbox.js';
-import { EVENT_COLUMNS, type EventFields, eventFromRow, ORDER_COLUMNS, type Order, type OrderEvent, orderFromRow } from './order.js';
+import { EVENT_COLUMNS, type EventFields, eventFromRow, ORDER_COLUMNS, type Order, type OrderEvent, type OrderFields, orderFromRow } from './order.js';
 
 
 // Reads and the event append shared by order creation, transitions and the API.
@@ -90,20 +91,73 @@ const selectEventsByNumber = preparedQuery((db, orderNo: bigint) => db.selectFro
  * ordered aggregate. Over an ordered subquery it was as fast, 0.5 µs faster with two events,
  * but SQLite does not promise an aggregate the subquery's order.)
  */
-const ordersWithEvents = (db: Kysely<Database>) =>
+const eventsOfOrder = sql<EventFields[]>`coalesce((select json_agg(json_build_object('id', e.id, 'order_id', e.order_id, 'seq', e.seq, 'type', e.type, 'status', e.status, 'data', e.data, 'created_at', e.created_at) order by e.seq) from order_events e where e.order_no = orders.order_no), '[]')`.as('events');
+const ordersWithEvents = (db: QueryCreator<Database>) =>
   db
     .selectFrom('orders')
     .select(ORDER_COLUMNS.map((column) => `orders.${column}` as const))
-    .select(
-      sql<EventFields[]>`coalesce((select json_agg(json_build_object('id', e.id, 'order_id', e.order_id, 'seq', e.seq, 'type', e.type, 'status', e.status, 'data', e.data, 'created_at', e.created_at) order by e.seq) from order_events e where e.order_no = orders.order_no), '[]')`.as(
-        'events',
-      ),
-    );
+    .select(eventsOfOrder);
 const selectOrderWithEvents = coalescedRead(
   preparedQuery((db, id: string) => ordersWithEvents(db).where('orders.id', '=', id)),
   preparedQuery((db, ids: string[]) => ordersWithEvents(db).where('orders.id', '=', sql<string>`any(${ids})`)),
   (row) => row.id,
 );
+
+/**
+ * PostgreSQL, GET /orders/{id}: an API key's verdict and the order it asks for, with its
+ * events, in one statement (auth.ts Prefetch). Coalesced like the key's own lookup: the
+ * requests of one turn share the statement. The keys and the orders are each found by their
+ * own unique index (materialized, so that the planner cannot walk an account's orders to find
+ * one) and then paired: an order comes back only beside a key of its account and mode.
+ */
+const keysWithOrders = (db: Kysely<Database>, keyHashes: string[], orderIds: string[]) =>
+  db
+    .with(
+      (cte) => cte('asked').materialized(),
+      (db) => ordersWithEvents(db).where('orders.id', '=', sql<string>`any(${orderIds})`),
+    )
+    .with(
+      (cte) => cte('keys').materialized(),
+      (db) => db.selectFrom('api_keys as k').innerJoin('accounts as a', 'a.id', 'k.account_id').where('k.key_hash', '=', sql<string>`any(${keyHashes})`).select(['k.key_hash', ...KEY_VERDICT_COLUMNS]),
+    )
+    .selectFrom('keys')
+    .leftJoin('asked', (join) => join.onRef('asked.account_id', '=', 'keys.key_account_id').onRef('asked.mode', '=', 'keys.key_mode'))
+    .selectAll('keys')
+    .selectAll('asked');
+const selectKeysWithOrders = preparedQuery(keysWithOrders);
+type KeyWithOrder = Awaited<ReturnType<typeof selectKeysWithOrders>>[number];
+
+// A key's hash (hex) and an order id, as one key for coalescedRead: neither holds a space.
+const askedPair = (keyHash: string, orderId: string) => `${keyHash} ${orderId}`;
+const selectKeyWithOrder = coalescedRead(
+  (db, pair: string) => pairKeysWithOrders(db, [pair]),
+  pairKeysWithOrders,
+  (answer) => answer.pair,
+);
+async function pairKeysWithOrders(db: Kysely<Database>, pairs: string[]): Promise<Array<{ pair: string; key: KeyWithOrder; order: KeyWithOrder | undefined }>> {
+  const asked = pairs.map((pair) => ({ pair, keyHash: pair.slice(0, pair.indexOf(' ')), orderId: pair.slice(pair.indexOf(' ') + 1) }));
+  const rows = await selectKeysWithOrders(
+    db,
+    asked.map((a) => a.keyHash),
+    asked.map((a) => a.orderId),
+  );
+  return asked.flatMap(({ pair, keyHash, orderId }) => {
+    const ofKey = rows.filter((row) => row.key_hash === keyHash);
+    return ofKey.length === 0 ? [] : [{ pair, key: ofKey[0]!, order: ofKey.find((row) => row.id === orderId) }];
+  });
+}
+
+export async function readOrderOfKey(
+  db: Kysely<Database>,
+  keyHash: string,
+  id: string,
+): Promise<{ authentication: Authentication; data: { order: Order; events: OrderEvent[] } | undefined }> {
+  // A malformed id still needs the key's verdict: it asks for an order no row has.
+  const [answer] = await selectKeyWithOrder(db, askedPair(keyHash, isPublicId('ord', id) ? id : ''));
+  const row = answer?.order;
+  const found = row ? { order: orderFromRow(row as OrderFields), events: (row.events as EventFields[]).map(eventFromRow) } : undefined;
+  return { authentication: authenticationOf(answer?.key), data: found };
+}
 
 /** findOrder and then listEvents, as one statement where that saves a round trip. */
 export async function findOrderWithEvents(
@@ -115,18 +169,9 @@ export async function findOrderWithEvents(
     const row = await findOrderRow(db, id, scope);
     return row && { order: orderFromRow(row), events: (await selectEventsByNumber(db, BigInt(row.order_no))).map(eventFromRow) };
   }
-  return inScope(await readOrderWithEvents(db, id), scope);
-}
-
-/**
- * PostgreSQL: the order under `id` with its events, whoever's it is. Only for a read that
- * starts before the caller is known (GET /orders/{id}'s Prefetch); inScope then keeps it from
- * any other account or mode.
- */
-export async function readOrderWithEvents(db: Kysely<Database>, id: string): Promise<{ order: Order; events: OrderEvent[] } | undefined> {
   if (!isPublicId('ord', id)) return undefined;
   const [row] = await selectOrderWithEvents(db, id);
-  return row && { order: orderFromRow(row), events: row.events.map(eventFromRow) };
+  return inScope(row && { order: orderFromRow(row), events: row.events.map(eventFromRow) }, scope);
 }
 
 /** The order if it is the account's in that mode: another account's order is not found. */

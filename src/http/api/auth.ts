@@ -1,7 +1,8 @@
 import type { FastifyRequest } from 'fastify';
-import { type Authentication, authenticate } from '../../accounts/accounts.js';
+import { authenticate } from '../../accounts/accounts.js';
+import type { Authentication } from '../../accounts/key-verdict.js';
 import { ApiError } from '../../domain/api-error.js';
-import { hashApiKey, type Mode } from '../../domain/api-key.js';
+import { hashApiKey, type Mode, parseApiKey } from '../../domain/api-key.js';
 import type { Db } from '../../db/engine.js';
 
 export interface Caller {
@@ -18,12 +19,14 @@ const MESSAGES = {
 } as const;
 
 /**
- * A route's read that needs no caller to start (an order by its id, the balance under a key's
- * hash), started beside the key's lookup when there is one (PostgreSQL): both then take one
- * round trip instead of one after the other. The handler checks what it gets against the
- * caller, and never sees it unless the key was accepted.
+ * PostgreSQL: a route's read that takes the key's verdict with it (KEY_VERDICT_COLUMNS beside
+ * the order by its id, or the balance under the key's hash), so that the key and the data take
+ * one statement instead of two. Such reads are coalesced like the key's own lookup: the
+ * requests of one event-loop turn share one statement. Each is read when the request asks,
+ * never from a cache, so a reissued key is refused on the very next request (CONTRACT "Modes
+ * and keys"). The handler sees the data only if the key was accepted.
  */
-export type Prefetch = (request: FastifyRequest, keyHash: string) => Promise<unknown>;
+export type Prefetch = (request: FastifyRequest, keyHash: string) => Promise<{ authentication: Authentication; data: unknown }>;
 
 /**
  * `Authorization: Bearer <key>` (CONTRACT "Modes and keys"): the scheme is case-insensitive
@@ -37,17 +40,22 @@ export function authenticateRequest(db: Db, request: FastifyRequest, prefetch?: 
   if (!credential) {
     throw new ApiError('missing_api_key', 'Send your API key as "Authorization: Bearer sk_live_…" or "Bearer sk_test_…".');
   }
+  if (prefetch) return authenticateWithData(request, credential, prefetch);
   // Most keys are answered from the cache: no promise then (issue 10).
   const result = authenticate(db, credential);
   if (!(result instanceof Promise)) return callerOf(result);
-  if (prefetch) {
-    // Hashed a second time (about a microsecond): authenticate keeps the hash to itself.
-    const read = prefetch(request, hashApiKey(credential));
-    // Awaited by the handler only if the key is accepted: a refusal must not leave it unhandled.
-    read.catch(() => undefined);
-    request.prefetched = read;
-  }
   return result.then(callerOf);
+}
+
+function authenticateWithData(request: FastifyRequest, credential: string, prefetch: Prefetch): Caller | Promise<Caller> {
+  // As `authenticate`: a key of the wrong layout or checksum is refused before any lookup.
+  if (!parseApiKey(credential)) return callerOf({ ok: false, code: 'invalid_api_key' });
+  const read = prefetch(request, hashApiKey(credential));
+  const data = read.then((found) => found.data);
+  // Awaited by the handler only if the key is accepted: a refusal must not leave it unhandled.
+  data.catch(() => undefined);
+  request.prefetched = data;
+  return read.then((found) => callerOf(found.authentication));
 }
 
 /** What the route's Prefetch started for this request, if it did (T: what that Prefetch reads). */

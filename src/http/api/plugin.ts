@@ -16,11 +16,11 @@ declare module 'fastify' {
   interface FastifyRequest {
     caller: Caller;
     idempotencyKey: string;
-    /** The route's read started beside the key's lookup (auth.ts Prefetch), if it was. */
+    /** The route's data, read with the key's verdict (auth.ts Prefetch), if it was. */
     prefetched: Promise<unknown> | undefined;
   }
   interface FastifyContextConfig {
-    /** The route's read to start beside the key's lookup (auth.ts Prefetch). */
+    /** The route's read that takes the key's verdict with it (auth.ts Prefetch). */
     prefetch?: Prefetch;
   }
 }

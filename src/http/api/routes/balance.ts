@@ -11,14 +11,12 @@ import { balanceHistoryQuery } from '../schemas.js';
 import { entryBody } from '../serialize.js';
 
 export function balanceRoutes(app: FastifyInstance, ctx: ApiContext): void {
-  // PostgreSQL: the balance is read beside the key (auth.ts Prefetch), one round trip for both.
+  // PostgreSQL: the key's verdict and the balance in one statement (auth.ts Prefetch).
   const prefetch = onPostgres(ctx.db.kysely) ? (_request: unknown, keyHash: string) => readBalanceOfKey(ctx.db.kysely, keyHash) : undefined;
   const callerBalance = async (request: FastifyRequest): Promise<Balance> => {
-    const { caller } = request;
-    const early = prefetched<Awaited<ReturnType<typeof readBalanceOfKey>>>(request);
-    const read = early && (await early);
-    const mine = read && read.accountId === caller.accountId && read.mode === caller.mode ? read : await readBalance(ctx.db.kysely, caller);
-    return mine ?? { available: 0n, reserved: 0n };
+    const early = prefetched<Balance>(request);
+    if (early) return early;
+    return (await readBalance(ctx.db.kysely, request.caller)) ?? { available: 0n, reserved: 0n };
   };
   app.get('/balance', { config: { openapi: GET_BALANCE, prefetch } }, async (request) => {
     const balance = await callerBalance(request);

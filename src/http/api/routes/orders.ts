@@ -5,7 +5,7 @@ import { parseUsername } from '../../../domain/username.js';
 import { createOrder } from '../../../orders/create-order.js';
 import type { OrderStatus } from '../../../domain/order-status.js';
 import { listOrders } from '../../../orders/list-orders.js';
-import { findOrder, findOrderWithEvents, inScope, readOrderWithEvents } from '../../../orders/order-store.js';
+import { findOrder, findOrderWithEvents, inScope, readOrderOfKey } from '../../../orders/order-store.js';
 import { onPostgres } from '../../../db/prepared.js';
 import { prefetched } from '../auth.js';
 import type { ApiContext } from '../context.js';
@@ -100,11 +100,11 @@ export function orderRoutes(app: FastifyInstance, ctx: ApiContext): void {
     return { ok: true, object: 'list', data: page.orders.map((order) => orderBody(order, publicUrl)), has_more: page.hasMore };
   });
 
-  // PostgreSQL: the order is read beside the key (auth.ts Prefetch), one round trip for both.
-  const prefetch = onPostgres(ctx.db.kysely) ? (request: FastifyRequest) => readOrderWithEvents(ctx.db.kysely, (request.params as { id: string }).id) : undefined;
+  // PostgreSQL: the key's verdict and the order in one statement (auth.ts Prefetch).
+  const prefetch = onPostgres(ctx.db.kysely) ? (request: FastifyRequest, keyHash: string) => readOrderOfKey(ctx.db.kysely, keyHash, (request.params as { id: string }).id) : undefined;
   app.get<{ Params: { id: string } }>('/orders/:id', { schema: { params: orderIdParams }, config: { openapi: GET_ORDER, prefetch } }, async (request) => {
     const { caller } = request;
-    const early = prefetched<Awaited<ReturnType<typeof readOrderWithEvents>>>(request);
+    const early = prefetched<Awaited<ReturnType<typeof readOrderOfKey>>['data']>(request);
     const found = early ? inScope(await early, caller) : await findOrderWithEvents(ctx.db.kysely, request.params.id, caller);
     if (!found) throw new ApiError('order_not_found', `No order ${request.params.id} in ${request.caller.mode} mode for this account.`, 'id');
     return { ok: true, ...orderBody(found.order, ctx.publicUrl(request)), events: found.events.map(eventBody) };
