@@ -141,9 +141,16 @@ async function pairKeysWithOrders(db: Kysely<Database>, pairs: string[]): Promis
     asked.map((a) => a.keyHash),
     asked.map((a) => a.orderId),
   );
+  // By the hash's index in a Map, as coalescedRead does: a key's hash is never compared.
+  const byKey = new Map<string, KeyWithOrder[]>();
+  for (const row of rows) {
+    const list = byKey.get(row.key_hash);
+    if (list) list.push(row);
+    else byKey.set(row.key_hash, [row]);
+  }
   return asked.flatMap(({ pair, keyHash, orderId }) => {
-    const ofKey = rows.filter((row) => row.key_hash === keyHash);
-    return ofKey.length === 0 ? [] : [{ pair, key: ofKey[0]!, order: ofKey.find((row) => row.id === orderId) }];
+    const ofKey = byKey.get(keyHash);
+    return ofKey ? [{ pair, key: ofKey[0]!, order: ofKey.find((row) => row.id === orderId) }] : [];
   });
 }
 
