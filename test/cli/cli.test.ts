@@ -1,4 +1,6 @@
+import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import pg from 'pg';
@@ -8,7 +10,7 @@ import type { Mode } from '../../src/domain/api-key.js';
 import { openDatabase } from '../../src/db/open.js';
 import { SQLITE_FILE_NAME } from '../../src/db/sqlite.js';
 import { readBalance } from '../../src/ledger/ledger.js';
-import { type CliResult, cliFor, describeRun, makeTempDir, parseJsonStdout, pool, removeDir } from '../support/cli.js';
+import { type CliResult, cliFor, describeRun, parseJsonStdout, pool, removeDir } from '../support/cli.js';
 import { type FreshDatabase, freshDatabase, testEngine } from '../support/database.js';
 
 /**
@@ -120,10 +122,12 @@ async function tablesOf(fresh: FreshDatabase): Promise<string[]> {
 
 // Help never touches a database, so it runs once, in the SQLite project, not once per engine.
 describe.skipIf(testEngine === 'postgres')('help and command dispatch', () => {
-  // Point DATA_DIR at a folder that must not get created.
-  const helpRoot = makeTempDir('starport-cli-help-');
+  // Point DATA_DIR at a folder that must not get created. Its parent is made only when the
+  // suite runs: the body of a skipped suite still runs (the PostgreSQL project), its hooks not.
+  const helpRoot = path.join(os.tmpdir(), `starport-cli-help-${randomUUID()}`);
   const untouched = path.join(helpRoot, 'never-created');
   const helpCli = cliFor({ DATA_DIR: untouched });
+  beforeAll(() => fs.mkdirSync(helpRoot));
   afterAll(() => removeDir(helpRoot));
 
   test.concurrent.each([[['--help']], [['-h']]])('top-level %j prints the overview and exits 0', async (args) => {
