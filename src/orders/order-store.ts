@@ -8,7 +8,6 @@ import type { Database } from '../db/schema.js';
 import { enabledEndpointsOfOrder, enqueueOrderEvent } from '../webhooks/outbox.js';
 import { EVENT_COLUMNS, type EventFields, eventFromRow, ORDER_COLUMNS, type Order, type OrderEvent, type OrderFields, orderFromRow } from './order.js';
 
-
 // Reads and the event append shared by order creation, transitions and the API.
 
 /** An order with its internal number: GET /orders/{id} reads the events by it (findOrderWithEvents). */
@@ -97,12 +96,6 @@ const ordersWithEvents = (db: QueryCreator<Database>) =>
     .selectFrom('orders')
     .select(ORDER_COLUMNS.map((column) => `orders.${column}` as const))
     .select(eventsOfOrder);
-const selectOrderWithEvents = coalescedRead(
-  preparedQuery((db, id: string) => ordersWithEvents(db).where('orders.id', '=', id)),
-  preparedQuery((db, ids: string[]) => ordersWithEvents(db).where('orders.id', '=', sql<string>`any(${ids})`)),
-  (row) => row.id,
-);
-
 /**
  * PostgreSQL, GET /orders/{id}: an API key's verdict and the order it asks for, with its
  * events, in one statement (auth.ts Prefetch). Coalesced like the key's own lookup: the
@@ -166,19 +159,17 @@ export async function readOrderOfKey(
   return { authentication: authenticationOf(answer?.key), data: found };
 }
 
-/** findOrder and then listEvents, as one statement where that saves a round trip. */
+/**
+ * findOrder and then its events, by the number its row carries. On PostgreSQL, GET /orders/{id}
+ * reads the order with the key instead (readOrderOfKey), in one statement.
+ */
 export async function findOrderWithEvents(
   db: Kysely<Database>,
   id: string,
   scope: { accountId: string; mode: Mode },
 ): Promise<{ order: Order; events: OrderEvent[] } | undefined> {
-  if (!onPostgres(db)) {
-    const row = await findOrderRow(db, id, scope);
-    return row && { order: orderFromRow(row), events: (await selectEventsByNumber(db, BigInt(row.order_no))).map(eventFromRow) };
-  }
-  if (!isPublicId('ord', id)) return undefined;
-  const [row] = await selectOrderWithEvents(db, id);
-  return inScope(row && { order: orderFromRow(row), events: row.events.map(eventFromRow) }, scope);
+  const row = await findOrderRow(db, id, scope);
+  return row && { order: orderFromRow(row), events: (await selectEventsByNumber(db, BigInt(row.order_no))).map(eventFromRow) };
 }
 
 /** The order if it is the account's in that mode: another account's order is not found. */
