@@ -19,16 +19,21 @@ export interface DatabaseOptions {
 }
 
 /** Each engine's driver is loaded only when chosen: the CLI starts faster without the other. */
-async function connect(options: DatabaseOptions): Promise<Omit<Db, 'close'> & { afterMigration?: () => Partial<Db> }> {
+async function connect(options: DatabaseOptions): Promise<Omit<Db, 'close'> & { close?: Db['close']; afterMigration?: () => Partial<Db> }> {
   const { databaseUrl } = options;
   if (databaseUrl) {
-    const { listenQueued, postgresDialect, postgresEngine, postgresPool, queuedAnnouncer, runNamed } = await import('./postgres.js');
+    const { fixedPlanPool, listenQueued, postgresDialect, postgresEngine, postgresPool, queuedAnnouncer, runNamed } = await import('./postgres.js');
     const pool = postgresPool(databaseUrl, options.poolSize);
+    const statementPool = fixedPlanPool(databaseUrl, options.poolSize);
     const announcer = queuedAnnouncer(pool);
     const kysely = new Kysely<Database>({ dialect: postgresDialect(pool) });
-    runPreparedDirectly(kysely, { run: (text, parameters) => runNamed(pool, text, parameters), inTransactions: false, outsideTransactions: () => true, coalescesReads: true });
+    runPreparedDirectly(kysely, { run: (text, parameters) => runNamed(statementPool, text, parameters), inTransactions: false, outsideTransactions: () => true, coalescesReads: true });
     return {
       kysely,
+      close: async () => {
+        await kysely.destroy();
+        await statementPool.end();
+      },
       engine: postgresEngine,
       writeTransaction: (work) => kysely.transaction().execute(work),
       announceQueued: () => announcer.announce(),
@@ -69,9 +74,9 @@ function withBackgroundCheckpoints(raw: BetterSqlite3.Database, kysely: Kysely<D
 
 /** Opens the database and brings its schema up to date: every command starts from here. */
 export async function openDatabase(options: DatabaseOptions): Promise<Db> {
-  const { afterMigration, ...connection } = await connect(options);
+  const { afterMigration, close, ...connection } = await connect(options);
   const { kysely } = connection;
-  const db: Db = { ...connection, close: () => kysely.destroy() };
+  const db: Db = { ...connection, close: close ?? (() => kysely.destroy()) };
   try {
     await migrateToLatest(kysely, connection.engine);
   } catch (error) {

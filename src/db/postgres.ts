@@ -25,6 +25,34 @@ export function postgresPool(connectionString: string, max = 10): pg.Pool {
   return pool;
 }
 
+/**
+ * The pool for runNamed: preparedQuery's statements outside transactions, each a fixed shape
+ * that finds a handful of rows by a key (the coalesced reads of keys, orders and balances, the
+ * one-statement placement). Its sessions plan each statement once, without its parameters:
+ *
+ * - `plan_cache_mode = force_generic_plan`: left to choose, PostgreSQL kept planning the
+ *   coalesced reads afresh on every execution (their `= any($1)` costs less, to the planner,
+ *   for the few keys of the first executions than for its generic guess of ten), which was
+ *   43 % of the server's CPU under `GET /quote`: more than running them.
+ * - `random_page_cost = 1.1`, PostgreSQL's advice for data that is in memory, which these
+ *   statements' index pages are: with the default 4, a plan made without the parameters joined
+ *   small tables by scanning them whole rather than probing their unique indexes.
+ *
+ * Transactions (the other pool) keep the server's settings. Both are set at connection
+ * (PostgreSQL 12 or later), after any `options` the URL or PGOPTIONS already give.
+ */
+export function fixedPlanPool(connectionString: string, max = 10): pg.Pool {
+  return postgresPool(withSessionOptions(connectionString, '-c plan_cache_mode=force_generic_plan -c random_page_cost=1.1'), max);
+}
+
+/** pg reads `options` from the URL over its config, so they are added to the URL's own. */
+function withSessionOptions(connectionString: string, options: string): string {
+  const url = new URL(connectionString);
+  const given = url.searchParams.get('options') ?? process.env.PGOPTIONS;
+  url.searchParams.set('options', given ? `${given} ${options}` : options);
+  return url.toString();
+}
+
 /** One hot statement outside a transaction, as a named prepared statement on any pooled connection. */
 export async function runNamed<Row>(pool: pg.Pool, text: string, values: readonly unknown[]): Promise<Row[]> {
   const name = preparedStatementNames.get(text);

@@ -1,9 +1,10 @@
-import { sql } from 'kysely';
-import { afterEach, beforeEach, expect, test } from 'vitest';
+import { type Kysely, sql } from 'kysely';
+import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import { createAccount } from '../../src/accounts/accounts.js';
 import type { Db } from '../../src/db/engine.js';
 import { openDatabase } from '../../src/db/open.js';
 import { coalescedRead, preparedQuery } from '../../src/db/prepared.js';
+import type { Database } from '../../src/db/schema.js';
 import { type FreshDatabase, freshDatabase, testEngine } from '../support/database.js';
 
 let fresh: FreshDatabase;
@@ -51,6 +52,18 @@ test('a builder that converts its argument is refused at the first call, not ans
   await expect(converted(db.kysely, 'A@example.com')).rejects.toThrow(/argument 0 does not reach the query/);
 });
 
+/**
+ * PostgreSQL: the prepared statements of the session that runs preparedQuery's statements outside
+ * transactions, whose statement text is `like` the pattern (open the database with one
+ * connection per pool, so that the session is the one asked).
+ */
+const preparedStatements = preparedQuery((k, like: string) =>
+  k
+    .selectFrom(sql`pg_prepared_statements`.as('p'))
+    .select([sql<string>`p.name`.as('name'), sql<string>`p.statement`.as('statement'), sql<bigint>`p.generic_plans`.as('generic'), sql<bigint>`p.custom_plans`.as('custom')])
+    .where(sql<boolean>`p.statement like ${like}`),
+);
+
 test.skipIf(testEngine !== 'postgres')('on PostgreSQL a prepared query is a named server-side statement, parsed once per connection', async () => {
   const one = await openDatabase({ dataDir: fresh.dataDir, databaseUrl: fresh.env.DATABASE_URL, poolSize: 1 });
   try {
@@ -59,9 +72,8 @@ test.skipIf(testEngine !== 'postgres')('on PostgreSQL a prepared query is a name
     expect(await byEmail(one.kysely, 'a@example.com')).toHaveLength(1);
     expect(await byEmail(one.kysely, 'b@example.com')).toEqual([]);
     // The pool's only connection: its prepared statements are the session's own.
-    const { rows } = await sql<{ name: string; statement: string }>`select name, statement from pg_prepared_statements`.execute(one.kysely);
-    const named = rows.filter((row) => row.statement.includes('"email" = $1'));
-    expect(named).toEqual([{ name: expect.stringMatching(/^starport_\d+$/), statement: expect.stringContaining('from "accounts"') }]);
+    const named = await preparedStatements(one.kysely, '%"email" = $1%');
+    expect(named).toEqual([expect.objectContaining({ name: expect.stringMatching(/^starport_\d+$/), statement: expect.stringContaining('from "accounts"') })]);
   } finally {
     await one.close();
   }
@@ -132,4 +144,49 @@ test.skipIf(testEngine !== 'postgres')('a failed coalesced statement fails every
   );
   const reads = ['acct_a', 'acct_b'].map((id) => broken(db.kysely, id));
   for (const read of reads) await expect(read).rejects.toThrow(/division by zero/);
+});
+
+/**
+ * PostgreSQL, src/db/postgres.ts fixedPlanPool: a prepared query outside a transaction is
+ * planned once per connection, without its arguments, never afresh on each call; transactions
+ * keep the server's settings. (Left to choose, PostgreSQL planned a statement with `= any($1)`
+ * on every call when its first calls asked for few keys.)
+ */
+describe.skipIf(testEngine !== 'postgres')('plans of prepared queries (PostgreSQL)', () => {
+  const setting = preparedQuery((k, name: string) => k.selectNoFrom(sql<string>`current_setting(${name})`.as('value')));
+  const accountsByIds = (k: Kysely<Database>, ids: string[]) => k.selectFrom('accounts').select('id').where('id', '=', sql<string>`any(${ids})`);
+
+  test('a statement called again and again is planned once, whatever the number of keys', async () => {
+    // One connection per pool: the statements and the questions about them share a session.
+    const single = await openDatabase({ dataDir: fresh.dataDir, databaseUrl: fresh.env.DATABASE_URL, poolSize: 1 });
+    try {
+      const ids = (await Promise.all(['a', 'b', 'c'].map((name) => createAccount(single, `${name}@example.com`)))).map((account) => account.accountId);
+      const byIds = preparedQuery(accountsByIds);
+      for (let i = 0; i < 8; i++) {
+        const wanted = ids.slice(0, 1 + (i % 3));
+        expect((await byIds(single.kysely, wanted)).map((row) => row.id).sort()).toEqual([...wanted].sort());
+      }
+      const plans = await preparedStatements(single.kysely, accountsByIds(single.kysely, []).compile().sql);
+      expect(plans).toEqual([expect.objectContaining({ generic: 8n, custom: 0n })]);
+      expect(await setting(single.kysely, 'plan_cache_mode')).toEqual([{ value: 'force_generic_plan' }]);
+      expect(await setting(single.kysely, 'random_page_cost')).toEqual([{ value: '1.1' }]);
+      // Transactions run on the other pool, under the server's own settings.
+      expect(await single.kysely.transaction().execute((tx) => setting(tx, 'plan_cache_mode'))).toEqual([{ value: 'auto' }]);
+    } finally {
+      await single.close();
+    }
+  });
+
+  test("settings the URL gives its sessions are kept beside the pool's own", async () => {
+    const url = new URL(fresh.env.DATABASE_URL!);
+    url.searchParams.set('options', '-c statement_timeout=12345');
+    const withOptions = await openDatabase({ dataDir: fresh.dataDir, databaseUrl: url.toString() });
+    try {
+      expect(await setting(withOptions.kysely, 'statement_timeout')).toEqual([{ value: '12345ms' }]);
+      expect(await setting(withOptions.kysely, 'plan_cache_mode')).toEqual([{ value: 'force_generic_plan' }]);
+      expect(await withOptions.kysely.transaction().execute((tx) => setting(tx, 'statement_timeout'))).toEqual([{ value: '12345ms' }]);
+    } finally {
+      await withOptions.close();
+    }
+  });
 });

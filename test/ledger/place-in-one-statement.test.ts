@@ -19,9 +19,14 @@ import { type FreshDatabase, freshDatabase, testEngine } from '../support/databa
  * nothing, and its statement carries the lock cap and the NOTIFY of the general path's
  * transaction.
  */
-/** Until some other session of the database waits for a lock (a statement of the test's). */
+/**
+ * Until some other session of the database waits for a lock (a statement of the test's). The
+ * observer may be inside a transaction, which would see one snapshot of the activity for its
+ * whole length (stats_fetch_consistency): each look takes a fresh one.
+ */
 async function waitUntilBlocked(observer: pg.Client): Promise<void> {
   for (;;) {
+    await observer.query('select pg_stat_clear_snapshot()');
     const { rows } = await observer.query(`select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`);
     if (rows[0].n > 0) return;
     await new Promise((resolve) => setTimeout(resolve, 5));
