@@ -31,8 +31,11 @@ async function connect(options: DatabaseOptions): Promise<Omit<Db, 'close'> & { 
     return {
       kysely,
       close: async () => {
-        await kysely.destroy();
-        await statementPool.end();
+        try {
+          await kysely.destroy();
+        } finally {
+          await statementPool.end();
+        }
       },
       engine: postgresEngine,
       writeTransaction: (work) => kysely.transaction().execute(work),

@@ -45,9 +45,17 @@ export function fixedPlanPool(connectionString: string, max = 10): pg.Pool {
   return postgresPool(withSessionOptions(connectionString, '-c plan_cache_mode=force_generic_plan -c random_page_cost=1.1'), max);
 }
 
-/** pg reads `options` from the URL over its config, so they are added to the URL's own. */
+/**
+ * pg reads `options` from the URL over its config, so they are added to the URL's own. A URL
+ * that does not parse is left as it is, for pg to refuse with its own error, as the other pool's.
+ */
 function withSessionOptions(connectionString: string, options: string): string {
-  const url = new URL(connectionString);
+  let url: URL;
+  try {
+    url = new URL(connectionString);
+  } catch {
+    return connectionString;
+  }
   const given = url.searchParams.get('options') ?? process.env.PGOPTIONS;
   url.searchParams.set('options', given ? `${given} ${options}` : options);
   return url.toString();
@@ -62,8 +70,9 @@ export async function runNamed<Row>(pool: pg.Pool, text: string, values: readonl
 
 /**
  * Sends the hot statements (preparedQuery's) as named prepared statements: the server then
- * parses and plans each once per connection, not on every call, which for a primary-key read
- * is most of its work. Kysely passes plain SQL text, so the client's query method maps it.
+ * parses each once per connection, not on every call. It may still plan them on every call
+ * (PostgreSQL's plan_cache_mode auto), which fixedPlanPool's sessions do not. Kysely passes
+ * plain SQL text, so the client's query method maps it.
  */
 function nameHotStatements(client: pg.PoolClient): void {
   const query = client.query.bind(client) as (...args: unknown[]) => unknown;
