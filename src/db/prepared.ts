@@ -100,6 +100,21 @@ function compilePlan<A extends unknown[]>(db: Kysely<Database>, build: (db: Kyse
 type Waiter<Row> = { resolve: (rows: Row[]) => void; reject: (error: unknown) => void };
 
 /**
+ * Rows grouped by their key, through a Map: a key (an order id, a key's hash) is looked up by
+ * its hash, never compared with `===`, which for a secret's hash would leak timing.
+ */
+export function rowsByKey<Row, K>(rows: readonly Row[], keyOf: (row: Row) => K): Map<K, Row[]> {
+  const byKey = new Map<K, Row[]>();
+  for (const row of rows) {
+    const key = keyOf(row);
+    const list = byKey.get(key);
+    if (list) list.push(row);
+    else byKey.set(key, [row]);
+  }
+  return byKey;
+}
+
+/**
  * A read of the rows under one key (an order's id, a key's hash), coalesced where the driver
  * allows it (DirectPath.coalescesReads: PostgreSQL, outside a transaction). The reads asked
  * for in one event-loop turn, typically by requests that arrived together, go to the server
@@ -124,13 +139,7 @@ export function coalescedRead<Row, K extends string>(
       for (const waiters of batch.values()) for (const waiter of waiters) waiter.reject(error);
       return;
     }
-    const byKey = new Map<K, Row[]>();
-    for (const row of rows) {
-      const key = keyOf(row);
-      const list = byKey.get(key);
-      if (list) list.push(row);
-      else byKey.set(key, [row]);
-    }
+    const byKey = rowsByKey(rows, keyOf);
     for (const [key, waiters] of batch) {
       for (const waiter of waiters) waiter.resolve(byKey.get(key) ?? []);
     }

@@ -3,7 +3,7 @@ import type { Mode } from '../domain/api-key.js';
 import type { EventType, OrderStatus } from '../domain/order-status.js';
 import { isPublicId, newId } from '../domain/random.js';
 import { type Authentication, authenticationOf, KEY_VERDICT_COLUMNS } from '../accounts/key-verdict.js';
-import { coalescedRead, onPostgres, preparedQuery } from '../db/prepared.js';
+import { coalescedRead, onPostgres, preparedQuery, rowsByKey } from '../db/prepared.js';
 import type { Database } from '../db/schema.js';
 import { enabledEndpointsOfOrder, enqueueOrderEvent } from '../webhooks/outbox.js';
 import { EVENT_COLUMNS, type EventFields, eventFromRow, ORDER_COLUMNS, type Order, type OrderEvent, type OrderFields, orderFromRow } from './order.js';
@@ -134,13 +134,7 @@ async function pairKeysWithOrders(db: Kysely<Database>, pairs: string[]): Promis
     asked.map((a) => a.keyHash),
     asked.map((a) => a.orderId),
   );
-  // By the hash's index in a Map, as coalescedRead does: a key's hash is never compared.
-  const byKey = new Map<string, KeyWithOrder[]>();
-  for (const row of rows) {
-    const list = byKey.get(row.key_hash);
-    if (list) list.push(row);
-    else byKey.set(row.key_hash, [row]);
-  }
+  const byKey = rowsByKey(rows, (row) => row.key_hash);
   return asked.flatMap(({ pair, keyHash, orderId }) => {
     const ofKey = byKey.get(keyHash);
     return ofKey ? [{ pair, key: ofKey[0]!, order: ofKey.find((row) => row.id === orderId) }] : [];
