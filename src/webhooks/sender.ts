@@ -17,9 +17,62 @@ import { type DestinationPolicy, ipLiteral, isLocalhostName, parseWebhookUrl, re
 export const RESPONSE_READ_LIMIT = 4096;
 export const SNIPPET_CHARS = 256;
 
-export type Resolver = (hostname: string) => Promise<{ address: string; family: number }[]>;
+/** The addresses a name resolves to. `signal`: the caller no longer waits (see limitLookups). */
+export type Resolver = (hostname: string, signal?: AbortSignal) => Promise<{ address: string; family: number }[]>;
 
-export const systemResolver: Resolver = (hostname) => dns.promises.lookup(hostname, { all: true, verbatim: true });
+/**
+ * Most system lookups of webhook names in flight at once. getaddrinfo holds a libuv thread until
+ * the DNS server answers or the system resolver gives up, however soon the caller stops waiting,
+ * and libuv runs at most 2 lookups at once (half its pool of 4). A client picks webhook names:
+ * unbounded, two names whose servers never answer would hold both, and every other lookup of the
+ * process (Fragment's and the TON API's hosts) would wait for the resolver's timeouts. One slot
+ * leaves the other to them.
+ */
+export const WEBHOOK_LOOKUP_SLOTS = 1;
+
+/**
+ * `lookup` with at most `slots` calls in flight; the others wait their turn in order. A lookup
+ * keeps its slot until it ends, even after its caller stopped waiting; a caller whose signal
+ * aborts while it waits leaves the queue, and its lookup never starts.
+ */
+export function limitLookups(lookup: Resolver, slots: number): Resolver {
+  let inFlight = 0;
+  const waiting: Array<() => void> = [];
+  // A slot passes straight to the next waiter, so a caller arriving meanwhile cannot take it too.
+  const release = () => {
+    const next = waiting.shift();
+    if (next) next();
+    else inFlight--;
+  };
+  const turn = (signal: AbortSignal | undefined) =>
+    new Promise<void>((start, reject) => {
+      if (signal?.aborted) return reject(signal.reason);
+      if (inFlight < slots) {
+        inFlight++;
+        return start();
+      }
+      waiting.push(start);
+      signal?.addEventListener(
+        'abort',
+        () => {
+          const at = waiting.indexOf(start);
+          if (at >= 0) waiting.splice(at, 1);
+          reject(signal.reason);
+        },
+        { once: true },
+      );
+    });
+  return async (hostname, signal) => {
+    await turn(signal);
+    try {
+      return await lookup(hostname, signal);
+    } finally {
+      release();
+    }
+  };
+}
+
+export const systemResolver: Resolver = limitLookups((hostname) => dns.promises.lookup(hostname, { all: true, verbatim: true }), WEBHOOK_LOOKUP_SLOTS);
 
 export interface SendInput {
   url: string;
@@ -45,14 +98,20 @@ export interface SendResult {
 class Refused extends Error {}
 
 /** Resolves and vets the destination; throws Refused with the reason. */
-export async function vetDestination(url: URL, mode: Mode, policy: DestinationPolicy, resolve: Resolver = systemResolver): Promise<{ address: string; family: number }> {
+export async function vetDestination(
+  url: URL,
+  mode: Mode,
+  policy: DestinationPolicy,
+  resolve: Resolver = systemResolver,
+  signal?: AbortSignal,
+): Promise<{ address: string; family: number }> {
   const literal = ipLiteral(url);
   let candidates: { address: string; family: number }[];
   if (literal) candidates = [{ address: literal, family: net.isIPv6(literal) ? 6 : 4 }];
   else if (isLocalhostName(url.hostname)) candidates = [{ address: '127.0.0.1', family: 4 }];
   else {
     try {
-      candidates = await resolve(url.hostname);
+      candidates = await resolve(url.hostname, signal);
     } catch {
       throw new Refused(`${url.hostname} does not resolve`);
     }
@@ -78,7 +137,7 @@ export async function sendWebhook(input: SendInput): Promise<SendResult> {
   const timer = setTimeout(() => controller.abort(), input.timeoutMs);
   try {
     const destination = await Promise.race([
-      vetDestination(parsed.url, input.mode, input.policy, input.resolve),
+      vetDestination(parsed.url, input.mode, input.policy, input.resolve, controller.signal),
       new Promise<never>((_, reject) => controller.signal.addEventListener('abort', () => reject(new Error('timeout')))),
     ]);
     const { statusCode, snippet, retryAfter } = await post(parsed.url, destination, input, controller.signal);
@@ -155,17 +214,24 @@ function post(
  * The creation-time check of a webhook URL (the send-time check repeats it): its form, and
  * the addresses it resolves to now. Returns the URL as given or the reason it is refused.
  */
+/** How long creating an endpoint waits for its name to resolve. */
+const RESOLVE_AT_CREATION_MS = 5_000;
+
 export async function checkWebhookUrl(raw: unknown, mode: Mode, policy: DestinationPolicy, resolve: Resolver = systemResolver): Promise<{ url: string } | { error: string }> {
   const parsed = parseWebhookUrl(raw, mode);
   if ('error' in parsed) return parsed;
+  const gaveUp = new AbortController();
+  const timer = setTimeout(() => gaveUp.abort(new Refused(`${parsed.url.hostname} did not resolve in time`)), RESOLVE_AT_CREATION_MS).unref();
   try {
     await Promise.race([
-      vetDestination(parsed.url, mode, policy, resolve),
-      new Promise<never>((_, reject) => setTimeout(() => reject(new Refused(`${parsed.url.hostname} did not resolve in time`)), 5_000).unref()),
+      vetDestination(parsed.url, mode, policy, resolve, gaveUp.signal),
+      new Promise<never>((_, reject) => gaveUp.signal.addEventListener('abort', () => reject(gaveUp.signal.reason), { once: true })),
     ]);
   } catch (error) {
     if (error instanceof Refused) return { error: `url cannot be used: ${error.message}.` };
     throw error;
+  } finally {
+    clearTimeout(timer);
   }
   return { url: raw as string };
 }

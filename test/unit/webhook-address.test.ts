@@ -1,6 +1,7 @@
-import { describe, expect, test } from 'vitest';
+import dns from 'node:dns';
+import { afterEach, describe, expect, test, vi } from 'vitest';
 import { classifyAddress, parseWebhookUrl, refusalFor } from '../../src/webhooks/address-policy.js';
-import { checkWebhookUrl, type Resolver, sendWebhook, vetDestination } from '../../src/webhooks/sender.js';
+import { checkWebhookUrl, limitLookups, type Resolver, sendWebhook, systemResolver, vetDestination, WEBHOOK_LOOKUP_SLOTS } from '../../src/webhooks/sender.js';
 import { retryDelay, DEFAULT_RETRY_DELAYS_MS } from '../../src/webhooks/schedule.js';
 import { startReceiver } from '../support/webhook-receiver.js';
 
@@ -151,6 +152,103 @@ describe('resolution at creation and at send time', () => {
     answer = '127.0.0.1';
     const result = await sendWebhook({ url: 'https://rebind.example/h', mode: 'live', headers: {}, body: '{}', timeoutMs: 1000, policy: { allowLoopback: true }, resolve });
     expect(result).toMatchObject({ ok: false, statusCode: null, error: expect.stringMatching(/^refused: 127\.0\.0\.1 is a loopback address/) });
+  });
+});
+
+/**
+ * System lookups of webhook names hold one of libuv's few threads each until they end, and a
+ * client picks the names: src/webhooks/sender.ts limitLookups bounds how many run at once.
+ */
+describe('bounded lookups', () => {
+  /** A lookup that ends only when the test says so, recording which names started and how many ran at once. */
+  function heldLookups() {
+    const started: string[] = [];
+    const pending = new Map<string, () => void>();
+    let inFlight = 0;
+    let most = 0;
+    const lookup: Resolver = (hostname) => {
+      started.push(hostname);
+      most = Math.max(most, ++inFlight);
+      return new Promise((resolve) => {
+        pending.set(hostname, () => {
+          inFlight--;
+          resolve([{ address: '93.184.215.14', family: 4 }]);
+        });
+      });
+    };
+    const end = async (hostname: string) => {
+      pending.get(hostname)!();
+      // Let the answer and the next waiter's start run.
+      for (let i = 0; i < 10; i++) await Promise.resolve();
+    };
+    return { lookup, started, end, most: () => most };
+  }
+
+  afterEach(() => {
+    vi.useRealTimers();
+    vi.restoreAllMocks();
+  });
+
+  test('at most `slots` lookups run at once; the others start in order as each one ends', async () => {
+    const held = heldLookups();
+    const resolve = limitLookups(held.lookup, 2);
+    const answers = ['a.example', 'b.example', 'c.example', 'd.example'].map((name) => resolve(name));
+    for (let i = 0; i < 10; i++) await Promise.resolve();
+    expect(held.started).toEqual(['a.example', 'b.example']);
+    await held.end('a.example');
+    expect(held.started).toEqual(['a.example', 'b.example', 'c.example']);
+    // A caller arriving now waits behind those already waiting.
+    answers.push(resolve('late.example'));
+    await held.end('b.example');
+    await held.end('c.example');
+    expect(held.started).toEqual(['a.example', 'b.example', 'c.example', 'd.example', 'late.example']);
+    await held.end('d.example');
+    await held.end('late.example');
+    const all = await Promise.all(answers);
+    expect(all).toEqual(Array.from({ length: 5 }, () => [{ address: '93.184.215.14', family: 4 }]));
+    expect(held.most()).toBe(2);
+  });
+
+  test('a caller that stops waiting leaves the queue: its lookup never starts, and the slot goes to the next', async () => {
+    const held = heldLookups();
+    const resolve = limitLookups(held.lookup, 1);
+    const first = resolve('first.example');
+    const gaveUp = new AbortController();
+    const abandoned = resolve('abandoned.example', gaveUp.signal);
+    const next = resolve('next.example');
+    gaveUp.abort(new Error('no longer waiting'));
+    await expect(abandoned).rejects.toThrow('no longer waiting');
+    await held.end('first.example');
+    await held.end('next.example');
+    await expect(Promise.all([first, next])).resolves.toHaveLength(2);
+    expect(held.started).toEqual(['first.example', 'next.example']);
+  });
+
+  test('creating an endpoint while every slot is held answers "did not resolve in time" after 5 s, and its lookup is dropped', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    const held = heldLookups();
+    const resolve = limitLookups(held.lookup, 1);
+    const stuck = resolve('never-answers.example');
+    const checked = checkWebhookUrl('https://public.example/h', 'live', { allowLoopback: false }, resolve);
+    await vi.advanceTimersByTimeAsync(5_000);
+    await expect(checked).resolves.toEqual({ error: 'url cannot be used: public.example did not resolve in time.' });
+    await held.end('never-answers.example');
+    await stuck;
+    expect(held.started).toEqual(['never-answers.example']);
+  });
+
+  test(`the system resolver runs webhook lookups ${WEBHOOK_LOOKUP_SLOTS} at a time`, async () => {
+    const calls: string[] = [];
+    vi.spyOn(dns.promises, 'lookup').mockImplementation(((hostname: string) => {
+      calls.push(hostname);
+      return new Promise(() => undefined);
+    }) as typeof dns.promises.lookup);
+    const gaveUp = new AbortController();
+    const lookups = ['one.example', 'two.example', 'three.example'].map((name) => systemResolver(name, gaveUp.signal).catch(() => 'gave up'));
+    for (let i = 0; i < 10; i++) await Promise.resolve();
+    expect(calls).toEqual(['one.example', 'two.example'].slice(0, WEBHOOK_LOOKUP_SLOTS));
+    gaveUp.abort();
+    await expect(lookups[2]).resolves.toBe('gave up');
   });
 });
 
