@@ -210,13 +210,13 @@ function post(
   });
 }
 
+/** How long creating an endpoint waits for its name to resolve. */
+const RESOLVE_AT_CREATION_MS = 5_000;
+
 /**
  * The creation-time check of a webhook URL (the send-time check repeats it): its form, and
  * the addresses it resolves to now. Returns the URL as given or the reason it is refused.
  */
-/** How long creating an endpoint waits for its name to resolve. */
-const RESOLVE_AT_CREATION_MS = 5_000;
-
 export async function checkWebhookUrl(raw: unknown, mode: Mode, policy: DestinationPolicy, resolve: Resolver = systemResolver): Promise<{ url: string } | { error: string }> {
   const parsed = parseWebhookUrl(raw, mode);
   if ('error' in parsed) return parsed;
