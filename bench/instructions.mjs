@@ -1,11 +1,11 @@
-// Not part of the bench: `node bench/instructions.mjs <balance|order|quote|create|constant> [requests]`
+// Not part of the bench: `node bench/instructions.mjs <balance|order|quote|create|constant|tx> [requests]`
 // counts the instructions one request costs the server, under valgrind's callgrind. On a shared
 // machine time per request moves by a third within minutes; an instruction count repeats
 // within a few percent, so it can rank changes that req/s and CPU time cannot. (It counts what
 // valgrind's CPU runs: OpenSSL, for one, takes other code paths there than on the real CPU, so
 // confirm a ranking with `perf` before trusting its size.)
 //
-// The server (`serve`, or the bench's baseline for `constant`) runs with callgrind's
+// The server (`serve`, or the bench's baseline for `constant` and `tx`) runs with callgrind's
 // instrumentation off while it warms up, so that V8 has compiled the hot paths, then on for the
 // measured requests. One connection: every request is then alone in its event-loop turn, so
 // nothing per turn (SQLite's read snapshot, the poll) is shared between a varying number of
@@ -29,7 +29,7 @@ const outFile = path.join(dataDir, 'callgrind.out');
 try {
   const seeded = await seedBench({ dataDir, accounts: 100 });
   const env = { ...process.env, PORT: '0', DATA_DIR: dataDir, RATE_LIMIT_RPS: '0', LOG_LEVEL: 'warn', TEST_FULFILMENT_DELAY_MS: '0' };
-  const args = route === 'constant' ? ['bench/baseline-server.mjs', path.join(dataDir, 'baseline'), '100'] : ['bin/starport', 'serve'];
+  const args = route === 'constant' || route === 'tx' ? ['bench/baseline-server.mjs', path.join(dataDir, 'baseline'), '100'] : ['bin/starport', 'serve'];
   // Only what the event loop's I/O callbacks and immediates run is counted: not the compiler's
   // and the garbage collector's threads, and not timers. Under valgrind 1,000 requests take
   // seconds of wall time, so background timers (the worker's poll, the checkpointer) and
@@ -52,13 +52,14 @@ try {
   const auth = { authorization: `Bearer ${seeded.keys[0]}` };
   const specs = {
     constant: { url: `${url}/constant` },
+    tx: { url: `${url}/tx`, method: 'POST', bodies: 'tx', accounts: 100 },
     balance: { url: `${url}/api/v1/balance`, headers: auth },
     order: { url: `${url}/api/v1/orders/${seeded.orderId}`, headers: auth },
     quote: { url: `${url}/api/v1/quote?product=stars&quantity=100`, headers: auth },
     create: { url: `${url}/api/v1/orders`, method: 'POST', bodies: 'orders', keys: seeded.keys },
   };
   if (!specs[route]) throw new Error(`unknown route ${route}: one of ${Object.keys(specs).join(', ')}`);
-  const load = (amount) => JSON.parse(execFileSync(process.execPath, [path.join(root, 'bench', 'load.mjs'), JSON.stringify({ connections: 1, amount, ...specs[route] })], { encoding: 'utf8' }));
+  const load = (amount) => JSON.parse(execFileSync(process.execPath, [path.join(root, 'bench', 'load.mjs'), JSON.stringify({ connections: Number(process.env.CONNECTIONS ?? 1), amount, ...specs[route] })], { encoding: 'utf8' }));
   for (let left = WARMUP; left > 0; left -= 2000) load(Math.min(2000, left));
   execFileSync('callgrind_control', ['--instr=on', String(server.pid)], { stdio: 'ignore' });
   const measured = load(requests);
