@@ -35,6 +35,7 @@ export interface BalancesTable {
 }
 
 export interface JournalTable {
+  /** `jrn_` + 22 random base62 + the seq (src/ledger/entry-id.ts); no index covers every id. */
   id: string;
   account_id: string;
   mode: 'live' | 'test';

@@ -1,13 +1,14 @@
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import type { Mode } from '../domain/api-key.js';
 import type { Database, JournalRow } from '../db/schema.js';
-import { isPublicId } from '../domain/random.js';
+import { entryLookup, LEGACY_ENTRY_ID_LENGTH } from './entry-id.js';
 import type { JournalEntry } from './ledger.js';
 
 /**
  * Balance history: the journal of one account and mode, newest first by its per-balance
  * sequence (`seq`, the order the movements were applied in). Cursors are journal ids of the
- * same balance; the index journal_history (account_id, mode, seq) serves every page.
+ * same balance, found by the seq they carry (entry-id.ts); the index journal_history
+ * (account_id, mode, seq) serves every page.
  */
 
 export function entryFromRow(row: JournalRow): JournalEntry {
@@ -28,8 +29,14 @@ export function entryFromRow(row: JournalRow): JournalEntry {
 
 /** The entry `id` of this balance, or undefined (unknown, malformed, or another balance's). */
 export async function findEntry(db: Kysely<Database>, id: string, ref: { accountId: string; mode: Mode }): Promise<JournalEntry | undefined> {
-  if (!isPublicId('jrn', id)) return undefined;
-  const row = await db.selectFrom('journal').selectAll().where('id', '=', id).where('account_id', '=', ref.accountId).where('mode', '=', ref.mode).executeTakeFirst();
+  const lookup = entryLookup(id);
+  if (!lookup) return undefined;
+  let select = db.selectFrom('journal').selectAll().where('account_id', '=', ref.accountId).where('mode', '=', ref.mode);
+  // By seq through journal_history; the whole id must still match, not only the seq it carries.
+  if ('seq' in lookup) select = select.where('seq', '=', lookup.seq).where('id', '=', id);
+  // The predicate of journal_legacy_id, repeated so that the planner may use that index.
+  else select = select.where('id', '=', lookup.legacyId).where(sql<boolean>`length(id) = ${sql.lit(LEGACY_ENTRY_ID_LENGTH)}`);
+  const row = await select.executeTakeFirst();
   return row && entryFromRow(row);
 }
 

@@ -1,7 +1,7 @@
 import { type Kysely, sql } from 'kysely';
 import type { Mode } from '../domain/api-key.js';
 import { type Authentication, authenticationOf, KEY_VERDICT_COLUMNS } from '../accounts/key-verdict.js';
-import { newId } from '../domain/random.js';
+import { entryId, newEntryIdHead } from './entry-id.js';
 import { coalescedRead, onPostgres, preparedQuery } from '../db/prepared.js';
 import type { Database, JournalTable } from '../db/schema.js';
 
@@ -74,22 +74,22 @@ export async function move(tx: Kysely<Database>, ref: BalanceRef, movement: Move
  */
 export async function applyMovement(tx: Kysely<Database>, ref: BalanceRef, movement: Movement): Promise<JournalEntry | undefined> {
   const [availableDelta, reservedDelta] = DELTAS[movement.kind](movement.amount);
-  const id = newId('jrn');
+  const idHead = newEntryIdHead();
   const orderId = movement.orderId ?? null;
   const reason = movement.reason ?? null;
   let after: { seq: bigint; available: bigint; reserved: bigint } | undefined;
   if (onPostgres(tx)) {
     // One round trip: the update and the insert that reads its RETURNING, as one statement.
-    const [row] = await updateBalanceAndJournal(tx, ref.accountId, ref.mode, availableDelta, reservedDelta, id, movement.kind, orderId, reason, movement.now);
+    const [row] = await updateBalanceAndJournal(tx, ref.accountId, ref.mode, availableDelta, reservedDelta, idHead, movement.kind, orderId, reason, movement.now);
     after = row && { seq: BigInt(row.seq), available: BigInt(row.balance_available), reserved: BigInt(row.balance_reserved) };
   } else {
     const [updated] = await updateBalance(tx, ref.accountId, ref.mode, availableDelta, reservedDelta);
     after = updated && { seq: BigInt(updated.journal_seq), available: BigInt(updated.available), reserved: BigInt(updated.reserved) };
-    if (after) await insertJournal(tx, id, ref.accountId, ref.mode, movement.kind, orderId, availableDelta, reservedDelta, reason, movement.now, after.seq, after.available, after.reserved);
+    if (after) await insertJournal(tx, entryId(idHead, after.seq), ref.accountId, ref.mode, movement.kind, orderId, availableDelta, reservedDelta, reason, movement.now, after.seq, after.available, after.reserved);
   }
   if (!after) return undefined;
   return {
-    id,
+    id: entryId(idHead, after.seq),
     accountId: ref.accountId,
     mode: ref.mode,
     kind: movement.kind,
@@ -122,7 +122,7 @@ const updateBalance = preparedQuery(balanceUpdate);
 
 /** PostgreSQL only (SQLite has no UPDATE in a WITH clause): no balance row moved, no entry. */
 const updateBalanceAndJournal = preparedQuery(
-  (db, accountId: string, mode: Mode, availableDelta: bigint, reservedDelta: bigint, id: string, kind: Kind, orderId: string | null, reason: string | null, createdAt: number) =>
+  (db, accountId: string, mode: Mode, availableDelta: bigint, reservedDelta: bigint, idHead: string, kind: Kind, orderId: string | null, reason: string | null, createdAt: number) =>
     db
       .with('moved', (q) => balanceUpdate(q as Kysely<Database>, accountId, mode, availableDelta, reservedDelta))
       .insertInto('journal')
@@ -131,7 +131,7 @@ const updateBalanceAndJournal = preparedQuery(
         eb
           .selectFrom('moved')
           .select([
-            sql<string>`cast(${id} as text)`.as('id'),
+            sql<string>`cast(${idHead} as text) || cast(moved.journal_seq as text)`.as('id'),
             sql<string>`cast(${accountId} as text)`.as('account_id'),
             sql<Mode>`cast(${mode} as text)`.as('mode'),
             sql<Kind>`cast(${kind} as text)`.as('kind'),

@@ -61,7 +61,7 @@ describe('entries', () => {
 
     for (const e of entries) {
       expect(Object.keys(e).sort()).toEqual(['amount', 'balance_after', 'created_at', 'deposit', 'id', 'order_id', 'reserved_change', 'type']);
-      expect(e.id).toMatch(/^jrn_[0-9A-Za-z]{22}$/);
+      expect(e.id).toMatch(/^jrn_[0-9A-Za-z]{22}[1-9][0-9]*$/);
       expect(e.amount).toMatch(/^-?(0|[1-9]\d*)(\.\d{0,8}[1-9])?$/);
       expect(e.balance_after.value).toMatch(MONEY);
       expect(e.created_at).toMatch(TIMESTAMP);
@@ -116,6 +116,9 @@ describe('entries', () => {
     const theirs = (await history(other.testKey)).body.data[0].id;
     expectError(await history(a.testKey, `?ending_before=${theirs}`), 400, 'invalid_request', 'ending_before');
     expectError(await history(a.testKey, '?starting_after=jrn_nope'), 400, 'invalid_request', 'starting_after');
+    // A cursor names its entry by the whole id, not by the seq it ends with.
+    const forged = `jrn_${'A'.repeat(22)}${all[1]!.id.slice(26)}`;
+    expectError(await history(a.testKey, `?starting_after=${forged}`), 400, 'invalid_request', 'starting_after');
     expectError(await history(a.testKey, '?limit=0'), 400, 'invalid_request', 'limit');
     expectError(await history(a.testKey, '?limit=1.0'), 400, 'invalid_request', 'limit');
     expectError(await history(a.testKey, `?starting_after=${all[0]!.id}&ending_before=${all[1]!.id}`), 400, 'invalid_request', 'ending_before');

@@ -657,7 +657,7 @@ export const EXAMPLES = {
     object: 'list',
     data: [
       {
-        id: 'jrn_3dM6nS2vT5zH8uW1bX4lRs',
+        id: 'jrn_3dM6nS2vT5zH8uW1bX4lRs3',
         type: 'debit',
         amount: '0',
         reserved_change: '-0.25',
@@ -667,7 +667,7 @@ export const EXAMPLES = {
         created_at: '2026-11-25T21:30:03.207Z',
       },
       {
-        id: 'jrn_2cL5mR1uS4yG7tV0aW3kQr',
+        id: 'jrn_2cL5mR1uS4yG7tV0aW3kQr2',
         type: 'reserve',
         amount: '-0.25',
         reserved_change: '0.25',
@@ -677,7 +677,7 @@ export const EXAMPLES = {
         created_at: '2026-11-25T21:30:00.123Z',
       },
       {
-        id: 'jrn_1bK4lQ0tR3xF6sU9zV2jPq',
+        id: 'jrn_1bK4lQ0tR3xF6sU9zV2jPq1',
         type: 'deposit',
         amount: '12.5',
         reserved_change: '0',
@@ -692,7 +692,7 @@ export const EXAMPLES = {
   testFunding: {
     ok: true,
     entry: {
-      id: 'jrn_1bK4lQ0tR3xF6sU9zV2jPq',
+      id: 'jrn_1bK4lQ0tR3xF6sU9zV2jPq1',
       type: 'deposit',
       amount: '100',
       reserved_change: '0',
