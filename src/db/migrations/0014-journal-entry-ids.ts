@@ -30,8 +30,9 @@ export async function up(db: Kysely<any>, engine: Engine): Promise<void> {
 async function rebuildSqliteJournal(db: Kysely<any>, engine: Engine): Promise<void> {
   const { rows } = await sql<{ sql: string }>`select sql from sqlite_master where type = 'table' and name = 'journal'`.execute(db);
   const definition = rows[0]?.sql ?? '';
-  const rebuilt = definition.replace(/^CREATE TABLE "journal"/, 'CREATE TABLE "journal_rebuilt"').replace('"id" text primary key', '"id" text not null');
-  if (rebuilt === definition || !rebuilt.includes('"id" text not null')) throw new Error(`unexpected journal definition: ${definition}`);
+  const rebuilt = definition.replace(/^CREATE TABLE "journal"/i, 'CREATE TABLE "journal_rebuilt"').replace(/"id" text primary key/i, '"id" text not null');
+  // Anything else than the definition migrations 0001–0013 leave is refused before any change.
+  if (!rebuilt.startsWith('CREATE TABLE "journal_rebuilt"') || !rebuilt.includes('"id" text not null')) throw new Error(`unexpected journal definition: ${definition}`);
   await sql.raw(rebuilt).execute(db);
   await sql`insert into journal_rebuilt select * from journal`.execute(db);
   await db.schema.dropTable('journal').execute();
