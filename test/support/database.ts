@@ -20,6 +20,8 @@ export interface FreshDatabase {
   dispose(): Promise<void>;
 }
 
+const TEST_POOL_SIZE = 4;
+
 export async function freshDatabase(): Promise<FreshDatabase> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'starport-test-'));
   const removeDir = () => fs.rmSync(dataDir, { recursive: true, force: true });
@@ -33,7 +35,11 @@ export async function freshDatabase(): Promise<FreshDatabase> {
   const url = new URL(adminUrl);
   url.pathname = `/${name}`;
   return {
-    env: { DATA_DIR: dataDir, DATABASE_URL: url.toString() },
+    // Pools of 4, not the default 10: the suite runs its files side by side against one server
+    // (max_connections 100 by default), and each process may open two pools (statements outside
+    // transactions have their own). With 10, a scale-out test's six processes and a neighbour's
+    // workers exhausted the server ("too many clients already").
+    env: { DATA_DIR: dataDir, DATABASE_URL: url.toString(), DATABASE_POOL_SIZE: String(TEST_POOL_SIZE) },
     dataDir,
     async dispose() {
       removeDir();
