@@ -1,7 +1,7 @@
 import { type Kysely, sql } from 'kysely';
 import type { Mode } from '../domain/api-key.js';
 import { type Authentication, authenticationOf, KEY_VERDICT_COLUMNS } from '../accounts/key-verdict.js';
-import { entryId, newEntryIdHead } from './entry-id.js';
+import { entryId, entryIdSql, newEntryIdHead } from './entry-id.js';
 import { coalescedRead, onPostgres, preparedQuery } from '../db/prepared.js';
 import type { Database, JournalTable } from '../db/schema.js';
 
@@ -131,7 +131,7 @@ const updateBalanceAndJournal = preparedQuery(
         eb
           .selectFrom('moved')
           .select([
-            sql<string>`cast(${idHead} as text) || cast(moved.journal_seq as text)`.as('id'),
+            entryIdSql(idHead, sql.ref('moved.journal_seq')).as('id'),
             sql<string>`cast(${accountId} as text)`.as('account_id'),
             sql<Mode>`cast(${mode} as text)`.as('mode'),
             sql<Kind>`cast(${kind} as text)`.as('kind'),

@@ -6,7 +6,7 @@ import { newId } from '../domain/random.js';
 import { onPostgres, preparedQuery } from '../db/prepared.js';
 import type { Database } from '../db/schema.js';
 import type { Order } from './order.js';
-import { newEntryIdHead } from '../ledger/entry-id.js';
+import { entryIdSql, newEntryIdHead } from '../ledger/entry-id.js';
 
 /**
  * PostgreSQL: a new order placed in one statement, outside any explicit transaction. The
@@ -82,7 +82,7 @@ const placeOrder = preparedQuery(
       journaled as (
         insert into journal (id, account_id, mode, kind, order_id, order_no, available_delta, reserved_delta, reason,
                              created_at, seq, balance_available, balance_reserved)
-        select cast(${journalIdHead} as text) || cast(journal_seq as text), cast(${accountId} as text), cast(${mode} as text), 'reserve',
+        select ${entryIdSql(journalIdHead, sql.ref('journal_seq'))}, cast(${accountId} as text), cast(${mode} as text), 'reserve',
                cast(${orderId} as text), placed.order_no, cast(${negatedAmount} as bigint), cast(${amount} as bigint), null,
                cast(${now} as bigint), journal_seq, available, reserved
           from moved, placed
