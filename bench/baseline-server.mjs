@@ -1,13 +1,14 @@
 // The baseline of `npm run bench`: the least a Fastify service on this machine can do for each
 // measured route, with the same driver and durability settings as Starport. Run as a child
-// process: node bench/baseline-server.mjs <sqlite-dir | postgres://…> <accounts>
+// process: node bench/baseline-server.mjs <sqlite-dir | postgres://…> <accounts> [PostgreSQL pool size, 10]
 import fs from 'node:fs';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import Fastify from 'fastify';
 
-const [target, accountsArg] = process.argv.slice(2);
+const [target, accountsArg, poolSizeArg] = process.argv.slice(2);
 const accounts = Number(accountsArg ?? 100);
+const poolSize = Number(poolSizeArg ?? 10);
 const app = Fastify({ logger: false });
 
 app.get('/constant', async () => ({ ok: true, balance: { value: '1', reserved: '0', currency: 'TON' }, mode: 'test' }));
@@ -16,7 +17,7 @@ app.get('/constant', async () => ({ ok: true, balance: { value: '1', reserved: '
 let transact;
 if (target.startsWith('postgres')) {
   const pg = (await import('pg')).default;
-  const pool = new pg.Pool({ connectionString: target, max: 10 });
+  const pool = new pg.Pool({ connectionString: target, max: poolSize });
   await pool.query('drop table if exists bench_orders, bench_balances');
   await pool.query('create table bench_balances (id int primary key, available bigint not null check (available >= 0))');
   await pool.query('create table bench_orders (id text primary key, account_id int not null, amount bigint not null, created_at bigint not null)');

@@ -18,6 +18,12 @@ const DURATION = smoke ? 1 : 3;
 const WARMUP = smoke ? 0.5 : 2;
 const CONNECTIONS = 32;
 const ACCOUNTS = 100;
+/**
+ * PostgreSQL connections per pool, the same number for both sides (the issue: "the same
+ * settings"), whatever DATABASE_POOL_SIZE the environment has. Starport's process keeps two
+ * pools (docs/performance.md, "How it measures", on what each side keeps busy).
+ */
+const POOL_SIZE = 10;
 const PIPELINE_SECONDS = smoke ? 3 : 30;
 const BIG_ORDERS = smoke ? 20_000 : 1_000_000;
 const FEW_ORDERS = 1_000;
@@ -100,6 +106,7 @@ const serviceEnv = {
   RATE_LIMIT_RPS: '0',
   LOG_LEVEL: 'warn',
   TEST_FULFILMENT_DELAY_MS: '0',
+  DATABASE_POOL_SIZE: String(POOL_SIZE),
   ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
 };
 /**
@@ -173,7 +180,7 @@ async function adminQuery(text) {
 }
 
 const service = await startProcess(['bin/starport', 'serve'], serviceEnv);
-const baseline = await startProcess(['bench/baseline-server.mjs', databaseUrl ?? path.join(dataDir, 'baseline'), String(ACCOUNTS)], {});
+const baseline = await startProcess(['bench/baseline-server.mjs', databaseUrl ?? path.join(dataDir, 'baseline'), String(ACCOUNTS), String(POOL_SIZE)], {});
 try {
   const seeded = await seedBench({ dataDir: serviceEnv.DATA_DIR, databaseUrl, accounts: ACCOUNTS });
   const auth = { authorization: `Bearer ${seeded.keys[0]}` };
