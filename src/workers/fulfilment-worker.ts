@@ -33,6 +33,11 @@ export interface FulfilmentWorkerOptions {
   /** Longest sleep between looks at the queue when nothing wakes the worker. */
   pollMs?: number;
   batchSize?: number;
+  /**
+   * Most orders one transactional batch of the worker's own carries (default: `batchSize` on
+   * SQLite, POSTGRES_SETTLEMENT_BATCH on PostgreSQL).
+   */
+  transactionalBatchSize?: number;
   /** How long a wake-up waits for more new orders before the worker looks (default 10 ms). */
   coalesceMs?: number;
   /** Delay before an order whose step threw is tried again. */
@@ -45,6 +50,16 @@ export interface FulfilmentWorkerOptions {
   /** Told when a step leaves an order final (metrics). */
   onFinal?: (order: Order, status: OrderStatus) => void;
 }
+
+/**
+ * On PostgreSQL each settlement of a batch locks its balance row until the commit and costs a
+ * round trip, so a batch of 50 held its first rows locked through some 50 round trips, and
+ * every new order of those accounts waited for them (half the accounts of a 100-account load).
+ * Batches of 10, in alternating runs of order creation: 1.32× the orders a second and 0.63×
+ * the p99 across 100 accounts, 1.35× and 0.78× on one account; 4 was no better, 20 worse.
+ * SQLite has one writer and no row locks: there a batch keeps `batchSize`.
+ */
+const POSTGRES_SETTLEMENT_BATCH = 10;
 
 function byBalanceRow(a: Order, b: Order): number {
   const key = (o: Order) => `${o.accountId}\0${o.mode}`;
@@ -65,6 +80,9 @@ export class FulfilmentWorker {
   private readonly leaseMs: number;
   private readonly pollMs: number;
   private readonly batchSize: number;
+  private readonly transactionalBatchSize: number;
+  /** Whether the last round filled a batch: more may be due already, so no sleep before the next. */
+  private lastRoundFull = false;
   private readonly retryAfterErrorMs: number;
   private readonly coalesceMs: number;
 
@@ -72,6 +90,7 @@ export class FulfilmentWorker {
     this.leaseMs = options.leaseMs ?? 30_000;
     this.pollMs = options.pollMs ?? 500;
     this.batchSize = options.batchSize ?? 50;
+    this.transactionalBatchSize = options.transactionalBatchSize ?? (options.db.engine.name === 'postgres' ? POSTGRES_SETTLEMENT_BATCH : this.batchSize);
     this.retryAfterErrorMs = options.retryAfterErrorMs ?? 1_000;
     this.coalesceMs = options.coalesceMs ?? 10;
   }
@@ -109,14 +128,14 @@ export class FulfilmentWorker {
   private async run(): Promise<void> {
     while (this.running) {
       this.wokenDuringRun = false;
-      let claimed = 0;
+      this.lastRoundFull = false;
       try {
-        claimed = await this.runOnce();
+        await this.runOnce();
       } catch (error) {
         this.options.logger.error({ err: error, worker: this.id }, 'fulfilment loop failed');
       }
       if (!this.running) break;
-      const delay = claimed === this.batchSize ? 0 : await this.msUntilNextDue();
+      const delay = this.lastRoundFull ? 0 : await this.msUntilNextDue();
       // A wake-up that arrived while this round ran would otherwise wait for the next poll.
       await this.sleep(this.wokenDuringRun ? Math.min(delay, this.coalesceMs) : delay);
     }
@@ -124,9 +143,10 @@ export class FulfilmentWorker {
 
   /** Claims and processes one batch per kind of step; returns how many orders it claimed. */
   async runOnce(now = Date.now()): Promise<number> {
-    const inTransaction = await this.runTransactionalBatch(now, this.batchSize);
+    const inTransaction = await this.runTransactionalBatch(now, this.transactionalBatchSize);
     const orders = await this.claim(now);
     await this.processAll(orders);
+    this.lastRoundFull = inTransaction === this.transactionalBatchSize || orders.length === this.batchSize;
     return Math.max(inTransaction, orders.length);
   }
 

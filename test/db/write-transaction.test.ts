@@ -101,6 +101,27 @@ describe(`writeTransaction (${testEngine})`, () => {
     expect(await verifyLedger(other.kysely)).toEqual([]);
   });
 
+  test('a worker settles at most 10 orders per transaction of its own on PostgreSQL (balance rows stay locked to the commit), its whole batch on SQLite', async () => {
+    await adjustBalance(db, { accountId, mode: 'test', amount: parseTon('2'), reason: 'test funding' });
+    const prices = new ListPriceSource(loadConfig({}).prices, new FixedRateFeed(loadConfig({}).tonUsdRate));
+    const deps: CreateOrderDeps = { db, prices, gate: new IdempotencyGate(), liveAvailable: () => false, onCreated: () => undefined };
+    for (let i = 0; i < 12; i++) {
+      await createOrder(deps, { accountId, mode: 'test', idempotencyKey: `b${i}`, product: 'stars', username: 'someone', quantity: 50, externalId: null });
+    }
+    const worker = new FulfilmentWorker({
+      db,
+      logger: pino({ level: 'silent' }),
+      steps: {},
+      transactionalSteps: { test: testFulfilmentStep({ delayMs: 0, slowDelayMs: 0 }) },
+    });
+    const first = await worker.runOnce(Date.now() + 1);
+    expect(first).toBe(testEngine === 'postgres' ? 10 : 12);
+    expect(first + (await worker.runOnce(Date.now() + 2))).toBe(12);
+    // 12 orders of 0.25 TON delivered out of 3 TON.
+    expect(await readBalance(other.kysely, ref())).toEqual({ available: 0n, reserved: 0n });
+    expect(await verifyLedger(other.kysely)).toEqual([]);
+  });
+
   test('a step that throws is set aside without holding back the rest of its batch', async () => {
     const prices = new ListPriceSource(loadConfig({}).prices, new FixedRateFeed(loadConfig({}).tonUsdRate));
     const deps: CreateOrderDeps = { db, prices, gate: new IdempotencyGate(), liveAvailable: () => false, onCreated: () => undefined };
