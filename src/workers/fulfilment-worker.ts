@@ -81,8 +81,6 @@ export class FulfilmentWorker {
   private readonly pollMs: number;
   private readonly batchSize: number;
   private readonly transactionalBatchSize: number;
-  /** Whether the last round filled a batch: more may be due already, so no sleep before the next. */
-  private lastRoundFull = false;
   private readonly retryAfterErrorMs: number;
   private readonly coalesceMs: number;
 
@@ -128,14 +126,15 @@ export class FulfilmentWorker {
   private async run(): Promise<void> {
     while (this.running) {
       this.wokenDuringRun = false;
-      this.lastRoundFull = false;
+      let full = false;
       try {
-        await this.runOnce();
+        full = (await this.round(Date.now())).full;
       } catch (error) {
         this.options.logger.error({ err: error, worker: this.id }, 'fulfilment loop failed');
       }
       if (!this.running) break;
-      const delay = this.lastRoundFull ? 0 : await this.msUntilNextDue();
+      // A full batch: more may be due already.
+      const delay = full ? 0 : await this.msUntilNextDue();
       // A wake-up that arrived while this round ran would otherwise wait for the next poll.
       await this.sleep(this.wokenDuringRun ? Math.min(delay, this.coalesceMs) : delay);
     }
@@ -143,11 +142,14 @@ export class FulfilmentWorker {
 
   /** Claims and processes one batch per kind of step; returns how many orders it claimed. */
   async runOnce(now = Date.now()): Promise<number> {
+    return (await this.round(now)).claimed;
+  }
+
+  private async round(now: number): Promise<{ claimed: number; full: boolean }> {
     const inTransaction = await this.runTransactionalBatch(now, this.transactionalBatchSize);
     const orders = await this.claim(now);
     await this.processAll(orders);
-    this.lastRoundFull = inTransaction === this.transactionalBatchSize || orders.length === this.batchSize;
-    return Math.max(inTransaction, orders.length);
+    return { claimed: Math.max(inTransaction, orders.length), full: inTransaction === this.transactionalBatchSize || orders.length === this.batchSize };
   }
 
   /** Runs the claimed orders' steps, `concurrency` at a time, in claim order. */
