@@ -33,11 +33,6 @@ export interface FulfilmentWorkerOptions {
   /** Longest sleep between looks at the queue when nothing wakes the worker. */
   pollMs?: number;
   batchSize?: number;
-  /**
-   * Most orders one transactional batch of the worker's own carries (default: `batchSize` on
-   * SQLite, POSTGRES_SETTLEMENT_BATCH on PostgreSQL).
-   */
-  transactionalBatchSize?: number;
   /** How long a wake-up waits for more new orders before the worker looks (default 10 ms). */
   coalesceMs?: number;
   /** Delay before an order whose step threw is tried again. */
@@ -80,6 +75,7 @@ export class FulfilmentWorker {
   private readonly leaseMs: number;
   private readonly pollMs: number;
   private readonly batchSize: number;
+  /** Most orders one transactional batch of the worker's own carries (POSTGRES_SETTLEMENT_BATCH). */
   private readonly transactionalBatchSize: number;
   private readonly retryAfterErrorMs: number;
   private readonly coalesceMs: number;
@@ -88,7 +84,7 @@ export class FulfilmentWorker {
     this.leaseMs = options.leaseMs ?? 30_000;
     this.pollMs = options.pollMs ?? 500;
     this.batchSize = options.batchSize ?? 50;
-    this.transactionalBatchSize = options.transactionalBatchSize ?? (options.db.engine.name === 'postgres' ? POSTGRES_SETTLEMENT_BATCH : this.batchSize);
+    this.transactionalBatchSize = options.db.engine.name === 'postgres' ? Math.min(POSTGRES_SETTLEMENT_BATCH, this.batchSize) : this.batchSize;
     this.retryAfterErrorMs = options.retryAfterErrorMs ?? 1_000;
     this.coalesceMs = options.coalesceMs ?? 10;
   }
