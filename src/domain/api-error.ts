@@ -29,6 +29,8 @@ export const ERROR_STATUS = {
   rate_limited: 429,
   live_unavailable: 503,
   price_unavailable: 503,
+  service_unavailable: 503,
+  request_timeout: 408,
   internal_error: 500,
   // Webhooks (extension).
   invalid_url: 400,

@@ -3,6 +3,7 @@ import {
   errorFromResponse,
   IdempotencyKeyInUseError,
   RateLimitError,
+  RequestTimeoutError,
   ServerError,
   StarportError,
   TimeoutError,
@@ -379,7 +380,7 @@ export class Starport {
       const wait = retryAfter ?? this.backoff(attempt);
       return wait > this.maxRetryAfter ? undefined : wait;
     }
-    if (error instanceof ServerError || error instanceof IdempotencyKeyInUseError) {
+    if (error instanceof ServerError || error instanceof IdempotencyKeyInUseError || error instanceof RequestTimeoutError) {
       return retryAfter !== undefined && retryAfter <= this.maxRetryAfter ? Math.max(retryAfter, this.backoff(attempt)) : this.backoff(attempt);
     }
     return undefined;

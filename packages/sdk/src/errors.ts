@@ -89,6 +89,10 @@ export class ServiceUnavailableError extends ServerError {}
 export class LiveUnavailableError extends ServiceUnavailableError {}
 /** 503 `price_unavailable`: no fresh price. */
 export class PriceUnavailableError extends ServiceUnavailableError {}
+/** 503 `service_unavailable`: the service cannot reach its database right now (retried automatically after Retry-After). */
+export class DatabaseUnavailableError extends ServiceUnavailableError {}
+/** 408 `request_timeout`: the request did not reach the service in time (retried like a network error). */
+export class RequestTimeoutError extends StarportError {}
 /** No response: the connection failed or was reset. */
 export class ConnectionError extends StarportError {}
 /** No response within the request timeout. */
@@ -139,6 +143,8 @@ export const ERROR_CLASSES: Record<ErrorCode, ErrorClass> = {
   rate_limited: RateLimitError,
   live_unavailable: LiveUnavailableError,
   price_unavailable: PriceUnavailableError,
+  service_unavailable: DatabaseUnavailableError,
+  request_timeout: RequestTimeoutError,
   internal_error: InternalServerError,
   invalid_url: InvalidRequestError,
   invalid_events: InvalidRequestError,

@@ -316,6 +316,8 @@ export type ErrorCode =
   | 'rate_limited'
   | 'live_unavailable'
   | 'price_unavailable'
+  | 'service_unavailable'
+  | 'request_timeout'
   | 'internal_error'
   | 'invalid_url'
   | 'invalid_events'

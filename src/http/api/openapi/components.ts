@@ -500,6 +500,14 @@ export const ERROR_DOCS = {
     message: 'Live orders cannot be fulfilled right now; nothing was reserved. Retry later.',
   },
   price_unavailable: { when: 'No fresh exchange rate or upstream price; nothing is charged. Retry later.', message: 'No fresh price is available right now; nothing was charged. Retry later.' },
+  service_unavailable: {
+    when: 'The database (or another dependency the request needs) cannot be reached right now; `Retry-After` is set. May replace any other answer of a request that needs it. Nothing half-done is kept: a retry with the same Idempotency-Key is safe.',
+    message: 'The service cannot reach its database right now; nothing was changed. Retry after the number of seconds in Retry-After.',
+  },
+  request_timeout: {
+    when: 'The request’s headers or body did not arrive within the server’s time limits; the connection is closed.',
+    message: 'The request did not arrive in time; the connection is closed.',
+  },
   internal_error: {
     when: 'A bug on our side; never leaks a stack trace. Retry later; if it persists, contact support with the request_id.',
     message: 'Something went wrong on our side. Retry later; if it persists, contact support with the request_id.',
@@ -535,6 +543,7 @@ export const STATUS_TEXT: Record<number, string> = {
   402: 'Payment Required',
   403: 'Forbidden',
   404: 'Not Found',
+  408: 'Request Timeout',
   409: 'Conflict',
   413: 'Content Too Large',
   415: 'Unsupported Media Type',
