@@ -6,7 +6,7 @@ import { formatTimestamp } from '../domain/time.js';
 import { SchemaTooNewError } from '../db/migrate.js';
 import { AdjustmentError } from '../ledger/adjust.js';
 import { ResolveError } from '../orders/admin.js';
-import { CopyError } from '../db/copy.js';
+import { CopyError } from '../operator/copy.js';
 import { SqliteFileError } from '../db/sqlite-files.js';
 import { type Command, type CommandIo, required, UsageError } from './command.js';
 

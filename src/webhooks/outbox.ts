@@ -3,7 +3,7 @@ import { newId } from '../domain/random.js';
 import { preparedQuery } from '../db/prepared.js';
 import { formatTimestamp } from '../domain/time.js';
 import type { Database, WebhookAttemptsTable, WebhookEndpointsTable, WebhookMessagesTable } from '../db/schema.js';
-import { orderBody } from '../http/api/serialize.js';
+import { orderBody } from '../orders/wire-format.js';
 import { orderFromRow } from '../orders/order.js';
 import { endpointFromRow, matches, TEST_EVENT_TYPE, type WebhookEndpoint } from './endpoints.js';
 

@@ -6,7 +6,7 @@ import { depositAddressForm, TonAddressError } from '../../src/domain/ton-addres
 import { html, trustedHtml } from '../../src/http/web/html.js';
 import { safeNext } from '../../src/http/web/http.js';
 import { decodeCursor, encodeCursor } from '../../src/http/web/order-list.js';
-import { parseAmountInput, qrSvg, transferLink } from '../../src/http/web/ton-transfer.js';
+import { parseAmountInput, qrSvg, transferLink } from '../../src/ton/transfer-link.js';
 
 /** The dashboard's pure pieces (no database). */
 describe('html escaping', () => {

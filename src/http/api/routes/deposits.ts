@@ -6,7 +6,7 @@ import { formatTimestamp } from '../../../domain/time.js';
 import { friendlyAddress } from '../../../domain/ton-address.js';
 import { transactionUrl } from '../../../deposits/explorer.js';
 import { type Deposit, findDeposit, listDeposits } from '../../../deposits/store.js';
-import { transferLink } from '../../web/ton-transfer.js';
+import { transferLink } from '../../../ton/transfer-link.js';
 import type { ApiContext } from '../context.js';
 import { GET_DEPOSIT_ADDRESS, LIST_DEPOSITS } from '../openapi/operations.js';
 import { parseLimit, unknownCursor } from '../pagination.js';

@@ -12,7 +12,7 @@ import type { ApiContext } from '../context.js';
 import { CREATE_ORDER, GET_ORDER, LIST_ORDERS } from '../openapi/operations.js';
 import { checkOneCursor, type PageQuery, parseLimit, parseTimeParam, unknownCursor } from '../pagination.js';
 import { createOrderBody, listOrdersQuery, orderIdParams } from '../schemas.js';
-import { eventBody, orderBody } from '../serialize.js';
+import { eventBody, orderBody } from '../../../orders/wire-format.js';
 
 interface CreateOrderRequest {
   product: Product;

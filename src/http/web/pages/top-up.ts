@@ -11,7 +11,7 @@ import { type Html, html, type Slot } from '../html.js';
 import { field, redirect, sendHtml } from '../http.js';
 import { csrfField, dashboardPage, notice, type View } from '../layout.js';
 import type { Web } from '../plugin.js';
-import { parseAmountInput, qrSvg, transferLink } from '../ton-transfer.js';
+import { parseAmountInput, qrSvg, transferLink } from '../../../ton/transfer-link.js';
 
 /** Test funds per click: enough for any test, small enough to keep test balances readable. */
 export const MAX_TEST_FUNDS_TON = 10_000n;

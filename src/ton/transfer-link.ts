@@ -1,5 +1,5 @@
 import QRCode from 'qrcode';
-import { formatTon, MoneyFormatError, parseTon } from '../../domain/money.js';
+import { formatTon, MoneyFormatError, parseTon } from '../domain/money.js';
 
 /**
  * The live top-up's `ton://transfer` link (research/ton.md §5): the deposit address, the

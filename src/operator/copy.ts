@@ -1,9 +1,9 @@
 import fs from 'node:fs';
 import { type Kysely, sql } from 'kysely';
 import { verifyLedger, type Violation } from '../ledger/verify.js';
-import { openDatabase } from './open.js';
-import type { Database } from './schema.js';
-import { holdExclusively, inspectStarportDatabase, sqliteFile, SqliteFileError } from './sqlite-files.js';
+import { openDatabase } from '../db/open.js';
+import type { Database } from '../db/schema.js';
+import { holdExclusively, inspectStarportDatabase, sqliteFile, SqliteFileError } from '../db/sqlite-files.js';
 
 /**
  * `starport db copy --to postgres://…`: the move from the embedded SQLite database to

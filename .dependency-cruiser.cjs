@@ -1,0 +1,49 @@
+/**
+ * The layering rules CI enforces (`npm run lint`). docs/architecture.md "Layers" explains them.
+ * @type {import('dependency-cruiser').IConfiguration}
+ */
+module.exports = {
+  forbidden: [
+    {
+      name: 'no-cycles',
+      severity: 'error',
+      comment: 'A cycle makes both modules one: neither can be understood, tested or moved alone.',
+      from: { path: '^src/' },
+      to: { circular: true },
+    },
+    {
+      name: 'domain-is-pure',
+      severity: 'error',
+      comment: 'src/domain holds the rules and value types; it imports nothing else of the project.',
+      from: { path: '^src/domain/' },
+      to: { path: '^src/', pathNot: '^src/domain/' },
+    },
+    {
+      name: 'db-only-domain',
+      severity: 'error',
+      comment: 'src/db is the storage engine; it knows the domain types and nothing above it.',
+      from: { path: '^src/db/' },
+      to: { path: '^src/', pathNot: ['^src/db/', '^src/domain/'] },
+    },
+    {
+      name: 'http-is-the-edge',
+      severity: 'error',
+      comment: 'Only the HTTP layer (and the composition root that starts it) imports src/http.',
+      from: { path: '^src/', pathNot: ['^src/http/', '^src/service\\.ts$'] },
+      to: { path: '^src/http/' },
+    },
+    {
+      name: 'api-and-dashboard-apart',
+      severity: 'error',
+      comment: 'The API and the dashboard are two faces of the same features: what both need lives below src/http.',
+      from: { path: '^src/http/(api|web)/' },
+      to: { path: '^src/http/(api|web)/', pathNot: '^src/http/$1/' },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    exclude: { path: '\\.test\\.ts$' },
+  },
+};
