@@ -4,9 +4,10 @@ import type { Db } from '../db/engine.js';
 import { applyMovement, type JournalEntry, readBalance } from './ledger.js';
 
 /**
- * POST /test_helpers/fund: credits the *test* balance through the ledger, as a `deposit`
- * journal entry whose reason is the request id (shown as the deposit reference in balance
- * history). Stripe's test helpers are the model: an integrator's CI funds its own sandbox.
+ * Test funds, the one rule for the API (POST /test_helpers/fund) and the dashboard's "Add test
+ * funds": a `deposit` to the *test* balance, through the ledger, whose reason is the request id
+ * (shown as the deposit reference in balance history). Stripe's test helpers are the model: an
+ * integrator's CI funds its own sandbox.
  */
 export const MAX_TEST_FUNDING = 1_000_000n * NANOTONS_PER_TON;
 /**
@@ -15,7 +16,11 @@ export const MAX_TEST_FUNDING = 1_000_000n * NANOTONS_PER_TON;
  */
 export const MAX_TEST_BALANCE = 1_000_000_000n * NANOTONS_PER_TON;
 
+/** Credits `amount` (more than 0, at most MAX_TEST_FUNDING) to the test balance; 400 `invalid_request` otherwise. */
 export async function fundTestBalance(db: Db, input: { accountId: string; amount: bigint; reference: string }, now = Date.now()): Promise<JournalEntry> {
+  if (input.amount <= 0n || input.amount > MAX_TEST_FUNDING) {
+    throw new ApiError('invalid_request', `amount must be more than 0 and at most ${formatTon(MAX_TEST_FUNDING)} TON.`, 'amount');
+  }
   const ref = { accountId: input.accountId, mode: 'test' as const };
   return db.kysely.transaction().execute(async (tx) => {
     const before = (await readBalance(tx, ref)) ?? { available: 0n, reserved: 0n };

@@ -6,7 +6,8 @@ import { newId } from '../domain/random.js';
 import { onPostgres, preparedQuery } from '../db/prepared.js';
 import type { Database } from '../db/schema.js';
 import type { Order } from './order.js';
-import { entryIdSql, newEntryIdHead } from '../ledger/entry-id.js';
+import { newEntryIdHead } from '../ledger/entry-id.js';
+import { reserveForNewOrderCtes } from '../ledger/reserve-in-statement.js';
 
 /**
  * PostgreSQL: a new order placed in one statement, outside any explicit transaction. The
@@ -43,7 +44,6 @@ const placeOrder = preparedQuery(
     recipient: string,
     quantity: number,
     amount: bigint,
-    negatedAmount: bigint,
     externalId: string | null,
     now: number,
     eventId: string,
@@ -65,26 +65,11 @@ const placeOrder = preparedQuery(
               where w.account_id = cast(${accountId} as text) and w.mode = cast(${mode} as text) and w.status = 'enabled')
         returning order_no
       ),
-      moved as (
-        update balances
-           set available = available + cast(${negatedAmount} as bigint),
-               reserved = reserved + cast(${amount} as bigint),
-               journal_seq = journal_seq + 1
-         where account_id = cast(${accountId} as text) and mode = cast(${mode} as text) and exists (select 1 from placed)
-        returning available, reserved, journal_seq
-      ),
+      ${reserveForNewOrderCtes({ orderCte: 'placed', orderId, accountId, mode, amount, now, journalIdHead })},
       appended as (
         insert into order_events (id, order_id, order_no, seq, type, status, data, created_at)
         select cast(${eventId} as text), cast(${orderId} as text), placed.order_no, 1, 'order.created', 'fulfillment_pending',
                cast(${eventData} as text), cast(${now} as bigint)
-          from moved, placed
-      ),
-      journaled as (
-        insert into journal (id, account_id, mode, kind, order_id, order_no, available_delta, reserved_delta, reason,
-                             created_at, seq, balance_available, balance_reserved)
-        select ${entryIdSql(journalIdHead, sql.ref('journal_seq'))}, cast(${accountId} as text), cast(${mode} as text), 'reserve',
-               cast(${orderId} as text), placed.order_no, cast(${negatedAmount} as bigint), cast(${amount} as bigint), null,
-               cast(${now} as bigint), journal_seq, available, reserved
           from moved, placed
       )
       select 1 as placed from moved`;
@@ -113,7 +98,6 @@ export async function placeInOneStatement(db: Kysely<Database>, order: Order, lo
     order.recipient,
     order.quantity,
     order.amount,
-    -order.amount,
     order.externalId,
     order.createdAt,
     newId('evt'),

@@ -1,9 +1,10 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { depositMemo } from '../../../accounts/deposit-memo.js';
-import { formatTon } from '../../../domain/money.js';
+import { formatTon, NANOTONS_PER_TON } from '../../../domain/money.js';
 import { transactionUrl } from '../../../deposits/explorer.js';
 import { type Deposit, listDeposits } from '../../../deposits/store.js';
-import { adjustBalance } from '../../../ledger/adjust.js';
+import { ApiError } from '../../../domain/api-error.js';
+import { fundTestBalance, MAX_TEST_FUNDING } from '../../../ledger/test-funding.js';
 import { readBalance } from '../../../ledger/ledger.js';
 import { copyField, emptyState } from '../components.js';
 import { modePath, time, ton } from '../format.js';
@@ -13,9 +14,6 @@ import { csrfField, dashboardPage, notice, type View } from '../layout.js';
 import type { Web } from '../plugin.js';
 import { parseAmountInput, qrSvg, transferLink } from '../../../ton/transfer-link.js';
 
-/** Test funds per click: enough for any test, small enough to keep test balances readable. */
-export const MAX_TEST_FUNDS_TON = 10_000n;
-export const TEST_FUNDS_REASON = 'dashboard test funds';
 
 /** The newest deposits shown on the top-up page (the API lists them all: GET /api/v1/deposits). */
 export const DEPOSITS_SHOWN = 20;
@@ -122,7 +120,7 @@ ${deposits}`;
         <label for="amount">Amount in TON</label>
         <input id="amount" name="amount" type="text" inputmode="decimal" autocomplete="off" value="${options.amountText ?? '100'}"
           aria-describedby="amount-hint${error ? ' amount-error' : ''}"${error ? html` aria-invalid="true"` : ''} required>
-        <p id="amount-hint" class="hint">Up to ${MAX_TEST_FUNDS_TON.toLocaleString('en-US')} TON at a time.</p>
+        <p id="amount-hint" class="hint">Up to ${(MAX_TEST_FUNDING / NANOTONS_PER_TON).toLocaleString('en-US')} TON at a time.</p>
         ${error ? html`<p id="amount-error" class="field-error">${error}</p>` : ''}
       </div>
       <button type="submit" class="button button-primary">Add test funds</button>
@@ -150,12 +148,17 @@ ${deposits}`;
   app.post('/test/top-up', { preHandler: [web.authenticated, web.sessionCsrf] }, async (request: FastifyRequest, reply: FastifyReply) => {
     const view = web.view(request, 'test');
     const amountText = field(request.body, 'amount');
-    const amount = parseAmountInput(amountText, MAX_TEST_FUNDS_TON);
+    const amount = parseAmountInput(amountText, MAX_TEST_FUNDING / NANOTONS_PER_TON);
     if (!amount.ok || amount.nanotons === undefined) {
       const error = amount.ok ? 'Enter an amount in TON, like 100.' : amount.message;
       return sendHtml(reply, await testPage(view, { amountText, error }), 400);
     }
-    await adjustBalance(ctx.db, { accountId: view.session.accountId, mode: 'test', amount: amount.nanotons, reason: TEST_FUNDS_REASON });
+    try {
+      await fundTestBalance(ctx.db, { accountId: view.session.accountId, amount: amount.nanotons, reference: request.id });
+    } catch (error) {
+      if (!(error instanceof ApiError)) throw error;
+      return sendHtml(reply, await testPage(view, { amountText, error: error.message }), 400);
+    }
     request.log.info({ account_id: view.session.accountId, amount: String(amount.nanotons) }, 'dashboard test funds added');
     return redirect(reply, '/test/top-up?notice=funds_added');
   });
