@@ -8,6 +8,7 @@ import { SQLITE_FILE_NAME } from '../../src/db/sqlite.js';
 import { runCli } from '../support/cli.js';
 import { testEngine } from '../support/database.js';
 import { type Harness, startHarness, type TestAccount } from '../support/harness.js';
+import { signedUp, type WebClient } from '../support/web.js';
 import { expectOk, FINAL, getBalance, getOrder, newKey, pollUntil, postOrder, type Res, STARS_50 } from '../support/http.js';
 
 /**
@@ -65,6 +66,17 @@ function fillDisk(dir: string): string {
   return filler;
 }
 
+/** Adds test funds through the dashboard form until the full disk refuses it; returns every answer. */
+async function submitUntilRefused(client: WebClient): Promise<Array<{ status: number; body: string; headers: Record<string, unknown> }>> {
+  const pages = [];
+  for (let i = 0; i < 200; i++) {
+    const page = await client.submit('/test/top-up', { amount: '1' });
+    pages.push(page);
+    if (page.status !== 303) break;
+  }
+  return pages;
+}
+
 describe.skipIf(SKIP)('SQLite on a full disk', { timeout: 120_000 }, () => {
   let dataDir: string;
   let method: Method;
@@ -99,6 +111,7 @@ describe.skipIf(SKIP)('SQLite on a full disk', { timeout: 120_000 }, () => {
     // Something committed before the disk fills, to read while it is full.
     const before = await postOrder(h, account.testKey, STARS_50);
     expectOk(before, 201);
+    const { client: dashboard } = await signedUp(h);
 
     // Fill the disk.
     let filler: string | undefined;
@@ -145,10 +158,17 @@ describe.skipIf(SKIP)('SQLite on a full disk', { timeout: 120_000 }, () => {
       else expect(res.status).toBe(201);
     }
     expect(stillFull?.status, 'still full after the reads').toBe(503);
+    // The dashboard's forms: an error page, not a crash (a small write may still fit).
+    const formAnswers = await submitUntilRefused(dashboard);
+    expect(formAnswers.at(-1)?.status).toBe(503);
+    for (const page of formAnswers) expect([303, 503]).toContain(page.status);
+    expect(formAnswers.at(-1)?.body).toContain('Temporarily unavailable');
+    expect(formAnswers.at(-1)?.headers['retry-after']).toMatch(/^[1-9][0-9]*$/);
+    console.log(`sqlite-disk-full: dashboard form while full: ${formAnswers.length - 1} accepted (303), then a 503 error page`);
     const walDuring = fs.statSync(`${file}-wal`).size;
     const fileDuring = fs.statSync(file).size;
     const pagesDuring = (await pragmaNumber('page_count')) * (await pragmaNumber('page_size'));
-    console.log(`sqlite-disk-full: while full: WAL ${walDuring} B, database file ${fileDuring} B of ${pagesDuring} B (the rest only in the WAL)`);
+    console.log(`sqlite-disk-full: while full: WAL ${walDuring} B, database file ${fileDuring} B of ${pagesDuring} B in pages (what the file lacks is only in the WAL)`);
 
     const acknowledgedWhileFull = answers.filter((a) => a.res.status === 201);
     // Space back: a refused order, retried with its Idempotency-Key, goes through within 2 s.
