@@ -138,7 +138,7 @@ export class GroupCommit {
    * Undoes the savepoint's work and takes it off the stack. When that fails, SQLite has rolled
    * the whole transaction back (it does on SQLITE_FULL or SQLITE_IOERR, even for a statement
    * in a savepoint): the batch is lost, and every unit in it fails with `cause`, the error
-   * that lost it (docs/operations-embedded.md "A full disk").
+   * that lost it (docs/architecture.md "Group commit").
    */
   private async rollBackTo(trx: ControlledTransaction<Database>, name: 'unit' | 'finish', cause: unknown): Promise<void> {
     try {

@@ -112,7 +112,7 @@ export class SqliteConnection {
    * SQLITE_IOERR, SQLITE_NOMEM), even one hit by a statement inside a savepoint: the owner's
    * next statements would then run in autocommit mode, each committed on its own, and a unit
    * of work could land half-written. While this is set but SQLite has no transaction open,
-   * every statement but ROLLBACK throws instead (docs/operations-embedded.md "A full disk").
+   * every statement but ROLLBACK throws instead (docs/architecture.md "A batch lost to a full disk").
    */
   private transactionOpen = false;
 
