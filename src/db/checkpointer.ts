@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
+import { sqliteEngine } from './sqlite.js';
 
 /**
  * The thread's whole program, CommonJS evaluated by the Worker (the service ships bundled,
@@ -22,15 +23,21 @@ parentPort.on('message', (message) => {
     db.pragma('wal_checkpoint(PASSIVE)');
     parentPort.postMessage(null);
   } catch (error) {
-    parentPort.postMessage(String(error));
+    parentPort.postMessage({ code: String(error.code), message: String(error.message) });
   }
 });
 `;
 
 /** WAL pages after which the writer checkpoints itself, should the thread fall behind or fail. */
 const WRITER_CHECKPOINT_PAGES = 10_000;
-/** SQLite's default, restored if the thread stops working. */
+/** SQLite's default, restored while the thread is down or if it stops working. */
 const DEFAULT_CHECKPOINT_PAGES = 1_000;
+/** Longest wait between two checkpoints that failed for a passing reason (a full disk). */
+const MAX_RETRY_MS = 1_000;
+/** Wait before a thread that died is started again. */
+const RESTART_MS = 1_000;
+/** Restarts in a row, with no checkpoint done between them, before the thread is given up. */
+const MAX_RESTARTS = 5;
 
 /**
  * Checkpoints the embedded database on a thread of its own (`serve` only).
@@ -41,46 +48,97 @@ const DEFAULT_CHECKPOINT_PAGES = 1_000;
  * Here the writer only checkpoints past WRITER_CHECKPOINT_PAGES, as a safety net, and this
  * thread copies the WAL every `everyMs` meanwhile: the event loop only appends and syncs the
  * WAL, and a page changed by many commits between two checkpoints is copied once.
+ *
+ * A checkpoint that fails for a reason that passes (the disk full or failing, the file
+ * read-only: sqliteEngine.isUnavailable; or busy) is tried again, backing off up to
+ * MAX_RETRY_MS, until it succeeds: the thread carries on once space is back
+ * (docs/operations-embedded.md "A full disk"). A thread that dies is started again after
+ * RESTART_MS, the writer checkpointing itself at SQLite's default meanwhile. Any other failure
+ * hands checkpoints back to the writer for good.
  */
 export class BackgroundCheckpointer {
-  private readonly worker: Worker;
-  private readonly exited: Promise<unknown>;
+  private worker: Worker;
+  private exited: Promise<unknown>;
   private readonly timer: NodeJS.Timeout;
   private busy = false;
   private failed = false;
+  private closing = false;
+  /** Consecutive checkpoints that failed for a passing reason, and when the next may run. */
+  private retries = 0;
+  private retryAt = 0;
+  /** Threads started again since the last checkpoint that succeeded. */
+  private restarts = 0;
 
   /** `writerCheckpointPages(n)` sets the writing connection's wal_autocheckpoint. */
-  constructor(file: string, writerCheckpointPages: (pages: number) => void, everyMs = 20) {
-    const driver = createRequire(import.meta.url).resolve('better-sqlite3');
-    // No inherited command-line options: under `node --input-type=module -e …` (bench/profile.mjs)
-    // the thread's CommonJS program was read as a module and failed to start, and the writer
-    // quietly went back to checkpointing on the event loop.
-    this.worker = new Worker(THREAD_PROGRAM, { eval: true, execArgv: [], workerData: { file, driver } });
-    this.exited = new Promise((resolve) => this.worker.once('exit', resolve));
-    const fail = () => {
-      if (this.failed) return;
-      this.failed = true;
-      clearInterval(this.timer);
-      writerCheckpointPages(DEFAULT_CHECKPOINT_PAGES);
-    };
-    this.worker.on('message', (error: string | null) => {
-      this.busy = false;
-      if (error !== null && !error.includes('SQLITE_BUSY')) fail();
-    });
-    this.worker.on('error', fail);
+  constructor(
+    private readonly file: string,
+    private readonly writerCheckpointPages: (pages: number) => void,
+    everyMs = 20,
+  ) {
+    this.worker = this.startThread();
+    this.exited = this.exitOf(this.worker);
     // An idle service still wakes the thread every `everyMs`: a checkpoint with nothing to copy
     // costs microseconds. The timer does not keep the process alive.
     this.timer = setInterval(() => {
-      if (this.busy) return;
+      if (this.busy || this.failed || Date.now() < this.retryAt) return;
       this.busy = true;
       this.worker.postMessage('checkpoint');
     }, everyMs);
     this.timer.unref();
-    writerCheckpointPages(WRITER_CHECKPOINT_PAGES);
+    this.writerCheckpointPages(WRITER_CHECKPOINT_PAGES);
+  }
+
+  private startThread(): Worker {
+    const driver = createRequire(import.meta.url).resolve('better-sqlite3');
+    // No inherited command-line options: under `node --input-type=module -e …` (bench/profile.mjs)
+    // the thread's CommonJS program was read as a module and failed to start, and the writer
+    // quietly went back to checkpointing on the event loop.
+    const worker = new Worker(THREAD_PROGRAM, { eval: true, execArgv: [], workerData: { file: this.file, driver } });
+    worker.on('message', (error: { code: string; message: string } | null) => {
+      this.busy = false;
+      if (error === null) {
+        if (this.restarts > 0) this.writerCheckpointPages(WRITER_CHECKPOINT_PAGES);
+        this.restarts = 0;
+        this.retries = 0;
+        this.retryAt = 0;
+      } else if (error.code.startsWith('SQLITE_BUSY') || sqliteEngine.isUnavailable(error)) {
+        this.retries++;
+        this.retryAt = Date.now() + Math.min(MAX_RETRY_MS, 10 * 2 ** Math.min(this.retries, 10));
+      } else this.fail();
+    });
+    // An exception out of the thread (it could not open the file, say) ends it: 'exit' follows.
+    worker.on('error', () => undefined);
+    worker.once('exit', () => {
+      if (this.closing || this.failed || worker !== this.worker) return;
+      // A thread that cannot even start (it died again before any checkpoint) is given up.
+      if (this.restarts >= MAX_RESTARTS) return this.fail();
+      this.writerCheckpointPages(DEFAULT_CHECKPOINT_PAGES);
+      const restart = setTimeout(() => {
+        if (this.closing || this.failed) return;
+        this.restarts++;
+        this.busy = false;
+        this.worker = this.startThread();
+        this.exited = this.exitOf(this.worker);
+      }, RESTART_MS);
+      restart.unref();
+    });
+    return worker;
+  }
+
+  private exitOf(worker: Worker): Promise<unknown> {
+    return new Promise((resolve) => worker.once('exit', resolve));
+  }
+
+  private fail(): void {
+    if (this.failed) return;
+    this.failed = true;
+    clearInterval(this.timer);
+    this.writerCheckpointPages(DEFAULT_CHECKPOINT_PAGES);
   }
 
   /** Stops the thread after its current checkpoint; the writer's own checkpoints carry on. */
   async close(): Promise<void> {
+    this.closing = true;
     clearInterval(this.timer);
     this.worker.postMessage('close');
     await this.exited;

@@ -35,6 +35,13 @@ export interface Engine {
   capLockWait(tx: Kysely<Database>, lockWaitMs: number): Promise<void>;
   /** True when `error` is the lock wait of capLockWait's cap running out. */
   isLockTimeout(error: unknown): boolean;
+  /**
+   * True when `error` says the database cannot do the work right now but may later, with
+   * nothing half-done kept: SQLite's disk full, read-only or failing (docs/operations-embedded.md
+   * "A full disk"), PostgreSQL unreachable. Requests answer 503 service_unavailable
+   * (src/http/errors.ts); background loops back off and log once per outage (outage.ts).
+   */
+  isUnavailable(error: unknown): boolean;
 }
 
 /** PostgreSQL's NOTIFY channel for queued work (Db.announceQueued, listenQueued). */

@@ -115,9 +115,9 @@ export class GroupCommit {
       const after = await finisher(trx);
       await this.savepoint(trx, 'release finish');
       return after ?? (() => undefined);
-    } catch {
+    } catch (error) {
       // The finisher reports its own failures; the batch's units still commit.
-      await this.rollBackTo(trx, 'finish');
+      await this.rollBackTo(trx, 'finish', error);
       return () => undefined;
     }
   }
@@ -129,15 +129,24 @@ export class GroupCommit {
       await this.savepoint(trx, 'release unit');
       return () => job.resolve(value);
     } catch (error) {
-      await this.rollBackTo(trx, 'unit');
+      await this.rollBackTo(trx, 'unit', error);
       return () => job.reject(error);
     }
   }
 
-  /** Undoes the savepoint's work and takes it off the stack. */
-  private async rollBackTo(trx: ControlledTransaction<Database>, name: 'unit' | 'finish'): Promise<void> {
-    await this.savepoint(trx, `rollback to ${name}`);
-    await this.savepoint(trx, `release ${name}`);
+  /**
+   * Undoes the savepoint's work and takes it off the stack. When that fails, SQLite has rolled
+   * the whole transaction back (it does on SQLITE_FULL or SQLITE_IOERR, even for a statement
+   * in a savepoint): the batch is lost, and every unit in it fails with `cause`, the error
+   * that lost it (docs/architecture.md "Group commit").
+   */
+  private async rollBackTo(trx: ControlledTransaction<Database>, name: 'unit' | 'finish', cause: unknown): Promise<void> {
+    try {
+      await this.savepoint(trx, `rollback to ${name}`);
+      await this.savepoint(trx, `release ${name}`);
+    } catch {
+      throw cause;
+    }
   }
 
   private savepoint(trx: ControlledTransaction<Database>, statement: string): Promise<unknown> | undefined {

@@ -108,6 +108,12 @@ export const postgresEngine: Engine = {
     await sql`select set_config('lock_timeout', ${`${Math.floor(lockWaitMs)}ms`}, true)`.execute(tx);
   },
   isLockTimeout: (error) => pgCode(error) === '55P03',
+  // The server's disk full (53100), shutting down or starting (57P01–57P03), the connection
+  // lost (class 08, or the socket's own error).
+  isUnavailable: (error) => {
+    const code = pgCode(error) ?? '';
+    return code === '53100' || /^57P0[123]$/.test(code) || code.startsWith('08') || ['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT'].includes(code);
+  },
 };
 
 const RECONNECT_DELAY_MS = 1_000;

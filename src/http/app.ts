@@ -1,4 +1,4 @@
-import Fastify, { type FastifyInstance, LogController } from 'fastify';
+import Fastify, { type FastifyError, type FastifyInstance, LogController } from 'fastify';
 import type { Logger } from 'pino';
 import { newId } from '../domain/random.js';
 import type { ApiContext } from './api/context.js';
@@ -54,7 +54,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     // answer them itself, before any hook, with its own body and no Request-Id.
     frameworkErrors: (error, request, reply) => {
       reply.header('Request-Id', request.id);
-      return handleError(error, request, reply);
+      return handleError(error, request, reply, options.db.engine);
     },
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: false, allErrors: true } },
   }) as unknown as FastifyInstance;
@@ -68,7 +68,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     if (request.is404) void handleNotFound(request, reply);
     else done();
   });
-  app.setErrorHandler(handleError);
+  app.setErrorHandler((error: FastifyError, request, reply) => handleError(error, request, reply, options.db.engine));
   app.setNotFoundHandler(handleNotFound);
 
   options.metrics.instrument(app);

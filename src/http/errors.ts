@@ -1,5 +1,8 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, type ErrorCode } from '../domain/api-error.js';
+import type { Engine } from '../db/engine.js';
+import { Outage } from '../db/outage.js';
+import { ERROR_DOCS } from './api/openapi/components.js';
 import { validationError } from './api/validation.js';
 
 /**
@@ -51,9 +54,31 @@ export function errorBody(error: ApiError, requestId: string) {
   };
 }
 
-export async function handleError(error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply) {
-  const apiError = toApiError(error);
-  if (apiError.code === 'internal_error') request.log.error({ err: error }, 'unhandled error');
+/** Requests failed by an unavailable database: logged once as the outage begins, not once per request. */
+const outage = new Outage('API');
+
+/** Seconds a client is asked to wait (Retry-After) before retrying after a 503 service_unavailable. */
+export const UNAVAILABLE_RETRY_AFTER_S = 1;
+
+/**
+ * The database cannot do the work right now (Engine.isUnavailable: a full or read-only disk,
+ * an unreachable server). Nothing half-done was kept, so the same request, with the same
+ * Idempotency-Key, may be sent again (docs/api.md "Errors").
+ */
+export function unavailableError(): ApiError {
+  return new ApiError('service_unavailable', ERROR_DOCS.service_unavailable.message);
+}
+
+/**
+ * `engine`: the database's, to tell its unavailable answers (a 503 with Retry-After) from
+ * other failures (a 500).
+ */
+export async function handleError(error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply, engine?: Pick<Engine, 'isUnavailable'>) {
+  const apiError = engine?.isUnavailable(error) ? unavailableError() : toApiError(error);
+  if (apiError.code === 'service_unavailable') {
+    reply.header('Retry-After', String(UNAVAILABLE_RETRY_AFTER_S));
+    outage.failed(request.log, error);
+  } else if (apiError.code === 'internal_error') request.log.error({ err: error }, 'unhandled error');
   else if (apiError.status >= 500) request.log.warn({ code: apiError.code }, apiError.message);
   return reply.code(apiError.status).send(errorBody(apiError, request.id));
 }

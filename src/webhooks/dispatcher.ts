@@ -2,6 +2,7 @@ import { sql, type Transaction } from 'kysely';
 import type { Logger } from 'pino';
 import { randomBase62, newId } from '../domain/random.js';
 import type { Db } from '../db/engine.js';
+import { Outage } from '../db/outage.js';
 import type { Database } from '../db/schema.js';
 import type { DestinationPolicy } from './address-policy.js';
 import { endpointFromRow, signingSecrets } from './endpoints.js';
@@ -51,6 +52,8 @@ export class WebhookDispatcher {
   private readonly inflight = new Set<Promise<void>>();
   private wakeUp: (() => void) | undefined;
   private woken = false;
+  /** The database unavailable (a full disk): claims back off and it is logged once (outage.ts). */
+  private readonly outage = new Outage('webhook dispatcher');
   private readonly concurrency: number;
   private readonly pollMs: number;
   private readonly now: () => number;
@@ -102,22 +105,31 @@ export class WebhookDispatcher {
       }
       await this.pruneNowAndThen();
       let claimed: MessageRow[] = [];
+      let backoffMs: number | undefined;
       try {
         claimed = await this.claim(free, this.now());
+        this.outage.recovered(this.options.logger);
       } catch (error) {
-        this.options.logger.error({ err: error, worker: this.id }, 'webhook claim failed');
+        if (this.options.db.engine.isUnavailable(error)) backoffMs = this.outage.failed(this.options.logger, error);
+        else this.options.logger.error({ err: error, worker: this.id }, 'webhook claim failed');
       }
       for (const message of claimed) this.track(this.deliver(message));
       if (!this.running) break;
       // A full claim may leave more due; otherwise wait for the next due message, a finished
-      // send, a wake-up or the poll interval, whichever comes first.
-      await this.sleep(claimed.length === free ? 0 : await this.msUntilNextDue());
+      // send, a wake-up or the poll interval, whichever comes first. An unavailable database
+      // (a full disk): the back-off, whatever wakes the loop meanwhile.
+      if (backoffMs !== undefined) await this.sleep(backoffMs, { unwoken: true });
+      else await this.sleep(claimed.length === free ? 0 : await this.msUntilNextDue());
     }
   }
 
   private track(work: Promise<void>): void {
     const tracked = work
-      .catch((error) => this.options.logger.error({ err: error, worker: this.id }, 'webhook delivery failed'))
+      .catch((error) => {
+        // The send's outcome could not be stored: the message's lease runs out and it is sent again.
+        if (this.options.db.engine.isUnavailable(error)) this.outage.failed(this.options.logger, error);
+        else this.options.logger.error({ err: error, worker: this.id }, 'webhook delivery failed');
+      })
       .finally(() => {
         this.inflight.delete(tracked);
         this.wake();
@@ -306,8 +318,8 @@ export class WebhookDispatcher {
   }
 
   /** Waits for a wake-up (new work, a finished send) or the poll interval; always a real timer. */
-  private sleep(ms: number): Promise<void> {
-    if (this.woken) ms = 0;
+  private sleep(ms: number, options: { unwoken?: boolean } = {}): Promise<void> {
+    if (this.woken && !options.unwoken) ms = 0;
     return new Promise((resolve) => {
       const timer = setTimeout(done, ms);
       const self = this;
@@ -316,7 +328,8 @@ export class WebhookDispatcher {
         self.wakeUp = undefined;
         resolve();
       }
-      this.wakeUp = done;
+      // Stopping still ends the wait.
+      this.wakeUp = options.unwoken ? () => (self.running ? undefined : done()) : done;
     });
   }
 }

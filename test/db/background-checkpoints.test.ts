@@ -2,9 +2,11 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import type { Worker } from 'node:worker_threads';
 import BetterSqlite3 from 'better-sqlite3';
 import { afterEach, beforeEach, expect, test } from 'vitest';
 import { createAccount } from '../../src/accounts/accounts.js';
+import { BackgroundCheckpointer } from '../../src/db/checkpointer.js';
 import type { Db } from '../../src/db/engine.js';
 import { openDatabase } from '../../src/db/open.js';
 import { SQLITE_FILE_NAME } from '../../src/db/sqlite.js';
@@ -103,5 +105,25 @@ test.skipIf(testEngine !== 'sqlite')('the thread also runs in a process started 
   } finally {
     child.stdin.end();
     await exited;
+  }
+});
+
+test.skipIf(testEngine !== 'sqlite')('a thread that dies is started again, the writer checkpointing at the default meanwhile', async () => {
+  db = await openDatabase({ dataDir });
+  const writerPages: number[] = [];
+  const checkpointer = new BackgroundCheckpointer(path.join(dataDir, SQLITE_FILE_NAME), (pages) => writerPages.push(pages));
+  try {
+    await writeAccounts(2);
+    expect(await eventually(() => accountsInMainFile() === 2)).toBe(true);
+    // The thread ends as a crash would end it (its own connection gone with it).
+    await (checkpointer as unknown as { worker: Worker }).worker.terminate();
+    expect(await eventually(() => writerPages.at(-1) === 1_000)).toBe(true);
+    await writeAccounts(3);
+    // Started again: it copies the new rows, and the writer's threshold goes back up.
+    expect(await eventually(() => accountsInMainFile() === 5)).toBe(true);
+    expect(await eventually(() => writerPages.at(-1) === 10_000)).toBe(true);
+    expect(writerPages).toEqual([10_000, 1_000, 10_000]);
+  } finally {
+    await checkpointer.close();
   }
 });

@@ -206,6 +206,36 @@ describe.skipIf(testEngine !== 'sqlite')('group commit batches (SQLite)', () => 
     expect(await readBalance(other.kysely, ref())).toEqual({ available: parseTon('0.46'), reserved: parseTon('0.54') });
   });
 
+  test('a full disk mid-batch fails every unit with an unavailable error, keeps nothing of it and leaves the connection usable', async () => {
+    // SQLite rolls the whole transaction back on SQLITE_FULL, even for a statement in a
+    // savepoint. A unit that swallows the error and writes on must not write outside it.
+    await sql`create table filler (x blob)`.execute(db.kysely);
+    const pages = Number((await sql<{ page_count: bigint }>`pragma page_count`.execute(db.kysely)).rows[0]?.page_count);
+    await sql.raw(`pragma max_page_count = ${pages + 4}`).execute(db.kysely);
+    const group = new GroupCommit(db.kysely, 0);
+    const reserve = (tx: Parameters<Parameters<typeof group.run>[0]>[0], ton: string) => move(tx, ref(), { kind: 'reserve', amount: parseTon(ton), now: Date.now() });
+    let wroteOn = false;
+    const settled = await Promise.allSettled([
+      group.run((tx) => reserve(tx, '0.01')),
+      group.run(async (tx) => {
+        await sql`insert into filler values (randomblob(200000))`.execute(tx).catch(() => undefined);
+        await reserve(tx, '0.02');
+        wroteOn = true;
+      }),
+      group.run((tx) => reserve(tx, '0.03')),
+    ]);
+    expect(settled.map((s) => s.status)).toEqual(['rejected', 'rejected', 'rejected']);
+    for (const s of settled) expect(db.engine.isUnavailable((s as PromiseRejectedResult).reason), String((s as PromiseRejectedResult).reason)).toBe(true);
+    expect(wroteOn).toBe(false);
+    expect(group.commits).toBe(0);
+    expect(await readBalance(other.kysely, ref())).toEqual({ available: parseTon('1'), reserved: 0n });
+    // Space back: the same connection writes again.
+    await sql.raw('pragma max_page_count = 1073741823').execute(db.kysely);
+    expect(await group.run((tx) => reserve(tx, '0.04'))).toBe(true);
+    expect(await readBalance(other.kysely, ref())).toEqual({ available: parseTon('0.96'), reserved: parseTon('0.04') });
+    expect((await sql`pragma integrity_check`.execute(db.kysely)).rows).toEqual([{ integrity_check: 'ok' }]);
+  });
+
   test('with the worker as finisher, new test orders leave their creating commit already final (no delay configured)', async () => {
     const worker = new FulfilmentWorker({ db, logger: pino({ level: 'silent' }), steps: {}, transactionalSteps: { test: testFulfilmentStep({ delayMs: 0, slowDelayMs: 0 }) } });
     const group = new GroupCommit(db.kysely, 0);

@@ -4,6 +4,8 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { dashboardSecret } from '../../accounts/dashboard-secret.js';
 import { findSession, type Session } from '../../accounts/sessions.js';
 import type { Mode } from '../../domain/api-key.js';
+import { Outage } from '../../db/outage.js';
+import { UNAVAILABLE_RETRY_AFTER_S } from '../errors.js';
 import { ASSETS } from './assets.js';
 import type { WebContext } from './context.js';
 import { CsrfTokens } from './csrf.js';
@@ -53,6 +55,9 @@ const CSP = [
   "base-uri 'none'",
 ].join('; ');
 
+/** Dashboard requests failed by an unavailable database: logged once as the outage begins. */
+const webOutage = new Outage('dashboard');
+
 /**
  * The client dashboard, served by the same process as the API (`/` dashboard, `/api/v1` API).
  * Server-rendered HTML; an encapsulated Fastify scope, so its cookie and form parsing, error
@@ -79,6 +84,13 @@ export async function webPlugin(app: FastifyInstance, ctx: WebContext): Promise<
   });
 
   app.setErrorHandler(async (error: FastifyError, request, reply) => {
+    // A full or read-only disk, an unreachable database: nothing of the form was kept.
+    if (ctx.db.engine.isUnavailable(error)) {
+      webOutage.failed(request.log, error);
+      reply.header('Retry-After', String(UNAVAILABLE_RETRY_AFTER_S));
+      const page = errorPage(503, 'Temporarily unavailable', 'We cannot save or show this right now. Nothing was changed: try again in a moment.');
+      return sendHtml(reply, page, 503);
+    }
     const status = error.statusCode && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;
     if (status === 500) request.log.error({ err: error }, 'dashboard error');
     const page =

@@ -68,6 +68,8 @@ const COMMON_ERRORS: readonly ErrorCode[] = [
   'api_key_revoked',
   'account_disabled',
   'rate_limited',
+  // The database unavailable (a full disk, an unreachable server): may replace any answer.
+  'service_unavailable',
   'internal_error',
 ];
 /** A body is only read on POST (CONTRACT "Wire format"). */
@@ -208,7 +210,10 @@ function responseHeaders(status: number, extra: readonly HeaderName[] = []): Rec
   if (status !== 401) names.push('RateLimit-Policy', 'RateLimit');
   if (status === 429) names.push('Retry-After');
   names.push(...extra);
-  return Object.fromEntries(names.map((name) => [name, headerRef(name)]));
+  const headers: Record<string, unknown> = Object.fromEntries(names.map((name) => [name, headerRef(name)]));
+  // A 503 carries Retry-After when it is service_unavailable (the other 503 codes do not).
+  if (status === 503) headers['Retry-After'] = { ...COMPONENT_HEADERS['Retry-After'], description: 'With `service_unavailable`: seconds to wait before retrying.', required: false };
+  return headers;
 }
 
 function errorResponses(codes: readonly ErrorCode[]): Record<string, unknown> {
