@@ -107,7 +107,7 @@ export async function startService(config: Config, logger: Logger, role: Role = 
       // The HTTP server drains while the workers stop claiming and give back the leases of
       // work they have not started: another node can take that work while this one drains.
       const failed = await settleAll(logger, {
-        'http server': server.close(),
+        'http server': closeServer(server),
         worker: worker?.stop(),
         'webhook dispatcher': webhooks?.stop(),
         'deposit watcher': deposits?.stop(),
@@ -120,6 +120,24 @@ export async function startService(config: Config, logger: Logger, role: Role = 
     return stopping;
   };
   return { app: server, db, worker, live, deposits, webhooks, url: boundUrl, rateFeed: live.fixedRate, stop };
+}
+
+/** How often a closing server looks for keep-alive connections that its last response left idle. */
+const IDLE_SWEEP_MS = 100;
+
+/**
+ * Stops accepting and waits for the requests in flight. Fastify closes the connections idle at
+ * that moment; a connection whose request finishes later would stay open until the client
+ * or the keep-alive timeout (72 s) ends it, holding the shutdown, so those are closed as they
+ * go idle. New requests on them meanwhile get a 503 (Fastify's return503OnClosing).
+ */
+async function closeServer(app: FastifyInstance): Promise<void> {
+  const sweep = setInterval(() => app.server.closeIdleConnections(), IDLE_SWEEP_MS);
+  try {
+    await app.close();
+  } finally {
+    clearInterval(sweep);
+  }
 }
 
 /** Waits for every part's stop; logs each one that failed and returns their names. */

@@ -27,10 +27,12 @@ export const serve: Command = {
     const { startService } = await import('../../service.js');
     const logger = createLogger(config.logLevel);
     const service = await startService(config, logger, role as Role);
-    process.stdout.write(`listening on ${service.url}\n`);
-    return new Promise<number>((resolve) => {
+    // The handlers first: whoever reads the line below may signal at once.
+    const stopped = new Promise<number>((resolve) => {
       installShutdown(config.shutdownTimeoutS, logger, service.stop, resolve);
     });
+    process.stdout.write(`listening on ${service.url}\n`);
+    return stopped;
   },
 };
 
