@@ -17,6 +17,13 @@ export interface Config {
   /** postgres://… selects PostgreSQL; unset = embedded SQLite under dataDir. */
   databaseUrl: string | undefined;
   databasePoolSize: number;
+  /**
+   * DATABASE_CONNECT_TIMEOUT_S: how long start-up keeps trying to reach the database before it
+   * gives up with one line on stderr; undefined = the command's default (CONNECT_TIMEOUT_DEFAULTS_S).
+   */
+  databaseConnectTimeoutS: number | undefined;
+  /** SHUTDOWN_TIMEOUT_S: `serve` exits this long after SIGTERM/SIGINT at the latest, whatever it was waiting for. */
+  shutdownTimeoutS: number;
   /** Origin for status_url; undefined = the address the server actually bound. */
   publicUrl: string | undefined;
   logLevel: string;
@@ -84,6 +91,9 @@ export const TON_API_DEFAULTS: Record<TonNetwork, string> = {
 };
 
 export class ConfigError extends Error {}
+
+/** DATABASE_CONNECT_TIMEOUT_S when unset: a server waits for its database longer than an operator's command. */
+export const CONNECT_TIMEOUT_DEFAULTS_S = { serve: 30, cli: 5 } as const;
 
 export type TrustProxy = boolean | string[];
 
@@ -220,6 +230,8 @@ export function loadConfig(env: Env = process.env): Config {
     dataDir: path.resolve(env.DATA_DIR || path.join(PACKAGE_ROOT, 'data')),
     databaseUrl: databaseUrl(env.DATABASE_URL),
     databasePoolSize: integer(env, 'DATABASE_POOL_SIZE', 10, 1),
+    databaseConnectTimeoutS: env.DATABASE_CONNECT_TIMEOUT_S ? integer(env, 'DATABASE_CONNECT_TIMEOUT_S', 0, 1, 3600) : undefined,
+    shutdownTimeoutS: integer(env, 'SHUTDOWN_TIMEOUT_S', 10, 1, 3600),
     publicUrl: publicUrl(env.PUBLIC_URL),
     logLevel: env.LOG_LEVEL || 'info',
     prices: {

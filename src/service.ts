@@ -44,7 +44,11 @@ export interface RunningService {
  */
 export async function startService(config: Config, logger: Logger, role: Role = 'all'): Promise<RunningService> {
   // The long-running service checkpoints off the event loop; short CLI commands need not.
-  const db = await openConfiguredDatabase(config, { backgroundCheckpoints: true });
+  const db = await openConfiguredDatabase(config, {
+    backgroundCheckpoints: true,
+    for: 'serve',
+    onWaiting: (reason) => logger.warn({ reason }, 'the database cannot be reached yet; still trying'),
+  });
   const depositRaw = config.depositAddress ? rawAddressForm(config.depositAddress) : undefined;
   const metrics = new ServiceMetrics(db, { depositAddress: depositRaw });
   const live = new Live(config, db, logger, {
@@ -99,18 +103,54 @@ export async function startService(config: Config, logger: Logger, role: Role = 
   const server = app;
   const stop = () => {
     stopping ??= (async () => {
-      await server.close();
-      await stopListening?.();
       db.setGroupFinisher?.(undefined);
-      await worker?.stop();
-      await live.stop();
-      await deposits?.stop();
-      await webhooks?.stop();
-      await db.close();
+      // The HTTP server drains while the workers stop claiming and give back the leases of
+      // work they have not started: another node can take that work while this one drains.
+      const failed = await settleAll(logger, {
+        'http server': closeServer(server),
+        worker: worker?.stop(),
+        'webhook dispatcher': webhooks?.stop(),
+        'deposit watcher': deposits?.stop(),
+        live: live.stop(),
+      });
+      failed.push(...(await settleAll(logger, { 'notification listener': stopListening?.() })));
+      failed.push(...(await settleAll(logger, { database: db.close() })));
+      if (failed.length > 0) throw new Error(`shutdown incomplete: ${failed.join(', ')} failed`);
     })();
     return stopping;
   };
   return { app: server, db, worker, live, deposits, webhooks, url: boundUrl, rateFeed: live.fixedRate, stop };
+}
+
+/** How often a closing server looks for keep-alive connections that its last response left idle. */
+const IDLE_SWEEP_MS = 100;
+
+/**
+ * Stops accepting and waits for the requests in flight. Fastify closes the connections idle at
+ * that moment; a connection whose request finishes later would stay open until the client
+ * or the keep-alive timeout (72 s) ends it, holding the shutdown, so those are closed as they
+ * go idle. New requests on them meanwhile get a 503 (Fastify's return503OnClosing).
+ */
+async function closeServer(app: FastifyInstance): Promise<void> {
+  const sweep = setInterval(() => app.server.closeIdleConnections(), IDLE_SWEEP_MS);
+  try {
+    await app.close();
+  } finally {
+    clearInterval(sweep);
+  }
+}
+
+/** Waits for every part's stop; logs each one that failed and returns their names. */
+async function settleAll(logger: Logger, parts: Record<string, Promise<unknown> | undefined>): Promise<string[]> {
+  const names = Object.keys(parts);
+  const results = await Promise.allSettled(Object.values(parts));
+  const failed: string[] = [];
+  results.forEach((result, i) => {
+    if (result.status === 'fulfilled') return;
+    failed.push(names[i] as string);
+    logger.warn({ err: result.reason, part: names[i] }, 'shutdown: stopping a part failed');
+  });
+  return failed;
 }
 
 function createDispatcher(config: Config, db: Db, logger: Logger, metrics: ServiceMetrics, publicUrl: () => string): WebhookDispatcher {

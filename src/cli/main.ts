@@ -1,5 +1,6 @@
 import { ConfigError } from '../config.js';
 import { SchemaTooNewError } from '../db/migrate.js';
+import { DatabaseUnreachableError } from '../db/reach.js';
 import { type Command, type CommandIo, parse, UsageError } from './command.js';
 import { accountCreate, accountDisable, accountEnable, accountList, accountShow, keyReissue, keyRevoke } from './commands/accounts.js';
 import { accountInvite } from './commands/dashboard.js';
@@ -55,9 +56,11 @@ export async function main(argv: string[]): Promise<number> {
     }
     return await command.run(values, io);
   } catch (error) {
-    if (!(error instanceof UsageError || error instanceof ConfigError || error instanceof SchemaTooNewError)) throw error;
+    const unreachable = error instanceof DatabaseUnreachableError;
+    if (!(error instanceof UsageError || error instanceof ConfigError || error instanceof SchemaTooNewError || unreachable)) throw error;
     process.stderr.write(`error: ${error.message}\n${error instanceof UsageError ? `usage: ${command.usage.split('\n')[0]}\n` : ''}`);
     if (json) process.stdout.write(`${JSON.stringify({ ok: false, error: { message: error.message } })}\n`);
-    return 1;
+    // 3: the database could not be reached or opened (docs/operations.md "Operator CLI").
+    return unreachable ? 3 : 1;
   }
 }

@@ -1,11 +1,12 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import { Kysely } from 'kysely';
 import { BackgroundCheckpointer } from './checkpointer.js';
-import type { Config } from '../config.js';
+import { CONNECT_TIMEOUT_DEFAULTS_S, type Config } from '../config.js';
 import type { Db } from './engine.js';
 import { GroupCommit } from './group-commit.js';
 import { migrateToLatest } from './migrate.js';
 import { runPreparedDirectly } from './prepared.js';
+import { sqliteOpenError, waitForPostgres } from './reach.js';
 import type { Database } from './schema.js';
 
 export interface DatabaseOptions {
@@ -16,12 +17,17 @@ export interface DatabaseOptions {
   poolSize?: number;
   /** SQLite: copy the WAL into the database file on a thread of its own (checkpointer.ts). */
   backgroundCheckpoints?: boolean;
+  /** How long to keep trying to reach PostgreSQL before failing (src/db/reach.ts); default the CLI's 5 s. */
+  connectTimeoutMs?: number;
+  /** Told once when the first attempt to reach PostgreSQL fails and start-up keeps trying. */
+  onWaiting?: (reason: string) => void;
 }
 
 /** Each engine's driver is loaded only when chosen: the CLI starts faster without the other. */
 async function connect(options: DatabaseOptions): Promise<Omit<Db, 'close'> & { close?: Db['close']; afterMigration?: () => Partial<Db> }> {
   const { databaseUrl } = options;
   if (databaseUrl) {
+    await waitForPostgres(databaseUrl, { timeoutMs: options.connectTimeoutMs ?? CONNECT_TIMEOUT_DEFAULTS_S.cli * 1000, onWaiting: options.onWaiting });
     const { fixedPlanPool, listenQueued, postgresDialect, postgresEngine, postgresPool, queuedAnnouncer, runNamed } = await import('./postgres.js');
     const pool = postgresPool(databaseUrl, options.poolSize);
     const statementPool = fixedPlanPool(databaseUrl, options.poolSize);
@@ -44,7 +50,12 @@ async function connect(options: DatabaseOptions): Promise<Omit<Db, 'close'> & { 
     };
   }
   const { openSqlite, ReadSnapshot, SqliteConnection, sqliteDialect, sqliteEngine, sqliteKeysVersion } = await import('./sqlite.js');
-  const raw = openSqlite(options.dataDir);
+  let raw: BetterSqlite3.Database;
+  try {
+    raw = openSqlite(options.dataDir);
+  } catch (error) {
+    throw sqliteOpenError(options.dataDir, error);
+  }
   const snapshot = new ReadSnapshot(raw);
   const connection = new SqliteConnection(raw, snapshot);
   const kysely = new Kysely<Database>({ dialect: sqliteDialect(connection) });
@@ -89,9 +100,15 @@ export async function openDatabase(options: DatabaseOptions): Promise<Db> {
   return { ...db, ...afterMigration?.() };
 }
 
+/**
+ * The configured database, for `serve` (`for: 'serve'`) or an operator command: each waits for
+ * an unreachable PostgreSQL up to DATABASE_CONNECT_TIMEOUT_S, by default 30 s and 5 s.
+ */
 export function openConfiguredDatabase(
-  config: Pick<Config, 'dataDir' | 'databaseUrl' | 'databasePoolSize'>,
-  options: Pick<DatabaseOptions, 'backgroundCheckpoints'> = {},
+  config: Pick<Config, 'dataDir' | 'databaseUrl' | 'databasePoolSize' | 'databaseConnectTimeoutS'>,
+  options: Pick<DatabaseOptions, 'backgroundCheckpoints' | 'onWaiting'> & { for?: keyof typeof CONNECT_TIMEOUT_DEFAULTS_S } = {},
 ): Promise<Db> {
-  return openDatabase({ dataDir: config.dataDir, databaseUrl: config.databaseUrl, poolSize: config.databasePoolSize, ...options });
+  const { for: command = 'cli', ...rest } = options;
+  const connectTimeoutS = config.databaseConnectTimeoutS ?? CONNECT_TIMEOUT_DEFAULTS_S[command];
+  return openDatabase({ dataDir: config.dataDir, databaseUrl: config.databaseUrl, poolSize: config.databasePoolSize, connectTimeoutMs: connectTimeoutS * 1000, ...rest });
 }

@@ -51,6 +51,8 @@ export class WebhookDispatcher {
   private loop: Promise<void> | undefined;
   private readonly inflight = new Set<Promise<void>>();
   private wakeUp: (() => void) | undefined;
+  /** stop() was called: claimed messages not sent yet go back unsent. */
+  private stopped = false;
   private woken = false;
   /** The database unavailable (a full disk): claims back off and it is logged once (outage.ts). */
   private readonly outage = new Outage('webhook dispatcher');
@@ -84,10 +86,14 @@ export class WebhookDispatcher {
     this.wakeUp?.();
   }
 
-  /** Stops claiming and waits for the sends in flight (each bounded by the timeout). */
+  /**
+   * Stops claiming and waits for the sends in flight (each bounded by the timeout). A message
+   * claimed but not yet sent is given back (deliver()), so another worker sends it at once.
+   */
   async stop(): Promise<void> {
     if (!this.running) return;
     this.running = false;
+    this.stopped = true;
     this.wake();
     await this.loop;
     await Promise.allSettled([...this.inflight]);
@@ -165,6 +171,7 @@ export class WebhookDispatcher {
     const { kysely } = this.options.db;
     const row = await kysely.selectFrom('webhook_endpoints').selectAll().where('id', '=', message.endpoint_id).executeTakeFirst();
     if (!row) return; // deleted meanwhile (its messages went with it)
+    if (this.stopped) return this.giveBack(message);
     const endpoint = endpointFromRow(row);
     const body = this.body(message);
     const startedAt = this.now();
@@ -181,6 +188,19 @@ export class WebhookDispatcher {
     await this.record(message, startedAt, result);
     this.options.onAttempt?.(result.ok ? 'succeeded' : 'failed');
     if (!result.ok) this.options.logger.info({ message_id: message.id, endpoint_id: endpoint.id, attempt: Number(message.attempts), error: result.error }, 'webhook attempt failed');
+  }
+
+  /**
+   * Hands a claimed message back unsent: its lease cleared, and the attempt its claim counted
+   * taken off again (last_attempt_at keeps the claim's time).
+   */
+  private async giveBack(message: MessageRow): Promise<void> {
+    await this.options.db.kysely
+      .updateTable('webhook_messages')
+      .set((eb) => ({ lease_owner: null, lease_until: null, attempts: eb('attempts', '-', 1n) }))
+      .where('id', '=', message.id)
+      .where('lease_owner', '=', this.id)
+      .execute();
   }
 
   /** The stored payload with the order's status_url (from this node's public origin). */

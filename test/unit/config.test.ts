@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig, PACKAGE_ROOT } from '../../src/config.js';
+import { CONNECT_TIMEOUT_DEFAULTS_S, ConfigError, loadConfig, PACKAGE_ROOT } from '../../src/config.js';
+import { describePostgresUrl } from '../../src/db/reach.js';
 
 describe('loadConfig defaults', () => {
   const config = loadConfig({});
@@ -125,5 +126,30 @@ describe('loadConfig rejects bad values', () => {
   it('names the variable in the message', () => {
     expect(() => loadConfig({ PORT: 'abc' })).toThrow(/PORT/);
     expect(() => loadConfig({ TON_USD_RATE: '0' })).toThrow(/TON_USD_RATE/);
+  });
+});
+
+describe('start-up and shutdown bounds', () => {
+  it('wait 30 s for the database in serve, 5 s in the CLI, and stop within 10 s by default', () => {
+    const config = loadConfig({});
+    expect(config.databaseConnectTimeoutS).toBeUndefined();
+    expect(CONNECT_TIMEOUT_DEFAULTS_S).toEqual({ serve: 30, cli: 5 });
+    expect(config.shutdownTimeoutS).toBe(10);
+  });
+
+  it('read DATABASE_CONNECT_TIMEOUT_S and SHUTDOWN_TIMEOUT_S in whole seconds from 1 to 3600', () => {
+    expect(loadConfig({ DATABASE_CONNECT_TIMEOUT_S: '2', SHUTDOWN_TIMEOUT_S: '3600' })).toMatchObject({ databaseConnectTimeoutS: 2, shutdownTimeoutS: 3600 });
+    expect(loadConfig({ DATABASE_CONNECT_TIMEOUT_S: '', SHUTDOWN_TIMEOUT_S: '' })).toMatchObject({ databaseConnectTimeoutS: undefined, shutdownTimeoutS: 10 });
+    for (const value of ['0', '-1', '1.5', 'soon', '3601']) {
+      expect(() => loadConfig({ DATABASE_CONNECT_TIMEOUT_S: value })).toThrow(/DATABASE_CONNECT_TIMEOUT_S must be an integer from 1 to 3600/);
+      expect(() => loadConfig({ SHUTDOWN_TIMEOUT_S: value })).toThrow(/SHUTDOWN_TIMEOUT_S must be an integer from 1 to 3600/);
+    }
+  });
+
+  it('name the database without its credentials or query', () => {
+    expect(describePostgresUrl('postgres://app:s3cret@db.internal:6432/starport?sslmode=require&options=-c%20x')).toBe('postgres://db.internal:6432/starport');
+    expect(describePostgresUrl('postgresql://app@db.internal/starport')).toBe('postgres://db.internal:5432/starport');
+    expect(describePostgresUrl('postgres://app:s3cret@localhost/starport?host=/var/run/postgresql')).toBe('postgres:///var/run/postgresql:5432/starport');
+    expect(describePostgresUrl('postgres://app:s3cret@[::1')).not.toContain('s3cret');
   });
 });
