@@ -30,7 +30,8 @@ export const LOOKUP_TIMEOUT_MS = 5_000;
  * client's names whose servers never answer would hold up every other lookup of the process.
  * A DNS query holds no thread: any number run at once, each ends at its own deadline, and none
  * waits for another. One resolver per server list (the system's, from /etc/resolv.conf, or
- * WEBHOOK_DNS_SERVERS); it retries a silent server once (1.5 s, then longer).
+ * WEBHOOK_DNS_SERVERS); it tries a silent server three times, the first wait 1.5 s at most
+ * (c-ares shortens it for a server that usually answers fast). See docs/architecture.md.
  * /etc/hosts is not read: `localhost` names are loopback by definition (isLocalhostName), and
  * every other webhook host must be in DNS.
  */

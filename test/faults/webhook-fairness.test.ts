@@ -127,7 +127,7 @@ test(`a receiver answering after 10 s (${SLOW_BACKLOG} queued) and a name that n
   const latencies = byFast().map((r) => ({ type: r.json.type as string, order: r.json.data.order.id as string, ms: r.at - Date.parse(r.json.created_at) }));
   expect(new Set(latencies.map((l) => `${l.order} ${l.type}`)).size).toBe(FAST_DELIVERIES);
   const late = latencies.filter((l) => l.ms > BOUND_MS);
-  expect(late, `deliveries later than ${BOUND_MS} ms after their event`).toEqual([]);
+  expect(late, `deliveries later than ${BOUND_MS} ms after their event: ${JSON.stringify(late)} of ${JSON.stringify(latencies)}`).toEqual([]);
 
   // The slow and the dead endpoint each had at most 2 deliveries in flight, and still do.
   expect(slow.mostOpen()).toBe(2);
