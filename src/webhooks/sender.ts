@@ -73,9 +73,6 @@ export function dnsResolver(servers?: readonly string[]): Resolver {
   };
 }
 
-/** Webhook names resolved with the system's DNS servers. */
-export const systemResolver: Resolver = dnsResolver();
-
 export interface SendInput {
   url: string;
   mode: Mode;
