@@ -82,6 +82,8 @@ export interface WebhookConfig {
   disableAfterMs: number;
   /** WEBHOOK_ROTATION_GRACE_MS: how long a rotated-out secret still signs (default 24 h). */
   rotationGraceMs: number;
+  /** WEBHOOK_DNS_SERVERS: the DNS servers webhook names are resolved with; empty = the system's. */
+  dnsServers: string[];
 }
 
 export type TonNetwork = 'mainnet' | 'testnet';
@@ -266,6 +268,7 @@ export function loadConfig(env: Env = process.env): Config {
       retryDelaysMs: retryDelays(env.WEBHOOK_RETRY_DELAYS_MS),
       disableAfterMs: integer(env, 'WEBHOOK_DISABLE_AFTER_MS', 3 * 86_400_000),
       rotationGraceMs: integer(env, 'WEBHOOK_ROTATION_GRACE_MS', 86_400_000),
+      dnsServers: dnsServers(env.WEBHOOK_DNS_SERVERS),
     },
   };
 }
@@ -275,6 +278,23 @@ function flag(env: Env, name: string): boolean {
   if (raw === '' || raw === '0' || raw === 'false') return false;
   if (raw === '1' || raw === 'true') return true;
   throw new ConfigError(`${name} must be 1 or 0, got "${raw}"`);
+}
+
+/** Comma-separated IP addresses, each with an optional port (`1.1.1.1`, `127.0.0.1:5353`, `[::1]:53`). */
+function dnsServers(raw: string | undefined): string[] {
+  if (raw === undefined || raw.trim() === '') return [];
+  const parts = raw.split(',').map((part) => part.trim());
+  const valid = (part: string) => {
+    const bracketed = /^\[([^\]]+)\](?::(\d{1,5}))?$/.exec(part);
+    const withPort = /^([^:]+):(\d{1,5})$/.exec(part);
+    const [host, port] = bracketed ? [bracketed[1], bracketed[2]] : withPort ? [withPort[1], withPort[2]] : [part, undefined];
+    const ip = net.isIP(host ?? '');
+    return (bracketed ? ip === 6 : ip !== 0) && (port === undefined || (Number(port) >= 1 && Number(port) <= 65_535));
+  };
+  if (parts.length > 8 || !parts.every(valid)) {
+    throw new ConfigError(`WEBHOOK_DNS_SERVERS must be up to 8 comma-separated IP addresses, each with an optional :port ([::1]:53 for IPv6), got "${raw}"`);
+  }
+  return parts;
 }
 
 function retryDelays(raw: string | undefined): number[] {

@@ -158,7 +158,7 @@ function createDispatcher(config: Config, db: Db, logger: Logger, metrics: Servi
   return new WebhookDispatcher({
     db,
     logger,
-    policy: { allowLoopback: webhooks.allowLoopback },
+    policy: { allowLoopback: webhooks.allowLoopback, dnsServers: webhooks.dnsServers },
     timeoutMs: webhooks.timeoutMs,
     retryDelaysMs: webhooks.retryDelaysMs,
     disableAfterMs: webhooks.disableAfterMs,

@@ -105,6 +105,8 @@ export function classifyAddress(address: string): AddressClass {
 export interface DestinationPolicy {
   /** WEBHOOK_ALLOW_LOOPBACK: test-mode endpoints may target loopback (development, tests). */
   allowLoopback: boolean;
+  /** WEBHOOK_DNS_SERVERS: where webhook names are looked up; the system's servers when absent. */
+  dnsServers?: readonly string[];
 }
 
 /** Why `address` may not be a webhook target for `mode`, or undefined when it may. */

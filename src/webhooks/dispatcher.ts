@@ -11,6 +11,15 @@ import { retryDelay } from './schedule.js';
 import { type Resolver, type SendResult, sendWebhook } from './sender.js';
 import { signedHeaders } from './signing.js';
 
+/** Deliveries in flight at once per worker process. */
+export const WEBHOOK_CONCURRENCY = 8;
+/**
+ * Deliveries in flight at once to one endpoint, counted over every worker (a live lease is a
+ * delivery in flight): an endpoint that answers slowly, or whose name never resolves, holds at
+ * most this many of a worker's WEBHOOK_CONCURRENCY slots, and the others go to other endpoints.
+ */
+export const WEBHOOK_CONCURRENCY_PER_ENDPOINT = 2;
+
 export interface DispatcherOptions {
   db: Db;
   logger: Logger;
@@ -26,7 +35,10 @@ export interface DispatcherOptions {
   leaseMarginMs: number;
   /** The public origin for the order's status_url. */
   publicUrl: () => string;
+  /** Sends in flight at once in this process (default 8). */
   concurrency?: number;
+  /** Sends in flight at once to one endpoint, over all workers (default 2). */
+  perEndpoint?: number;
   pollMs?: number;
   resolve?: Resolver;
   onAttempt?: (outcome: 'succeeded' | 'failed') => void;
@@ -42,8 +54,9 @@ export interface DispatcherOptions {
  * Claiming counts the attempt, and a lease lasts longer than an attempt can (timeout + margin),
  * so no two workers ever send the same attempt; a worker killed mid-send leaves a lease that
  * runs out, and the next claim sends the message again with the same webhook-id
- * (at-least-once). Up to `concurrency` sends run at once, so one slow endpoint does not hold
- * up the others. Messages are sent in no guaranteed order.
+ * (at-least-once). Up to `concurrency` sends run at once, at most `perEndpoint` of them to one
+ * endpoint (see claim), so one slow endpoint does not hold up the others. Messages are sent in
+ * no guaranteed order (each endpoint's are started oldest first).
  */
 export class WebhookDispatcher {
   readonly id = `whd_${randomBase62(12)}`;
@@ -57,6 +70,7 @@ export class WebhookDispatcher {
   /** The database unavailable (a full disk): claims back off and it is logged once (outage.ts). */
   private readonly outage = new Outage('webhook dispatcher');
   private readonly concurrency: number;
+  private readonly perEndpoint: number;
   private readonly pollMs: number;
   private readonly now: () => number;
   private readonly random: () => number;
@@ -65,7 +79,8 @@ export class WebhookDispatcher {
   rounds = 0;
 
   constructor(private readonly options: DispatcherOptions) {
-    this.concurrency = options.concurrency ?? 8;
+    this.concurrency = options.concurrency ?? WEBHOOK_CONCURRENCY;
+    this.perEndpoint = options.perEndpoint ?? WEBHOOK_CONCURRENCY_PER_ENDPOINT;
     this.pollMs = options.pollMs ?? 250;
     this.now = options.now ?? Date.now;
     this.random = options.random ?? Math.random;
@@ -143,9 +158,32 @@ export class WebhookDispatcher {
     this.inflight.add(tracked);
   }
 
-  /** Claims up to `limit` due messages of enabled endpoints and counts their attempt. */
+  /**
+   * Claims up to `limit` due messages of enabled endpoints and counts their attempt, oldest due
+   * first, but never more than `perEndpoint` in flight for one endpoint: messages under a live
+   * lease (whichever worker holds it) count against their endpoint, so a backlog on one
+   * endpoint cannot fill the batch while another endpoint's messages wait. One endpoint's own
+   * messages go oldest first.
+   */
   async claim(limit: number, now: number): Promise<MessageRow[]> {
     const { kysely, engine } = this.options.db;
+    const at = BigInt(now);
+    // Every pending message due by now (the due index's range; a message in flight is among
+    // them, under its lease), ranked within its endpoint among those not in flight.
+    const fair = sql<string>`(select ranked.id from (
+        select due.id, due.next_attempt_at, due.busy,
+          sum(due.busy) over (partition by due.endpoint_id) as in_flight,
+          row_number() over (partition by due.endpoint_id, due.busy order by due.next_attempt_at, due.id) as turn
+        from (
+          select m.id, m.endpoint_id, m.next_attempt_at, case when m.lease_until >= ${at} then 1 else 0 end as busy
+          from webhook_messages m
+          where m.status = 'pending' and m.next_attempt_at <= ${at}
+            and m.endpoint_id in (select e.id from webhook_endpoints e where e.status = 'enabled')
+        ) due
+      ) ranked
+      where ranked.busy = 0 and ranked.turn + ranked.in_flight <= ${this.perEndpoint}
+      order by ranked.next_attempt_at, ranked.id
+      limit ${limit})`;
     return kysely
       .updateTable('webhook_messages')
       .set((eb) => ({ lease_owner: this.id, lease_until: now + this.leaseMs, attempts: eb('attempts', '+', 1n), last_attempt_at: now }))
@@ -154,12 +192,11 @@ export class WebhookDispatcher {
           eb
             .selectFrom('webhook_messages')
             .select('id')
+            .where('id', 'in', fair)
+            // Again under the lock: another worker may have claimed a row since it was ranked.
             .where('status', '=', 'pending')
-            .where('next_attempt_at', '<=', BigInt(now))
-            .where((w) => w.or([w('lease_until', 'is', null), w('lease_until', '<', BigInt(now))]))
-            .where('endpoint_id', 'in', (sub) => sub.selectFrom('webhook_endpoints').select('id').where('status', '=', 'enabled'))
-            .orderBy('next_attempt_at')
-            .limit(limit),
+            .where('next_attempt_at', '<=', at)
+            .where((w) => w.or([w('lease_until', 'is', null), w('lease_until', '<', at)])),
         ),
       )
       .returningAll()
@@ -324,11 +361,16 @@ export class WebhookDispatcher {
   }
 
   private async msUntilNextDue(): Promise<number> {
+    const now = BigInt(this.now());
+    // A message under someone's lease is not due before the lease ends.
+    const dueAt = sql<bigint>`case when lease_until > next_attempt_at then lease_until else next_attempt_at end`;
     const row = await this.options.db.kysely
       .selectFrom('webhook_messages')
-      // A message under someone's lease is not due before the lease ends.
-      .select(sql<bigint | null>`min(case when lease_until > next_attempt_at then lease_until else next_attempt_at end)`.as('next'))
+      .select(sql<bigint | null>`min(${dueAt})`.as('next'))
       .where('status', '=', 'pending')
+      // Only what is not due yet: a due message the last claim left is one whose endpoint has
+      // all its deliveries in flight, and a finished send wakes the loop (counting it would spin).
+      .where(dueAt, '>', now)
       // Messages of a disabled endpoint are not due, however old: counting them would spin the loop.
       .where('endpoint_id', 'in', (sub) => sub.selectFrom('webhook_endpoints').select('id').where('status', '=', 'enabled'))
       .executeTakeFirst()

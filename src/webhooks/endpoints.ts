@@ -181,19 +181,28 @@ export async function deleteEndpoint(db: Kysely<Database>, id: string, scope: Sc
  * A new secret; the old one keeps signing (as a second `v1,` signature) for `graceMs`, so
  * receivers can switch without dropping deliveries. Rotating again inside the grace ends the
  * oldest secret at once.
+ *
+ * One statement, which reads the secret it demotes from the row it writes (the row lock on
+ * PostgreSQL, the single writer on SQLite): concurrent rotations apply one after the other, and
+ * the previous secret is always the one the last rotation replaced, never an older one read
+ * before another rotation wrote. Each caller gets back the row as its own rotation left it.
  */
 export async function rotateSecret(db: Kysely<Database>, endpoint: WebhookEndpoint, input: { now: number; graceMs: number }): Promise<WebhookEndpoint> {
-  await db
+  const keepsOld = input.graceMs > 0;
+  const row = await db
     .updateTable('webhook_endpoints')
-    .set({
+    .set((eb) => ({
       secret: newWebhookSecret(),
-      previous_secret: input.graceMs > 0 ? endpoint.secret : null,
-      previous_secret_until: input.graceMs > 0 ? input.now + input.graceMs : null,
+      previous_secret: keepsOld ? eb.ref('secret') : null,
+      previous_secret_until: keepsOld ? input.now + input.graceMs : null,
       updated_at: input.now,
-    })
+    }))
     .where('id', '=', endpoint.id)
-    .execute();
-  return (await findEndpoint(db, endpoint.id, endpoint)) as WebhookEndpoint;
+    .returningAll()
+    .executeTakeFirst();
+  // Deleted since it was found.
+  if (!row) throw endpointNotFound(endpoint.id, endpoint.mode);
+  return endpointFromRow(row);
 }
 
 /** Re-enables a disabled endpoint: its pending messages resume, the failure streak restarts. */

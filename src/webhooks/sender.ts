@@ -17,62 +17,61 @@ import { type DestinationPolicy, ipLiteral, isLocalhostName, parseWebhookUrl, re
 export const RESPONSE_READ_LIMIT = 4096;
 export const SNIPPET_CHARS = 256;
 
-/** The addresses a name resolves to. `signal`: the caller no longer waits (see limitLookups). */
+/** The addresses a name resolves to. `signal`: the caller no longer waits. */
 export type Resolver = (hostname: string, signal?: AbortSignal) => Promise<{ address: string; family: number }[]>;
 
-/**
- * Most system lookups of webhook names in flight at once. getaddrinfo holds a libuv thread until
- * the DNS server answers or the system resolver gives up, however soon the caller stops waiting,
- * and libuv runs at most 2 lookups at once (half its pool of 4). A client picks webhook names:
- * unbounded, two names whose servers never answer would hold both, and every other lookup of the
- * process (Fragment's and the TON API's hosts) would wait for the resolver's timeouts. One slot
- * leaves the other to them.
- */
-export const WEBHOOK_LOOKUP_SLOTS = 1;
+/** How long one lookup of a webhook name may take, whoever waits for it. */
+export const LOOKUP_TIMEOUT_MS = 5_000;
 
 /**
- * `lookup` with at most `slots` calls in flight; the others wait their turn in order. A lookup
- * keeps its slot until it ends, even after its caller stopped waiting; a caller whose signal
- * aborts while it waits leaves the queue, and its lookup never starts.
+ * Webhook names are resolved with DNS queries (c-ares, dns.Resolver), not the system's
+ * getaddrinfo: a getaddrinfo call holds one of libuv's few threads until the system resolver
+ * gives up, however soon its caller stops waiting, and libuv runs at most two at once, so a
+ * client's names whose servers never answer would hold up every other lookup of the process.
+ * A DNS query holds no thread: any number run at once, each ends at its own deadline, and none
+ * waits for another. One resolver per server list (the system's, from /etc/resolv.conf, or
+ * WEBHOOK_DNS_SERVERS); it tries a silent server three times, the first wait 1.5 s at most
+ * (c-ares shortens it for a server that usually answers fast). See docs/architecture.md.
+ * /etc/hosts is not read: `localhost` names are loopback by definition (isLocalhostName), and
+ * every other webhook host must be in DNS.
  */
-export function limitLookups(lookup: Resolver, slots: number): Resolver {
-  let inFlight = 0;
-  const waiting: Array<() => void> = [];
-  // A slot passes straight to the next waiter, so a caller arriving meanwhile cannot take it too.
-  const release = () => {
-    const next = waiting.shift();
-    if (next) next();
-    else inFlight--;
-  };
-  const turn = (signal: AbortSignal | undefined) =>
-    new Promise<void>((start, reject) => {
-      if (signal?.aborted) return reject(signal.reason);
-      if (inFlight < slots) {
-        inFlight++;
-        return start();
-      }
-      waiting.push(start);
-      signal?.addEventListener(
-        'abort',
-        () => {
-          const at = waiting.indexOf(start);
-          if (at >= 0) waiting.splice(at, 1);
-          reject(signal.reason);
-        },
-        { once: true },
-      );
-    });
-  return async (hostname, signal) => {
-    await turn(signal);
-    try {
-      return await lookup(hostname, signal);
-    } finally {
-      release();
-    }
-  };
+const resolvers = new Map<string, dns.promises.Resolver>();
+
+function resolverFor(servers: readonly string[] | undefined): dns.promises.Resolver {
+  const key = servers?.join(',') ?? '';
+  let resolver = resolvers.get(key);
+  if (!resolver) {
+    resolver = new dns.promises.Resolver({ timeout: 1_500, tries: 3 });
+    if (servers && servers.length > 0) resolver.setServers([...servers]);
+    resolvers.set(key, resolver);
+  }
+  return resolver;
 }
 
-export const systemResolver: Resolver = limitLookups((hostname) => dns.promises.lookup(hostname, { all: true, verbatim: true }), WEBHOOK_LOOKUP_SLOTS);
+/**
+ * The A and AAAA records of `hostname` (IPv4 first), asked at once; a name with either is
+ * resolved. Fails when neither answers within LOOKUP_TIMEOUT_MS, or when `signal` aborts.
+ */
+export function dnsResolver(servers?: readonly string[]): Resolver {
+  return async (hostname, signal) => {
+    const resolver = resolverFor(servers);
+    const deadline = AbortSignal.timeout(LOOKUP_TIMEOUT_MS);
+    const stop = signal ? AbortSignal.any([signal, deadline]) : deadline;
+    const stopped = new Promise<never>((_, reject) => {
+      if (stop.aborted) reject(stop.reason);
+      stop.addEventListener('abort', () => reject(stop.reason), { once: true });
+    });
+    // A query whose caller stopped waiting ends by itself (its retries are bounded): it holds a
+    // little memory, never a thread.
+    const [v4, v6] = await Promise.race([Promise.allSettled([resolver.resolve4(hostname), resolver.resolve6(hostname)]), stopped]);
+    const addresses = [
+      ...(v4.status === 'fulfilled' ? v4.value.map((address) => ({ address, family: 4 })) : []),
+      ...(v6.status === 'fulfilled' ? v6.value.map((address) => ({ address, family: 6 })) : []),
+    ];
+    if (addresses.length === 0) throw v4.status === 'rejected' ? v4.reason : new Error(`${hostname} has no addresses`);
+    return addresses;
+  };
+}
 
 export interface SendInput {
   url: string;
@@ -102,7 +101,7 @@ export async function vetDestination(
   url: URL,
   mode: Mode,
   policy: DestinationPolicy,
-  resolve: Resolver = systemResolver,
+  resolve: Resolver = dnsResolver(policy.dnsServers),
   signal?: AbortSignal,
 ): Promise<{ address: string; family: number }> {
   const literal = ipLiteral(url);
@@ -112,8 +111,10 @@ export async function vetDestination(
   else {
     try {
       candidates = await resolve(url.hostname, signal);
-    } catch {
-      throw new Refused(`${url.hostname} does not resolve`);
+    } catch (error) {
+      if (error instanceof Refused) throw error;
+      const late = (error as Error | undefined)?.name === 'TimeoutError' || (error as NodeJS.ErrnoException | undefined)?.code === 'ETIMEOUT';
+      throw new Refused(`${url.hostname} ${late ? 'did not resolve in time' : 'does not resolve'}`);
     }
   }
   if (candidates.length === 0) throw new Refused(`${url.hostname} does not resolve`);
@@ -210,14 +211,14 @@ function post(
   });
 }
 
-/** How long creating an endpoint waits for its name to resolve. */
-const RESOLVE_AT_CREATION_MS = 5_000;
+/** How long creating an endpoint waits for its name to resolve (a lookup's own deadline). */
+const RESOLVE_AT_CREATION_MS = LOOKUP_TIMEOUT_MS;
 
 /**
  * The creation-time check of a webhook URL (the send-time check repeats it): its form, and
  * the addresses it resolves to now. Returns the URL as given or the reason it is refused.
  */
-export async function checkWebhookUrl(raw: unknown, mode: Mode, policy: DestinationPolicy, resolve: Resolver = systemResolver): Promise<{ url: string } | { error: string }> {
+export async function checkWebhookUrl(raw: unknown, mode: Mode, policy: DestinationPolicy, resolve?: Resolver): Promise<{ url: string } | { error: string }> {
   const parsed = parseWebhookUrl(raw, mode);
   if ('error' in parsed) return parsed;
   const gaveUp = new AbortController();

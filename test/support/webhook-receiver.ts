@@ -4,7 +4,8 @@ import type { AddressInfo } from 'node:net';
 
 /**
  * A webhook receiver on loopback (node:http): records every request with its raw body and
- * answers as the test says — a status, or holding the request open (a hung receiver).
+ * answers as the test says — a status, the same after `delayMs` (a slow receiver), or holding
+ * the request open (a hung receiver).
  */
 export interface Received {
   headers: http.IncomingHttpHeaders;
@@ -14,7 +15,7 @@ export interface Received {
   at: number;
 }
 
-export type Behaviour = { status: number; body?: string; headers?: Record<string, string> } | 'hang';
+export type Behaviour = { status: number; body?: string; headers?: Record<string, string>; delayMs?: number } | 'hang';
 
 export interface Receiver {
   url: string;
@@ -25,11 +26,16 @@ export interface Receiver {
   /** Answers every request held open so far with `status`. */
   releaseHeld(status?: number): void;
   held(): number;
+  /** The most requests it had unanswered at once so far. */
+  mostOpen(): number;
   close(): Promise<void>;
 }
 
 export async function startReceiver(): Promise<Receiver> {
   const held: http.ServerResponse[] = [];
+  const delayed = new Set<NodeJS.Timeout>();
+  let open = 0;
+  let mostOpen = 0;
   const receiver: Receiver = {
     url: '',
     received: [],
@@ -39,13 +45,18 @@ export async function startReceiver(): Promise<Receiver> {
       for (const response of held.splice(0)) if (!response.writableEnded) response.writeHead(status).end();
     },
     held: () => held.length,
+    mostOpen: () => mostOpen,
     async close() {
+      for (const timer of delayed) clearTimeout(timer);
+      delayed.clear();
       receiver.releaseHeld();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
   const server = http.createServer((request, response) => {
+    mostOpen = Math.max(mostOpen, ++open);
+    response.once('close', () => open--);
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {
@@ -58,8 +69,17 @@ export async function startReceiver(): Promise<Receiver> {
       }
       receiver.received.push({ headers: request.headers, body, json, path: request.url ?? '', at: Date.now() });
       const behaviour = receiver.script.shift() ?? receiver.fallback;
+      const answer = (b: Exclude<Behaviour, 'hang'>) => {
+        if (!response.writableEnded && !response.destroyed) response.writeHead(b.status, { 'content-type': 'text/plain', ...b.headers }).end(b.body ?? '');
+      };
       if (behaviour === 'hang') held.push(response);
-      else response.writeHead(behaviour.status, { 'content-type': 'text/plain', ...behaviour.headers }).end(behaviour.body ?? '');
+      else if (behaviour.delayMs) {
+        const timer = setTimeout(() => {
+          delayed.delete(timer);
+          answer(behaviour);
+        }, behaviour.delayMs);
+        delayed.add(timer);
+      } else answer(behaviour);
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

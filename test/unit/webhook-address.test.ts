@@ -1,8 +1,9 @@
 import dns from 'node:dns';
-import { afterEach, describe, expect, test, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { classifyAddress, parseWebhookUrl, refusalFor } from '../../src/webhooks/address-policy.js';
-import { checkWebhookUrl, limitLookups, type Resolver, sendWebhook, systemResolver, vetDestination, WEBHOOK_LOOKUP_SLOTS } from '../../src/webhooks/sender.js';
+import { checkWebhookUrl, dnsResolver, type Resolver, sendWebhook, vetDestination } from '../../src/webhooks/sender.js';
 import { retryDelay, DEFAULT_RETRY_DELAYS_MS } from '../../src/webhooks/schedule.js';
+import { type DnsServer, startDnsServer } from '../support/dns-server.js';
 import { startReceiver } from '../support/webhook-receiver.js';
 
 /** The SSRF address classifier and URL rules of webhooks (src/webhooks/address-policy.ts). */
@@ -156,99 +157,70 @@ describe('resolution at creation and at send time', () => {
 });
 
 /**
- * System lookups of webhook names hold one of libuv's few threads each until they end, and a
- * client picks the names: src/webhooks/sender.ts limitLookups bounds how many run at once.
+ * Webhook names are looked up with DNS queries (src/webhooks/sender.ts dnsResolver), which hold
+ * no libuv thread: a client's names whose servers never answer delay no other lookup, of
+ * webhooks or of anything else in the process. Against a DNS server on loopback that the test
+ * controls.
  */
-describe('bounded lookups', () => {
-  /** A lookup that ends only when the test says so, recording which names started and how many ran at once. */
-  function heldLookups() {
-    const started: string[] = [];
-    const pending = new Map<string, () => void>();
-    let inFlight = 0;
-    let most = 0;
-    const lookup: Resolver = (hostname) => {
-      started.push(hostname);
-      most = Math.max(most, ++inFlight);
-      return new Promise((resolve) => {
-        pending.set(hostname, () => {
-          inFlight--;
-          resolve([{ address: '93.184.215.14', family: 4 }]);
-        });
-      });
-    };
-    const end = async (hostname: string) => {
-      pending.get(hostname)!();
-      // Let the answer and the next waiter's start run.
-      for (let i = 0; i < 10; i++) await Promise.resolve();
-    };
-    return { lookup, started, end, most: () => most };
-  }
-
-  afterEach(() => {
-    vi.useRealTimers();
-    vi.restoreAllMocks();
+describe('webhook lookups', () => {
+  let server: DnsServer;
+  beforeAll(async () => {
+    server = await startDnsServer();
+    server.names.set('hooks.answers.test', ['93.184.215.14', '93.184.215.15']);
+    server.names.set('inside.answers.test', ['10.0.0.7']);
+    for (let i = 0; i < 10; i++) server.names.set(`never-${i}.silent.test`, 'silent');
+  });
+  afterAll(async () => {
+    await server?.close();
   });
 
-  test('at most `slots` lookups run at once; the others start in order as each one ends', async () => {
-    const held = heldLookups();
-    const resolve = limitLookups(held.lookup, 2);
-    const answers = ['a.example', 'b.example', 'c.example', 'd.example'].map((name) => resolve(name));
-    for (let i = 0; i < 10; i++) await Promise.resolve();
-    expect(held.started).toEqual(['a.example', 'b.example']);
-    await held.end('a.example');
-    expect(held.started).toEqual(['a.example', 'b.example', 'c.example']);
-    // A caller arriving now waits behind those already waiting.
-    answers.push(resolve('late.example'));
-    await held.end('b.example');
-    await held.end('c.example');
-    expect(held.started).toEqual(['a.example', 'b.example', 'c.example', 'd.example', 'late.example']);
-    await held.end('d.example');
-    await held.end('late.example');
-    const all = await Promise.all(answers);
-    expect(all).toEqual(Array.from({ length: 5 }, () => [{ address: '93.184.215.14', family: 4 }]));
-    expect(held.most()).toBe(2);
+  test('a name is asked of the configured server (A and AAAA at once) and answers with its addresses', async () => {
+    const resolve = dnsResolver([server.address]);
+    await expect(resolve('hooks.answers.test')).resolves.toEqual([
+      { address: '93.184.215.14', family: 4 },
+      { address: '93.184.215.15', family: 4 },
+    ]);
+    expect(server.questions).toEqual(expect.arrayContaining(['A hooks.answers.test', 'AAAA hooks.answers.test']));
+    const policy = { allowLoopback: false, dnsServers: [server.address] };
+    await expect(checkWebhookUrl('https://hooks.answers.test/h', 'live', policy)).resolves.toEqual({ url: 'https://hooks.answers.test/h' });
+    await expect(checkWebhookUrl('https://inside.answers.test/h', 'live', policy)).resolves.toEqual({ error: expect.stringMatching(/10\.0\.0\.7 is a private address/) });
+    await expect(checkWebhookUrl('https://unknown.answers.test/h', 'live', policy)).resolves.toEqual({ error: 'url cannot be used: unknown.answers.test does not resolve.' });
   });
 
-  test('a caller that stops waiting leaves the queue: its lookup never starts, and the slot goes to the next', async () => {
-    const held = heldLookups();
-    const resolve = limitLookups(held.lookup, 1);
-    const first = resolve('first.example');
+  test('ten names whose server never answers delay neither another webhook lookup nor the system resolver; each ends when its caller stops waiting', async () => {
+    const resolve = dnsResolver([server.address]);
     const gaveUp = new AbortController();
-    const abandoned = resolve('abandoned.example', gaveUp.signal);
-    const next = resolve('next.example');
+    const settled: boolean[] = [];
+    const silent = Array.from({ length: 10 }, (_, i) =>
+      resolve(`never-${i}.silent.test`, gaveUp.signal).then(
+        () => (settled[i] = true),
+        (error: unknown) => {
+          settled[i] = true;
+          throw error;
+        },
+      ),
+    );
+    for (const lookup of silent) lookup.catch(() => undefined);
+    // Another client's name, and a system lookup (libuv's thread pool), answer meanwhile.
+    await expect(resolve('hooks.answers.test')).resolves.toHaveLength(2);
+    await expect(checkWebhookUrl('https://hooks.answers.test/h', 'live', { allowLoopback: false, dnsServers: [server.address] })).resolves.toEqual({ url: 'https://hooks.answers.test/h' });
+    await expect(dns.promises.lookup('localhost')).resolves.toHaveProperty('address');
+    expect(settled.filter(Boolean)).toEqual([]);
+    expect(server.questions.filter((q) => q.startsWith('A never-'))).toHaveLength(10);
     gaveUp.abort(new Error('no longer waiting'));
-    await expect(abandoned).rejects.toThrow('no longer waiting');
-    await held.end('first.example');
-    await held.end('next.example');
-    await expect(Promise.all([first, next])).resolves.toHaveLength(2);
-    expect(held.started).toEqual(['first.example', 'next.example']);
+    for (const lookup of silent) await expect(lookup).rejects.toThrow('no longer waiting');
   });
 
-  test('creating an endpoint while every slot is held answers "did not resolve in time" after 5 s, and its lookup is dropped', async () => {
-    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
-    const held = heldLookups();
-    const resolve = limitLookups(held.lookup, 1);
-    const stuck = resolve('never-answers.example');
-    const checked = checkWebhookUrl('https://public.example/h', 'live', { allowLoopback: false }, resolve);
-    await vi.advanceTimersByTimeAsync(5_000);
-    await expect(checked).resolves.toEqual({ error: 'url cannot be used: public.example did not resolve in time.' });
-    await held.end('never-answers.example');
-    await stuck;
-    expect(held.started).toEqual(['never-answers.example']);
-  });
-
-  test(`the system resolver runs webhook lookups ${WEBHOOK_LOOKUP_SLOTS} at a time`, async () => {
-    const calls: string[] = [];
-    vi.spyOn(dns.promises, 'lookup').mockImplementation(((hostname: string) => {
-      calls.push(hostname);
-      return new Promise(() => undefined);
-    }) as typeof dns.promises.lookup);
-    const gaveUp = new AbortController();
-    const lookups = ['one.example', 'two.example', 'three.example'].map((name) => systemResolver(name, gaveUp.signal).catch(() => 'gave up'));
-    for (let i = 0; i < 10; i++) await Promise.resolve();
-    expect(calls).toEqual(['one.example', 'two.example'].slice(0, WEBHOOK_LOOKUP_SLOTS));
-    gaveUp.abort();
-    await expect(lookups[2]).resolves.toBe('gave up');
+  test('WEBHOOK_DNS_SERVERS reaches the checks through the policy', async () => {
+    // The same name, asked of a server that does not know it: refused; of the test's server: resolved.
+    const other = await startDnsServer();
+    try {
+      await expect(vetDestination(new URL('https://hooks.answers.test/h'), 'live', { allowLoopback: false, dnsServers: [other.address] })).rejects.toThrow('hooks.answers.test does not resolve');
+      await expect(vetDestination(new URL('https://hooks.answers.test/h'), 'live', { allowLoopback: false, dnsServers: [server.address] })).resolves.toEqual({ address: '93.184.215.14', family: 4 });
+      expect(other.questions).toContain('A hooks.answers.test');
+    } finally {
+      await other.close();
+    }
   });
 });
 

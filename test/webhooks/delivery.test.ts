@@ -4,7 +4,7 @@ import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
 import { WebhookDispatcher } from '../../src/webhooks/dispatcher.js';
 import { enqueueTestEvent, pruneMessages } from '../../src/webhooks/outbox.js';
-import { createEndpoint as addEndpoint, findEndpoint } from '../../src/webhooks/endpoints.js';
+import { createEndpoint as addEndpoint, findEndpoint, rotateSecret } from '../../src/webhooks/endpoints.js';
 import { type Harness, startHarness, type TestAccount } from '../support/harness.js';
 import { call, EVENT_ID, expectError, expectOk, ORDER_ID, pollUntil, postOrder, TIMESTAMP, waitForStatus } from '../support/http.js';
 import { accountIdOf, signedUp } from '../support/web.js';
@@ -396,6 +396,64 @@ describe('secret rotation', () => {
     expect(independentlyVerified(second, rotated.body.secret)).toBe(true);
     expect(independentlyVerified(second, endpoint.secret)).toBe(false);
     expectError(await call(h, { method: 'POST', path: `/webhook_endpoints/${endpoint.id}/rotate_secret`, key: account.testKey, json: { now: true } }), 400, 'invalid_request', 'now');
+  });
+});
+
+describe('concurrent rotations', () => {
+  /** The endpoint's (secret, previous secret) as stored. */
+  const secrets = async (id: string) => {
+    const row = await h.service.db.kysely.selectFrom('webhook_endpoints').select(['secret', 'previous_secret']).where('id', '=', id).executeTakeFirstOrThrow();
+    return { secret: row.secret, previous: row.previous_secret };
+  };
+
+  test('two rotations that both read the endpoint first: the previous secret is the one the last rotation replaced, as in a serial order', async () => {
+    const account = await h.account();
+    const endpoint = await endpointFor(account);
+    const scope = { accountId: account.accountId, mode: 'test' as const };
+    for (let round = 0; round < 5; round++) {
+      const before = (await secrets(endpoint.id)).secret;
+      // Both read the endpoint before either writes (what two requests at once do).
+      const [a, b] = await Promise.all([findEndpoint(h.service.db.kysely, endpoint.id, scope), findEndpoint(h.service.db.kysely, endpoint.id, scope)]);
+      const [first, second] = await Promise.all([
+        rotateSecret(h.service.db.kysely, a!, { now: Date.now(), graceMs: 60_000 }),
+        rotateSecret(h.service.db.kysely, b!, { now: Date.now(), graceMs: 60_000 }),
+      ]);
+      const after = await secrets(endpoint.id);
+      // One of the two serial orders: before → first → second, or before → second → first.
+      const orders = [
+        { secret: second.secret, previous: first.secret, answers: [before, first.secret] },
+        { secret: first.secret, previous: second.secret, answers: [second.secret, before] },
+      ];
+      const order = orders.find((o) => o.secret === after.secret && o.previous === after.previous);
+      expect(order, `round ${round}: ${JSON.stringify({ before, first: first.secret, second: second.secret, after })}`).toBeDefined();
+      // Each answer shows the secret its own rotation demoted.
+      expect([first.previousSecret, second.previousSecret]).toEqual(order!.answers);
+    }
+  });
+
+  test('over HTTP, rotations sent together leave a previous secret that was current, and every answer signs', async () => {
+    const account = await h.account();
+    const endpoint = await endpointFor(account);
+    const issued = new Set<string>();
+    const rotate = () => call(h, { method: 'POST', path: `/webhook_endpoints/${endpoint.id}/rotate_secret`, key: account.testKey, json: {} });
+    const answers = await Promise.all([rotate(), rotate(), rotate(), rotate()]);
+    for (const answer of answers) {
+      expectOk(answer);
+      issued.add(answer.body.secret);
+    }
+    expect(issued.size).toBe(4);
+    const after = await secrets(endpoint.id);
+    // The current secret is one answer's and the previous one another's (the last rotation
+    // replaced an earlier one's secret), never the original that all four may have read first.
+    expect(issued.has(after.secret)).toBe(true);
+    expect(issued.has(after.previous!)).toBe(true);
+    expect(after.previous).not.toBe(after.secret);
+    // A delivery now verifies with the last answer's secret and with the previous one.
+    const row = (await findEndpoint(h.service.db.kysely, endpoint.id, { accountId: account.accountId, mode: 'test' }))!;
+    await enqueueTestEvent(h.service.db.kysely, row, Date.now());
+    const [delivery] = await waitForDeliveries(account, 1);
+    expect(independentlyVerified(delivery!, after.secret)).toBe(true);
+    expect(independentlyVerified(delivery!, after.previous!)).toBe(true);
   });
 });
 

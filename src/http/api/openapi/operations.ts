@@ -171,8 +171,8 @@ export const CREATE_WEBHOOK_ENDPOINT: OperationDoc = {
   summary: 'Add a webhook endpoint',
   description:
     'Events of the key’s mode are POSTed to `url`, signed per Standard Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature`). ' +
-    'The answer carries the signing `secret`: it is shown only here (and on rotation). Live endpoints must be https:// and resolve to public addresses; ' +
-    'at most 16 endpoints per mode.',
+    'The answer carries the signing `secret`: it is shown only here (and on rotation). Live endpoints must be https:// and resolve to public addresses ' +
+    '(a host name within 5 seconds); at most 16 endpoints per mode. At most 2 deliveries are in flight to one endpoint at a time.',
   tag: 'Webhooks',
   requestBody: {
     name: 'CreateWebhookEndpointRequest',
@@ -224,7 +224,8 @@ export const ROTATE_WEBHOOK_SECRET: OperationDoc = {
   summary: 'Rotate a webhook signing secret',
   description:
     'Issues a new secret (shown only in this answer). For 24 hours deliveries carry two signatures, one with the new secret and one with the old, ' +
-    'so receivers can switch without rejecting anything; rotating again ends the older secret at once. Send `{}` as the body.',
+    'so receivers can switch without rejecting anything; rotating again ends the older secret at once. Rotations sent together apply one after the other. ' +
+    'Send `{}` as the body.',
   tag: 'Webhooks',
   requestBody: { name: 'RotateWebhookSecretRequest', description: 'No fields: `{}`.', examples: { empty: { value: {} } } },
   success: {

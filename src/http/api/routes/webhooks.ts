@@ -33,7 +33,7 @@ export function endpointBody(endpoint: WebhookEndpoint) {
 
 /** Webhook endpoints of the key's account and mode (extension; docs/api.md "Webhooks"). */
 export function webhookRoutes(app: FastifyInstance, ctx: ApiContext): void {
-  const policy = { allowLoopback: ctx.webhooks?.allowLoopback ?? false };
+  const policy = { allowLoopback: ctx.webhooks?.allowLoopback ?? false, dnsServers: ctx.webhooks?.dnsServers };
 
   app.post<{ Body: { url: string; events?: unknown } }>(
     '/webhook_endpoints',

@@ -101,7 +101,7 @@ function secretPage(view: View, endpoint: WebhookEndpoint, heading: string, extr
 
 export function webhookRoutes(app: FastifyInstance, web: Web): void {
   const { ctx } = web;
-  const policy = { allowLoopback: ctx.webhooks?.allowLoopback ?? false };
+  const policy = { allowLoopback: ctx.webhooks?.allowLoopback ?? false, dnsServers: ctx.webhooks?.dnsServers };
 
   async function listPage(request: FastifyRequest, reply: FastifyReply, mode: Mode, form?: { url?: string; error?: string }) {
     const view = web.view(request, mode);
