@@ -6,7 +6,7 @@ import { Outage } from '../db/outage.js';
 import type { Database } from '../db/schema.js';
 import type { DestinationPolicy } from './address-policy.js';
 import { endpointFromRow, signingSecrets } from './endpoints.js';
-import { MESSAGE_RETENTION_MS, type MessageRow, pruneMessages } from './outbox.js';
+import { MESSAGE_RETENTION_MS, type MessageRow, onMessagesQueued, pruneMessages } from './outbox.js';
 import { retryDelay } from './schedule.js';
 import { type Resolver, type SendResult, sendWebhook } from './sender.js';
 import { signedHeaders } from './signing.js';
@@ -64,6 +64,7 @@ export class WebhookDispatcher {
   private loop: Promise<void> | undefined;
   private readonly inflight = new Set<Promise<void>>();
   private wakeUp: (() => void) | undefined;
+  private unsubscribe: (() => void) | undefined;
   /** stop() was called: claimed messages not sent yet go back unsent. */
   private stopped = false;
   private woken = false;
@@ -93,6 +94,8 @@ export class WebhookDispatcher {
   start(): void {
     if (this.running) return;
     this.running = true;
+    // Messages this process queues are looked for at once, not at the next poll.
+    this.unsubscribe = onMessagesQueued(() => this.wake());
     this.loop = this.run();
   }
 
@@ -109,6 +112,7 @@ export class WebhookDispatcher {
     if (!this.running) return;
     this.running = false;
     this.stopped = true;
+    this.unsubscribe?.();
     this.wake();
     await this.loop;
     await Promise.allSettled([...this.inflight]);

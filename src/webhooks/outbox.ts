@@ -75,7 +75,33 @@ export async function enqueueOrderEvent(
     .insertInto('webhook_messages')
     .values(targets.map((endpoint) => messageRow(endpoint, event, payload)))
     .execute();
+  announceQueued();
   return targets.length;
+}
+
+/**
+ * How long after a message is queued this process's dispatchers look for it: its transaction
+ * commits first (a few ms on either engine). Without it a message waited for the dispatcher's
+ * poll, up to 250 ms, and more on a loaded machine. One wake-up covers every message queued
+ * within the delay; processes elsewhere learn of them through their own polls and NOTIFY.
+ */
+const QUEUED_WAKE_DELAY_MS = 15;
+const queuedListeners = new Set<() => void>();
+let queuedWake: NodeJS.Timeout | undefined;
+
+/** Calls `listener` soon after this process queues webhook messages; returns the unsubscribe. */
+export function onMessagesQueued(listener: () => void): () => void {
+  queuedListeners.add(listener);
+  return () => queuedListeners.delete(listener);
+}
+
+function announceQueued(): void {
+  if (queuedWake || queuedListeners.size === 0) return;
+  queuedWake = setTimeout(() => {
+    queuedWake = undefined;
+    for (const listener of queuedListeners) listener();
+  }, QUEUED_WAKE_DELAY_MS);
+  queuedWake.unref();
 }
 
 function messageRow(endpoint: WebhookEndpoint, event: OutboxEvent, payload: string) {
@@ -100,6 +126,7 @@ export async function enqueueTestEvent(db: Kysely<Database>, endpoint: WebhookEn
   const payload = JSON.stringify({ id: event.id, type: event.type, created_at: formatTimestamp(now), data: event.data });
   const row = messageRow(endpoint, event, payload);
   await db.insertInto('webhook_messages').values(row).execute();
+  announceQueued();
   return row.id;
 }
 
@@ -114,6 +141,7 @@ export async function redeliver(db: Kysely<Database>, endpointId: string, messag
     .where('id', '=', messageId)
     .where('endpoint_id', '=', endpointId)
     .executeTakeFirst();
+  if (result.numUpdatedRows === 1n) announceQueued();
   return result.numUpdatedRows === 1n;
 }
 
