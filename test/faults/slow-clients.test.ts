@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import net from 'node:net';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { testEngine } from '../support/database.js';
 import { type Harness, startHarness, type TestAccount } from '../support/harness.js';
@@ -15,8 +16,14 @@ import { REQUEST_ID } from '../support/http.js';
 const HEADERS_MS = 1_000;
 const REQUEST_MS = 2_000;
 const KEEP_ALIVE_MS = 1_000;
-/** Enforcement runs on a sweep (a tenth of the headers limit here) plus a loaded machine's lag. */
-const MARGIN_MS = 1_500;
+/**
+ * Enforcement runs on a sweep (a tenth of the headers limit here, 100 ms); on top of it comes
+ * whatever the process's event loop was delayed by (measured: clients, attackers and server share
+ * one process, on a machine shared with other work).
+ */
+const MARGIN_MS = 1_000;
+/** Node 20 closes an idle keep-alive connection this long after KEEP_ALIVE_TIMEOUT_MS. */
+const NODE_KEEP_ALIVE_GRACE_MS = 1_000;
 /** How often a trickling client sends its next byte: well inside any inactivity limit. */
 const DRIP_MS = 200;
 
@@ -136,6 +143,8 @@ describe(`slow clients (${testEngine})`, () => {
     for (let i = 0; i < 20; i++) baseline.push(await normalRequest(i % 2 === 0 ? 'balance' : 'order'));
     const ordersBefore = (await h.counts()).orders;
 
+    const lag = monitorEventLoopDelay({ resolution: 10 });
+    lag.enable();
     const auth = `Authorization: Bearer ${attacker.testKey}\r\n`;
     const body = (withKey: boolean) =>
       `POST /api/v1/orders HTTP/1.1\r\nHost: x\r\n${withKey ? auth : ''}Content-Type: application/json\r\nIdempotency-Key: ${randomUUID()}\r\nContent-Length: 200\r\n\r\n{"product":`;
@@ -173,30 +182,36 @@ describe(`slow clients (${testEngine})`, () => {
       bodyNoKey: await Promise.all(groups.bodyNoKey),
     };
     await all;
+    lag.disable();
+    const lagMs = lag.max / 1e6;
+    const within = (limit: number) => limit + MARGIN_MS + lagMs;
 
     for (const outcome of [...outcomes.headersNoKey, ...outcomes.headersWithKey, ...outcomes.silent]) {
       expectContractAnswer(outcome, 408, 'request_timeout');
       expect(outcome.closedAfterMs).toBeGreaterThanOrEqual(HEADERS_MS * 0.5);
-      expect(outcome.closedAfterMs).toBeLessThanOrEqual(HEADERS_MS + MARGIN_MS);
+      expect(outcome.closedAfterMs).toBeLessThanOrEqual(within(HEADERS_MS));
     }
     for (const outcome of outcomes.bodyWithKey) {
       expectContractAnswer(outcome, 408, 'request_timeout');
       expect(outcome.closedAfterMs).toBeGreaterThanOrEqual(REQUEST_MS * 0.5);
-      expect(outcome.closedAfterMs).toBeLessThanOrEqual(REQUEST_MS + MARGIN_MS);
+      expect(outcome.closedAfterMs).toBeLessThanOrEqual(within(REQUEST_MS));
     }
     // Without a key the headers already earn a 401 (authentication comes before the body); the
     // connection is still cut at the request limit, with no second answer.
     for (const outcome of outcomes.bodyNoKey) {
       expectContractAnswer(outcome, 401, 'missing_api_key');
       expect(outcome.closedAfterMs).toBeGreaterThanOrEqual(REQUEST_MS * 0.5);
-      expect(outcome.closedAfterMs).toBeLessThanOrEqual(REQUEST_MS + MARGIN_MS);
+      expect(outcome.closedAfterMs).toBeLessThanOrEqual(within(REQUEST_MS));
     }
 
     // Every normal request succeeded (normalRequest asserts it) and none waited for the attackers
-    // to be cut: requests completed while all 300 were still held, and none took as long as the
-    // body limit that holds the last of them.
-    const firstCut = Math.min(...Object.values(outcomes).flat().map((o) => o.closedAt));
-    expect(finishedAt.filter((at) => at < firstCut).length).toBeGreaterThanOrEqual(5);
+    // to be cut: requests completed while the 100 keyed bodies were still held, and none took as
+    // long as the body limit that holds them. (Not "before the first cut": client, attackers and
+    // server share one process, and on a starved machine setting up 300 sockets alone can take
+    // a second.)
+    const bodiesCut = Math.min(...outcomes.bodyWithKey.map((o) => o.closedAt));
+    const timeline = `attack from ${Math.round(started)}, keyed bodies cut from ${Math.round(bodiesCut)}, normal requests done at ${finishedAt.map(Math.round).join(' ')}`;
+    expect(finishedAt.filter((at) => at < bodiesCut).length, timeline).toBeGreaterThanOrEqual(5);
     expect(Math.max(...during)).toBeLessThan(REQUEST_MS);
     // Only the normal client's orders were created: no trickled body became an order.
     expect((await h.counts()).orders).toBe(ordersBefore + Math.floor(during.length / 2));
@@ -206,7 +221,8 @@ describe(`slow clients (${testEngine})`, () => {
       `[slow-clients ${testEngine}] ${connections} connections; 408: ${[...outcomes.headersNoKey, ...outcomes.headersWithKey, ...outcomes.silent, ...outcomes.bodyWithKey].length}, ` +
         `401 then closed: ${outcomes.bodyNoKey.length}; closed after (ms) headers ${JSON.stringify(closed([...outcomes.headersNoKey, ...outcomes.headersWithKey]))}, ` +
         `silent ${JSON.stringify(closed(outcomes.silent))}, body ${JSON.stringify(closed(outcomes.bodyWithKey))}, body without key ${JSON.stringify(closed(outcomes.bodyNoKey))}; ` +
-        `normal client: baseline ${JSON.stringify(summary(baseline))} ms, under attack ${JSON.stringify(summary(during))} ms over ${Math.round(attackMs)} ms`,
+        `normal client: baseline ${JSON.stringify(summary(baseline))} ms, under attack ${JSON.stringify(summary(during))} ms over ${Math.round(attackMs)} ms; ` +
+        `event loop delay max ${Math.round(lagMs)} ms`,
     );
   });
 
@@ -214,7 +230,11 @@ describe(`slow clients (${testEngine})`, () => {
     const outcome = await trickle(h, `GET /api/v1/balance HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${normal.testKey}\r\n\r\n`, '');
     expect(outcome.statuses).toEqual([200]);
     expect(outcome.closedAfterMs).toBeGreaterThanOrEqual(KEEP_ALIVE_MS * 0.5);
-    expect(outcome.closedAfterMs).toBeLessThanOrEqual(KEEP_ALIVE_MS + MARGIN_MS);
+    console.log(`[slow-clients ${testEngine}] idle keep-alive closed after ${Math.round(outcome.closedAfterMs)} ms (limit ${KEEP_ALIVE_MS} ms)`);
+    // Node closes a second after the time it announces (`Keep-Alive: timeout=1`), so that a client
+    // honouring the announcement never sends on a connection being closed.
+    expect(outcome.headers).toMatch(/\r\nKeep-Alive: timeout=1(\r\n|$)/i);
+    expect(outcome.closedAfterMs).toBeLessThanOrEqual(KEEP_ALIVE_MS + NODE_KEEP_ALIVE_GRACE_MS + MARGIN_MS);
   });
 });
 
