@@ -15,6 +15,7 @@ import type { HttpLimits } from '../config.js';
 
 /** How long a refused connection may take to send its request before it is simply closed. */
 const REFUSAL_GRACE_MS = 1_000;
+const REFUSAL_LOG_INTERVAL_MS = 60_000;
 
 /**
  * Node's settings for the limits. Header and request limits are enforced by a sweep every
@@ -67,20 +68,22 @@ function limitConnections(server: Server, max: number, log: FastifyBaseLogger): 
   server.removeAllListeners('connection');
   server.maxConnections = max + Math.max(100, Math.ceil(max / 10));
   let open = 0;
-  let saturated = false;
+  // Refusals are logged at most once a minute, with their count: an attack must not flood the log.
+  let refused = 0;
+  let loggedAt = -Infinity;
   server.on('connection', (socket: Socket) => {
     if (open >= max) {
-      if (!saturated) log.warn({ max_connections: max }, 'connection limit reached: new connections are answered 503');
-      saturated = true;
+      refused += 1;
+      if (performance.now() - loggedAt >= REFUSAL_LOG_INTERVAL_MS) {
+        log.warn({ max_connections: max, refused }, 'connection limit reached: new connections are answered 503');
+        loggedAt = performance.now();
+        refused = 0;
+      }
       return refuseConnection(socket);
     }
     open += 1;
     socket.once('close', () => {
       open -= 1;
-      if (saturated && open < max) {
-        saturated = false;
-        log.info({ max_connections: max }, 'connections below the limit again');
-      }
     });
     for (const listener of httpListeners) listener.call(server, socket);
   });
