@@ -32,6 +32,15 @@ describe('a JSON object that names the same member twice is invalid_json', () =>
     expect((await h.counts()).orders).toBe(before);
   });
 
+  // Regression (found by the reliability fuzzer): counting members recursively overflowed the
+  // call stack on a body nested thousands deep, a 500.
+  test('a body nested 6000 deep is no 500: invalid_json with a repeat inside, its field error without', async () => {
+    const depth = 6000;
+    const nested = (inner: string) => `{"product":${'['.repeat(depth)}${inner}${']'.repeat(depth)},"recipient":"@durov","quantity":50}`;
+    expectError(await postRaw('/orders', nested('{"a":1,"a":2}')), 400, 'invalid_json');
+    expectError(await postRaw('/orders', nested('{"a":1}')), 400, 'invalid_product', 'product');
+  });
+
   test('other endpoints too: validate, webhook endpoints', async () => {
     expectError(await postRaw('/recipients/validate', '{"product":"stars","recipient":"@durov","quantity":50,"quantity":60}'), 400, 'invalid_json');
     expectError(await postRaw('/webhook_endpoints', '{"url":"https://example.com/a","url":"https://example.com/b"}'), 400, 'invalid_json');

@@ -82,15 +82,18 @@ function memberCount(text: string): number {
   return count;
 }
 
-/** The members JSON.parse kept, in every object however deep: fewer than written means a repeat. */
-function parsedMemberCount(value: unknown): number {
-  if (typeof value !== 'object' || value === null) return 0;
+/**
+ * The members JSON.parse kept, in every object however deep: fewer than written means a repeat.
+ * Iterative: a 16 KiB body nests thousands of levels deep, more than the call stack takes.
+ */
+function parsedMemberCount(root: object): number {
   let count = 0;
-  if (Array.isArray(value)) {
-    for (const item of value) count += parsedMemberCount(item);
-    return count;
+  const pending: object[] = [root];
+  for (let value = pending.pop(); value !== undefined; value = pending.pop()) {
+    const items: unknown[] = Array.isArray(value) ? value : Object.values(value);
+    if (!Array.isArray(value)) count += items.length;
+    for (const item of items) if (typeof item === 'object' && item !== null) pending.push(item);
   }
-  for (const key of Object.keys(value)) count += 1 + parsedMemberCount((value as Record<string, unknown>)[key]);
   return count;
 }
 
