@@ -71,10 +71,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: false, allErrors: true } },
   }) as unknown as FastifyInstance;
 
-  // Hooks on every request take Fastify's callback form: an async hook costs a promise and its
-  // resolution per request (issue 10).
+  // The connection cap and what Node answers outside Fastify (CONNECT, an unknown Expect).
   guardServer(app.server, limits, app.log);
 
+  // Hooks on every request take Fastify's callback form: an async hook costs a promise and its
+  // resolution per request (issue 10).
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('Request-Id', request.id);
     // HTTP/1.1 requires Host (RFC 9112 3.2); Node would refuse its absence with an empty 400.
