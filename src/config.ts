@@ -66,6 +66,19 @@ export interface Config {
   depositPollMs: number;
   /** Webhooks (WEBHOOK_*): see docs/api.md "Webhooks". */
   webhooks: WebhookConfig;
+  /** Time limits and the connection cap of the HTTP server (docs/operations.md "Slow and hostile clients"). */
+  http: HttpLimits;
+}
+
+export interface HttpLimits {
+  /** HEADERS_TIMEOUT_MS: a request's line and headers must arrive within this, from its first byte (or the connection). */
+  headersTimeoutMs: number;
+  /** REQUEST_TIMEOUT_MS: the whole request, headers and body; also how long a connection may make no progress at all. */
+  requestTimeoutMs: number;
+  /** KEEP_ALIVE_TIMEOUT_MS: an idle keep-alive connection is closed after this. */
+  keepAliveTimeoutMs: number;
+  /** MAX_CONNECTIONS: open connections per process; beyond it a new one is answered 503 and closed. */
+  maxConnections: number;
 }
 
 export interface WebhookConfig {
@@ -270,7 +283,22 @@ export function loadConfig(env: Env = process.env): Config {
       rotationGraceMs: integer(env, 'WEBHOOK_ROTATION_GRACE_MS', 86_400_000),
       dnsServers: dnsServers(env.WEBHOOK_DNS_SERVERS),
     },
+    http: httpLimits(env),
   };
+}
+
+export function httpLimits(env: Env): HttpLimits {
+  const limits = {
+    headersTimeoutMs: integer(env, 'HEADERS_TIMEOUT_MS', 10_000, 100, 600_000),
+    requestTimeoutMs: integer(env, 'REQUEST_TIMEOUT_MS', 30_000, 100, 3_600_000),
+    keepAliveTimeoutMs: integer(env, 'KEEP_ALIVE_TIMEOUT_MS', 5_000, 100, 3_600_000),
+    maxConnections: integer(env, 'MAX_CONNECTIONS', 10_000, 1, 1_000_000),
+  };
+  // Node refuses a headers limit above the whole request's (http.Server options).
+  if (limits.headersTimeoutMs > limits.requestTimeoutMs) {
+    throw new ConfigError(`HEADERS_TIMEOUT_MS (${limits.headersTimeoutMs}) must not exceed REQUEST_TIMEOUT_MS (${limits.requestTimeoutMs})`);
+  }
+  return limits;
 }
 
 function flag(env: Env, name: string): boolean {

@@ -1,5 +1,6 @@
 import Fastify, { type FastifyError, type FastifyInstance, LogController } from 'fastify';
 import type { Logger } from 'pino';
+import { ApiError } from '../domain/api-error.js';
 import { newId } from '../domain/random.js';
 import type { ApiContext } from './api/context.js';
 import { ApiReference } from './api/openapi/document.js';
@@ -12,7 +13,8 @@ import type { ServiceMetrics } from './metrics.js';
 import type { WebContext } from './web/context.js';
 import { webPlugin } from './web/plugin.js';
 import { lazyChildLogger } from './request-logger.js';
-import type { TrustProxy } from '../config.js';
+import { guardServer, nodeServerOptions } from './server-limits.js';
+import { type HttpLimits, httpLimits, type TrustProxy } from '../config.js';
 import type { Db } from '../db/engine.js';
 
 export interface AppOptions {
@@ -28,9 +30,12 @@ export interface AppOptions {
   liveStatus?: () => Promise<unknown>;
   /** The deposit wallet (raw form) when live top-ups are configured: /readyz reports its watcher. */
   depositAddress?: string;
+  /** Time limits and connection cap (HEADERS_TIMEOUT_MS …); the defaults of loadConfig when absent. */
+  limits?: HttpLimits;
 }
 
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
+  const limits = options.limits ?? httpLimits({});
   const app = Fastify({
     loggerInstance: options.logger,
     genReqId: () => newId('req'),
@@ -40,6 +45,13 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     requestIdHeader: false,
     logController: new LogController({ requestIdLogLabel: 'request_id' }),
     bodyLimit: BODY_LIMIT_BYTES,
+    // Slow clients (docs/operations.md "Slow and hostile clients"): the headers, the whole
+    // request, an idle keep-alive connection and a connection making no progress at all each
+    // have a time limit; a request cut by one is answered 408 (client-error.ts).
+    http: nodeServerOptions(limits),
+    requestTimeout: limits.requestTimeoutMs,
+    keepAliveTimeout: limits.keepAliveTimeoutMs,
+    connectionTimeout: limits.requestTimeoutMs,
     // Any id reaches the route and its contract answer (404 order_not_found), however long;
     // Node's header size limit still bounds the URL.
     routerOptions: { maxParamLength: 16 * 1024 },
@@ -59,10 +71,18 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: false, allErrors: true } },
   }) as unknown as FastifyInstance;
 
+  // The connection cap and what Node answers outside Fastify (CONNECT, an unknown Expect).
+  guardServer(app.server, limits, app.log);
+
   // Hooks on every request take Fastify's callback form: an async hook costs a promise and its
   // resolution per request (issue 10).
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('Request-Id', request.id);
+    // HTTP/1.1 requires Host (RFC 9112 3.2); Node would refuse its absence with an empty 400.
+    if (request.raw.headers.host === undefined && request.raw.httpVersion === '1.1') {
+      void handleError(new ApiError('invalid_request', 'The Host header is missing.'), request, reply);
+      return;
+    }
     // An unknown route answers 404 before anything else, its body unread (CONTRACT order of
     // checks); Fastify would otherwise parse the body first. Replying ends the hook chain.
     if (request.is404) void handleNotFound(request, reply);

@@ -118,6 +118,8 @@ export function refusalFor(address: string, mode: Mode, policy: DestinationPolic
 }
 
 const MAX_URL_LENGTH = 2048;
+/** A code unit of a surrogate pair standing alone (the `u` flag reads a whole pair as one character). */
+const LONE_SURROGATE = /\p{Cs}/u;
 
 /**
  * Checks a webhook URL's form (not its address): an absolute http(s) URL, https only in live
@@ -127,6 +129,9 @@ const MAX_URL_LENGTH = 2048;
 export function parseWebhookUrl(raw: unknown, mode: Mode): { url: URL } | { error: string } {
   if (typeof raw !== 'string' || raw.length === 0) return { error: 'url must be a non-empty string.' };
   if (raw.length > MAX_URL_LENGTH) return { error: `url must be at most ${MAX_URL_LENGTH} characters.` };
+  // A lone surrogate is not Unicode: URL parsing and storage would turn it into U+FFFD, and the
+  // stored url would not be the one sent (docs/api.md "Errors").
+  if (LONE_SURROGATE.test(raw)) return { error: 'url must be well-formed Unicode; it holds a lone surrogate.' };
   let url: URL;
   try {
     url = new URL(raw);

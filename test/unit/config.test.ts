@@ -151,5 +151,27 @@ describe('start-up and shutdown bounds', () => {
     expect(describePostgresUrl('postgresql://app@db.internal/starport')).toBe('postgres://db.internal:5432/starport');
     expect(describePostgresUrl('postgres://app:s3cret@localhost/starport?host=/var/run/postgresql')).toBe('postgres:///var/run/postgresql:5432/starport');
     expect(describePostgresUrl('postgres://app:s3cret@[::1')).not.toContain('s3cret');
+describe('HTTP time limits and connection cap', () => {
+  it('defaults: headers 10 s, request 30 s, keep-alive 5 s, 10000 connections', () => {
+    expect(loadConfig({}).http).toEqual({ headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, keepAliveTimeoutMs: 5_000, maxConnections: 10_000 });
+  });
+
+  it('reads the variables', () => {
+    const c = loadConfig({ HEADERS_TIMEOUT_MS: '2000', REQUEST_TIMEOUT_MS: '4000', KEEP_ALIVE_TIMEOUT_MS: '65000', MAX_CONNECTIONS: '500' });
+    expect(c.http).toEqual({ headersTimeoutMs: 2000, requestTimeoutMs: 4000, keepAliveTimeoutMs: 65_000, maxConnections: 500 });
+  });
+
+  it.each([
+    ['HEADERS_TIMEOUT_MS', '0'],
+    ['HEADERS_TIMEOUT_MS', '99'],
+    ['REQUEST_TIMEOUT_MS', '1.5'],
+    ['KEEP_ALIVE_TIMEOUT_MS', '-1'],
+    ['MAX_CONNECTIONS', '0'],
+  ])('refuses %s=%s', (name, value) => {
+    expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(name));
+  });
+
+  it('refuses a headers limit above the whole request limit (Node would refuse to start)', () => {
+    expect(() => loadConfig({ HEADERS_TIMEOUT_MS: '20000', REQUEST_TIMEOUT_MS: '10000' })).toThrow(/HEADERS_TIMEOUT_MS .* must not exceed REQUEST_TIMEOUT_MS/);
   });
 });

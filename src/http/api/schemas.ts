@@ -7,6 +7,14 @@ import { PREMIUM_MONTHS, PRODUCTS, STARS_MAX, STARS_MIN } from '../../domain/pro
  */
 export const USERNAME_PATTERN = '^@?[A-Za-z][A-Za-z0-9_]{2,30}[A-Za-z0-9]$';
 
+/**
+ * Free text (an external_id): no U+0000, which PostgreSQL cannot store (refusing it keeps both
+ * engines identical), and no lone surrogate, which is not Unicode and would be stored as U+FFFD,
+ * so the order could no longer be found by what was sent. Schema patterns are Unicode-aware
+ * (Ajv's unicodeRegExp): a surrogate pair is one character and matches.
+ */
+const FREE_TEXT_PATTERN = '^[^\\u0000\\uD800-\\uDFFF]*$';
+
 const product = { type: 'string', enum: [...PRODUCTS], description: 'What to buy.', examples: ['stars'] } as const;
 const recipient = {
   type: 'string',
@@ -42,9 +50,8 @@ export const createOrderBody = {
       type: ['string', 'null'],
       minLength: 1,
       maxLength: 128,
-      // U+0000 cannot be stored by PostgreSQL; refusing it keeps both engines identical.
-      pattern: '^[^\\u0000]*$',
-      description: 'Your own order number (1–128 characters, no NUL), echoed in every response.',
+      pattern: FREE_TEXT_PATTERN,
+      description: 'Your own order number (1–128 characters, no NUL, well-formed Unicode), echoed in every response.',
       examples: ['invoice-1042'],
     },
     quote_id: {
@@ -147,8 +154,8 @@ export const listOrdersQuery = {
       type: 'string',
       minLength: 1,
       maxLength: 128,
-      // Like the order's own external_id: no NUL (PostgreSQL refuses one as a parameter).
-      pattern: '^[^\\u0000]*$',
+      // Like the order's own external_id.
+      pattern: FREE_TEXT_PATTERN,
       description: 'Only orders with this `external_id` (exact match; 1–128 characters, no NUL).',
     },
     'created[gte]': createdBound('Only orders created at or after this time.'),
