@@ -151,6 +151,9 @@ describe('start-up and shutdown bounds', () => {
     expect(describePostgresUrl('postgresql://app@db.internal/starport')).toBe('postgres://db.internal:5432/starport');
     expect(describePostgresUrl('postgres://app:s3cret@localhost/starport?host=/var/run/postgresql')).toBe('postgres:///var/run/postgresql:5432/starport');
     expect(describePostgresUrl('postgres://app:s3cret@[::1')).not.toContain('s3cret');
+  });
+});
+
 describe('HTTP time limits and connection cap', () => {
   it('defaults: headers 10 s, request 30 s, keep-alive 5 s, 10000 connections', () => {
     expect(loadConfig({}).http).toEqual({ headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, keepAliveTimeoutMs: 5_000, maxConnections: 10_000 });
