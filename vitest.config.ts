@@ -6,8 +6,9 @@ import { defineConfig } from 'vitest/config';
  * PostgreSQL when TEST_DATABASE_URL points at a server (CI always sets it).
  */
 const databaseSuites = ['test/**/*.test.ts'];
-/** npm run test:reliability runs these (vitest.reliability.config.ts). */
+/** npm run test:reliability and test:faults run these (vitest.reliability.config.ts, vitest.faults.config.ts). */
 const reliabilitySuites = 'test/reliability/**';
+const faultSuites = 'test/faults/**';
 const engines = process.env.TEST_DATABASE_URL ? ['sqlite', 'postgres'] : ['sqlite'];
 if (!process.env.TEST_DATABASE_URL) {
   console.warn('TEST_DATABASE_URL is not set: database suites run on SQLite only.');
@@ -27,7 +28,7 @@ export default defineConfig({
         test: {
           name: engine,
           include: databaseSuites,
-          exclude: ['test/unit/**', reliabilitySuites],
+          exclude: ['test/unit/**', reliabilitySuites, faultSuites],
           env: { TEST_ENGINE: engine },
         },
       })),
