@@ -44,7 +44,7 @@ export interface RunningService {
  */
 export async function startService(config: Config, logger: Logger, role: Role = 'all'): Promise<RunningService> {
   // The long-running service checkpoints off the event loop; short CLI commands need not.
-  const db = await openConfiguredDatabase(config, { backgroundCheckpoints: true });
+  const db = await openConfiguredDatabase(config, { backgroundCheckpoints: true, serving: true, logger });
   const depositRaw = config.depositAddress ? rawAddressForm(config.depositAddress) : undefined;
   const metrics = new ServiceMetrics(db, { depositAddress: depositRaw });
   const live = new Live(config, db, logger, {

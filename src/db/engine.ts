@@ -35,6 +35,14 @@ export interface Engine {
   capLockWait(tx: Kysely<Database>, lockWaitMs: number): Promise<void>;
   /** True when `error` is the lock wait of capLockWait's cap running out. */
   isLockTimeout(error: unknown): boolean;
+  /**
+   * True when `error` says the database cannot be used right now (a lost or refused
+   * connection, a server shutting down or not answering in time): the request answers
+   * 503 service_unavailable and background work backs off until it answers again
+   * (docs/operations.md "When the database goes away"). Nothing half-done is kept: the
+   * transaction it hit is rolled back, or was committed whole.
+   */
+  isUnavailable(error: unknown): boolean;
 }
 
 /** PostgreSQL's NOTIFY channel for queued work (Db.announceQueued, listenQueued). */

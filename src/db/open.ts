@@ -1,11 +1,13 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import { Kysely } from 'kysely';
+import type { Logger } from 'pino';
 import { BackgroundCheckpointer } from './checkpointer.js';
 import type { Config } from '../config.js';
 import type { Db } from './engine.js';
 import { GroupCommit } from './group-commit.js';
 import { migrateToLatest } from './migrate.js';
 import { runPreparedDirectly } from './prepared.js';
+import type { PostgresLimits } from './postgres.js';
 import type { Database } from './schema.js';
 
 export interface DatabaseOptions {
@@ -16,6 +18,15 @@ export interface DatabaseOptions {
   poolSize?: number;
   /** SQLite: copy the WAL into the database file on a thread of its own (checkpointer.ts). */
   backgroundCheckpoints?: boolean;
+  /** PostgreSQL: a pooled connection within this, else an error (postgres.ts PostgresLimits). */
+  connectTimeoutMs?: number;
+  /**
+   * PostgreSQL: each statement's answer within this once the schema is up to date (migrations
+   * are not bounded), else its connection is closed with an error. Unset: no limit.
+   */
+  queryTimeoutMs?: number;
+  /** Where the notification listener logs an outage (once) and its end. */
+  logger?: Pick<Logger, 'warn' | 'info'>;
 }
 
 /** Each engine's driver is loaded only when chosen: the CLI starts faster without the other. */
@@ -23,8 +34,10 @@ async function connect(options: DatabaseOptions): Promise<Omit<Db, 'close'> & { 
   const { databaseUrl } = options;
   if (databaseUrl) {
     const { fixedPlanPool, listenQueued, postgresDialect, postgresEngine, postgresPool, queuedAnnouncer, runNamed } = await import('./postgres.js');
-    const pool = postgresPool(databaseUrl, options.poolSize);
-    const statementPool = fixedPlanPool(databaseUrl, options.poolSize);
+    // Shared by both pools; the query timeout is switched on after migrating.
+    const limits: PostgresLimits = { connectTimeoutMs: options.connectTimeoutMs };
+    const pool = postgresPool(databaseUrl, options.poolSize, limits);
+    const statementPool = fixedPlanPool(databaseUrl, options.poolSize, limits);
     const announcer = queuedAnnouncer(pool);
     const kysely = new Kysely<Database>({ dialect: postgresDialect(pool) });
     runPreparedDirectly(kysely, { run: (text, parameters) => runNamed(statementPool, text, parameters), inTransactions: false, outsideTransactions: () => true, coalescesReads: true });
@@ -40,7 +53,11 @@ async function connect(options: DatabaseOptions): Promise<Omit<Db, 'close'> & { 
       engine: postgresEngine,
       writeTransaction: (work) => kysely.transaction().execute(work),
       announceQueued: () => announcer.announce(),
-      onQueued: (listener) => listenQueued(databaseUrl, listener),
+      onQueued: (listener) => listenQueued(databaseUrl, listener, { logger: options.logger, connectTimeoutMs: options.connectTimeoutMs }),
+      afterMigration: () => {
+        limits.queryTimeoutMs = options.queryTimeoutMs;
+        return {};
+      },
     };
   }
   const { openSqlite, ReadSnapshot, SqliteConnection, sqliteDialect, sqliteEngine, sqliteKeysVersion } = await import('./sqlite.js');
@@ -89,9 +106,22 @@ export async function openDatabase(options: DatabaseOptions): Promise<Db> {
   return { ...db, ...afterMigration?.() };
 }
 
+/**
+ * The database of `config`. `serving` (the long-running service): statements are bounded by
+ * DATABASE_QUERY_TIMEOUT_MS and the notification listener logs to `logger`. The operator's
+ * commands may run long statements (a ledger verify of a large journal) and are not bounded.
+ */
 export function openConfiguredDatabase(
-  config: Pick<Config, 'dataDir' | 'databaseUrl' | 'databasePoolSize'>,
-  options: Pick<DatabaseOptions, 'backgroundCheckpoints'> = {},
+  config: Pick<Config, 'dataDir' | 'databaseUrl' | 'databasePoolSize'> & Partial<Pick<Config, 'databaseConnectTimeoutMs' | 'databaseQueryTimeoutMs'>>,
+  options: Pick<DatabaseOptions, 'backgroundCheckpoints' | 'logger'> & { serving?: boolean } = {},
 ): Promise<Db> {
-  return openDatabase({ dataDir: config.dataDir, databaseUrl: config.databaseUrl, poolSize: config.databasePoolSize, ...options });
+  const { serving, ...rest } = options;
+  return openDatabase({
+    dataDir: config.dataDir,
+    databaseUrl: config.databaseUrl,
+    poolSize: config.databasePoolSize,
+    connectTimeoutMs: config.databaseConnectTimeoutMs,
+    ...(serving && { queryTimeoutMs: config.databaseQueryTimeoutMs }),
+    ...rest,
+  });
 }

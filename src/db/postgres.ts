@@ -1,6 +1,8 @@
 import { PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
+import type { Logger } from 'pino';
 import { type Engine, QUEUED_CHANNEL, type Unsubscribe } from './engine.js';
+import { backoffMs, OutageLog } from './outage.js';
 import { preparedStatementNames } from './prepared.js';
 
 /**
@@ -17,11 +19,49 @@ const types = {
   },
 };
 
-export function postgresPool(connectionString: string, max = 10): pg.Pool {
-  const pool = new pg.Pool({ connectionString, max, types: types as pg.CustomTypesConfig });
-  // An idle client losing its connection (server restart) must not crash the process.
+/**
+ * How long the service waits on the database before it answers 503 (docs/operations.md "When
+ * the database goes away"). Mutable: open.ts switches the query timeout on once migrations have
+ * run (a migration may rightly take longer), and leaves it off for the operator's commands.
+ */
+export interface PostgresLimits {
+  /** A free pooled connection, or a new one, within this (pg's connectionTimeoutMillis). */
+  connectTimeoutMs?: number;
+  /** Each statement's answer within this, else its connection is closed (undefined: no limit). */
+  queryTimeoutMs?: number;
+}
+
+/** Connections name their kind, so an operator (or a test) can tell them apart in pg_stat_activity. */
+export const APPLICATION_NAME = { pool: 'starport', statements: 'starport-statements', listener: 'starport-listen' } as const;
+
+/**
+ * The server ends a session left idle inside a transaction this long: a client cut off by a
+ * partition cannot hold its row locks (balances, queued orders) for the OS's TCP keepalive
+ * time. Our transactions only ever wait on the database itself.
+ */
+const IDLE_IN_TRANSACTION_MS = 60_000;
+
+export function postgresPool(connectionString: string, max = 10, limits: PostgresLimits = {}, applicationName: string = APPLICATION_NAME.pool): pg.Pool {
+  const pool = new pg.Pool({
+    connectionString,
+    max,
+    types: types as pg.CustomTypesConfig,
+    application_name: applicationName,
+    connectionTimeoutMillis: limits.connectTimeoutMs,
+    idle_in_transaction_session_timeout: IDLE_IN_TRANSACTION_MS,
+    keepAlive: true,
+  });
+  // An idle client losing its connection (server restart) must not crash the process: the
+  // pool drops it and tells this listener.
   pool.on('error', () => undefined);
-  pool.on('connect', nameHotStatements);
+  pool.on('connect', (client) => {
+    // Nor may a client that is checked out (a transaction's, between or during statements):
+    // pg emits 'error' on it too, and the pool listens only while it is idle. Its statements
+    // fail with the error, and the pool discards it when it is given back (it is no longer
+    // queryable). Without this listener the emit threw, and the process ended.
+    client.on('error', () => undefined);
+    instrumentClient(client, limits);
+  });
   return pool;
 }
 
@@ -41,8 +81,8 @@ export function postgresPool(connectionString: string, max = 10): pg.Pool {
  * Transactions (the other pool) keep the server's settings. Both are set at connection
  * (PostgreSQL 12 or later), after any `options` the URL or PGOPTIONS already give.
  */
-export function fixedPlanPool(connectionString: string, max = 10): pg.Pool {
-  return postgresPool(withSessionOptions(connectionString, '-c plan_cache_mode=force_generic_plan -c random_page_cost=1.1'), max);
+export function fixedPlanPool(connectionString: string, max = 10, limits: PostgresLimits = {}): pg.Pool {
+  return postgresPool(withSessionOptions(connectionString, '-c plan_cache_mode=force_generic_plan -c random_page_cost=1.1'), max, limits, APPLICATION_NAME.statements);
 }
 
 /**
@@ -69,17 +109,50 @@ export async function runNamed<Row>(pool: pg.Pool, text: string, values: readonl
 }
 
 /**
- * Sends the hot statements (preparedQuery's) as named prepared statements: the server then
- * parses each once per connection, not on every call. It may still plan them on every call
- * (PostgreSQL's plan_cache_mode auto), which fixedPlanPool's sessions do not. Kysely passes
- * plain SQL text, so the client's query method maps it.
+ * Every pooled client's statements go through here:
+ *
+ * - The hot statements (preparedQuery's) go as named prepared statements: the server then
+ *   parses each once per connection, not on every call. It may still plan them on every call
+ *   (PostgreSQL's plan_cache_mode auto), which fixedPlanPool's sessions do not. Kysely passes
+ *   plain SQL text, so the client's query method maps it.
+ * - With a query timeout set, a statement not answered in time closes its connection with a
+ *   QueryTimeoutError: a server that accepts TCP and then says nothing (a network partition)
+ *   costs a request that long, not a hang. Closing, rather than only giving up on the answer,
+ *   makes the pool discard the client instead of lending it out with the statement pending.
  */
-function nameHotStatements(client: pg.PoolClient): void {
+function instrumentClient(client: pg.PoolClient, limits: PostgresLimits): void {
   const query = client.query.bind(client) as (...args: unknown[]) => unknown;
   client.query = ((text: unknown, values?: unknown, callback?: unknown) => {
     const name = typeof text === 'string' ? preparedStatementNames.get(text) : undefined;
-    return name ? query({ name, text, values }, callback) : query(text, values, callback);
+    const timeoutMs = limits.queryTimeoutMs;
+    if (!timeoutMs) return name ? query({ name, text, values }, callback) : query(text, values, callback);
+    const timer = setTimeout(() => closeConnection(client, new QueryTimeoutError(timeoutMs)), timeoutMs);
+    const done = () => clearTimeout(timer);
+    const config = name ? { name, text, values } : typeof text === 'string' ? { text, values } : text;
+    if (typeof callback === 'function' || typeof values === 'function') {
+      const cb = (typeof callback === 'function' ? callback : values) as (...args: unknown[]) => void;
+      return query(config, typeof callback === 'function' ? values : undefined, (...args: unknown[]) => {
+        done();
+        cb(...args);
+      });
+    }
+    const result = query(config) as Promise<unknown>;
+    result.then(done, done);
+    return result;
   }) as typeof client.query;
+}
+
+/** A statement got no answer within the query timeout; its connection was closed. */
+export class QueryTimeoutError extends Error {
+  readonly code = 'STARPORT_QUERY_TIMEOUT';
+  constructor(ms: number) {
+    super(`the database did not answer within ${ms} ms`);
+  }
+}
+
+function closeConnection(client: pg.ClientBase, error: Error): void {
+  const connection = (client as unknown as { connection?: { stream?: { destroy(error?: Error): void } } }).connection;
+  connection?.stream?.destroy(error);
 }
 
 export function postgresDialect(pool: pg.Pool): PostgresDialect {
@@ -88,6 +161,48 @@ export function postgresDialect(pool: pg.Pool): PostgresDialect {
 
 const pgCode = (error: unknown) =>
   typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : undefined;
+
+/**
+ * SQLSTATEs that say the server cannot serve us right now, not that the statement was wrong:
+ * class 08 (connection exception) and these. 57P01-57P03 are a shut-down or restarting server
+ * and pg_terminate_backend; 57014 a cancelled statement; 53300 too many connections; 25P03 and
+ * 25P04 a session ended for idling in, or overrunning, a transaction; 40003 a statement whose
+ * completion is unknown. The transaction they hit is rolled back.
+ */
+const UNAVAILABLE_SQLSTATES = new Set(['57P01', '57P02', '57P03', '57014', '53300', '25P03', '25P04', '40003']);
+/** Socket errors of a lost or refused connection. */
+const UNAVAILABLE_SOCKET_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ECONNABORTED',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EHOSTDOWN',
+  'ENETDOWN',
+  'EAI_AGAIN',
+  'ERR_STREAM_DESTROYED',
+  'ERR_STREAM_WRITE_AFTER_END',
+  'STARPORT_QUERY_TIMEOUT',
+]);
+/**
+ * pg's and pg-pool's own errors for a connection that is gone, could not be made or lent in
+ * time (connectionTimeoutMillis), or a pool that is shutting down; Kysely's for a connection
+ * it discarded after a failed rollback. They carry no code, only these messages.
+ */
+const UNAVAILABLE_MESSAGES =
+  /^(Connection terminated|timeout exceeded when trying to connect|timeout expired|Query read timeout|Client has encountered a connection error and is not queryable|Client was closed and is not queryable|Cannot use a pool after calling end on the pool|Postgres connection has been discarded)/;
+
+function isUnavailable(error: unknown, depth = 0): boolean {
+  if (typeof error !== 'object' || error === null || depth > 5) return false;
+  const code = pgCode(error);
+  if (code !== undefined && (code.startsWith('08') || UNAVAILABLE_SQLSTATES.has(code) || UNAVAILABLE_SOCKET_CODES.has(code))) return true;
+  if (error instanceof Error && UNAVAILABLE_MESSAGES.test(error.message)) return true;
+  // Node reports a refused connection to a name with several addresses as an AggregateError.
+  if (error instanceof AggregateError && error.errors.some((e) => isUnavailable(e, depth + 1))) return true;
+  return 'cause' in error && isUnavailable(error.cause, depth + 1);
+}
 
 export const postgresEngine: Engine = {
   name: 'postgres',
@@ -108,9 +223,9 @@ export const postgresEngine: Engine = {
     await sql`select set_config('lock_timeout', ${`${Math.floor(lockWaitMs)}ms`}, true)`.execute(tx);
   },
   isLockTimeout: (error) => pgCode(error) === '55P03',
+  isUnavailable: (error) => isUnavailable(error),
 };
 
-const RECONNECT_DELAY_MS = 1_000;
 /** The worker's own coalescing window (FulfilmentWorker.coalesceMs): a finer NOTIFY wakes it no sooner. */
 const ANNOUNCE_WINDOW_MS = 10;
 
@@ -157,24 +272,73 @@ export function queuedAnnouncer(pool: pg.Pool): QueuedAnnouncer {
 }
 
 /**
- * LISTENs on its own connection (a pooled one could be handed to a query mid-LISTEN) and
- * reconnects after a loss; the worker's polling covers the gap while it is down.
+ * LISTENs on its own connection (a pooled one could be handed to a query mid-LISTEN). It never
+ * throws and never ends the process: a connection that fails or is lost is replaced, after
+ * backoffMs's waits (100 ms doubling to 1 s), for as long as it takes. Once a replacement
+ * listens, `listener` is called once, a catch-up for work queued while nobody listened (the
+ * worker's polling covers that gap too, only later). The outage is logged once, and its end.
  */
-export async function listenQueued(connectionString: string, listener: () => void): Promise<Unsubscribe> {
+export async function listenQueued(
+  connectionString: string,
+  listener: () => void,
+  options: { logger?: Pick<Logger, 'warn' | 'info'>; connectTimeoutMs?: number } = {},
+): Promise<Unsubscribe> {
+  // Whatever ends the listening connection, it is replaced: every error counts as an outage.
+  const outage = options.logger ? new OutageLog(options.logger, 'notification listener', () => true) : undefined;
   let client: pg.Client | undefined;
   let stopped = false;
   let retry: NodeJS.Timeout | undefined;
-  const connect = async () => {
-    const next = new pg.Client({ connectionString });
-    next.on('notification', () => listener());
-    next.on('error', () => undefined);
-    next.on('end', () => {
-      if (!stopped) retry = setTimeout(() => void connect().catch(() => undefined), RECONNECT_DELAY_MS);
-    });
-    await next.connect();
-    await next.query(`listen ${QUEUED_CHANNEL}`);
-    client = next;
+  let failures = 0;
+  let attempts = 0;
+
+  const scheduleReconnect = () => {
+    if (stopped || retry) return;
+    failures++;
+    retry = setTimeout(() => {
+      retry = undefined;
+      void connect();
+    }, backoffMs(failures));
   };
+
+  const connect = async (): Promise<void> => {
+    if (stopped) return;
+    attempts++;
+    const next = new pg.Client({
+      connectionString,
+      application_name: APPLICATION_NAME.listener,
+      connectionTimeoutMillis: options.connectTimeoutMs,
+      keepAlive: true,
+    });
+    let lost = false;
+    const onLost = (error: unknown) => {
+      if (lost) return;
+      lost = true;
+      if (client === next) client = undefined;
+      outage?.failed(error);
+      void next.end().catch(() => undefined);
+      scheduleReconnect();
+    };
+    next.on('notification', () => listener());
+    next.on('error', (error) => onLost(error));
+    next.on('end', () => onLost(new Error('Connection terminated')));
+    try {
+      await next.connect();
+      await next.query(`listen ${QUEUED_CHANNEL}`);
+    } catch (error) {
+      onLost(error);
+      return;
+    }
+    if (stopped || lost) {
+      await next.end().catch(() => undefined);
+      return;
+    }
+    client = next;
+    failures = 0;
+    outage?.succeeded();
+    // Work queued while nobody listened: look for it now rather than at the next poll.
+    if (attempts > 1) listener();
+  };
+
   await connect();
   return async () => {
     stopped = true;

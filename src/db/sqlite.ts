@@ -277,4 +277,6 @@ export const sqliteEngine: Engine = {
   capLockWait: async () => undefined,
   isLockTimeout: () => false,
   isBusy: (error) => (sqliteCode(error) ?? '').startsWith('SQLITE_BUSY'),
+  // An embedded file has no connection to lose.
+  isUnavailable: () => false,
 };

@@ -6,7 +6,7 @@ import { ApiReference } from './api/openapi/document.js';
 import { referenceRoutes } from './api/openapi/routes.js';
 import { apiPlugin, BODY_LIMIT_BYTES } from './api/plugin.js';
 import { clientErrorHandler } from './client-error.js';
-import { handleError, handleNotFound } from './errors.js';
+import { errorHandler, handleNotFound } from './errors.js';
 import { healthRoutes } from './health.js';
 import type { ServiceMetrics } from './metrics.js';
 import type { WebContext } from './web/context.js';
@@ -31,6 +31,7 @@ export interface AppOptions {
 }
 
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
+  const handleError = errorHandler(options.db.engine);
   const app = Fastify({
     loggerInstance: options.logger,
     genReqId: () => newId('req'),

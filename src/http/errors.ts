@@ -1,5 +1,7 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, type ErrorCode } from '../domain/api-error.js';
+import type { Engine } from '../db/engine.js';
+import { errorSummary } from '../db/outage.js';
 import { validationError } from './api/validation.js';
 
 /**
@@ -24,8 +26,23 @@ const FRAMEWORK_MESSAGES: Partial<Record<ErrorCode, string>> = {
   invalid_request: 'The request could not be read (a malformed URL, percent-escape or header).',
 };
 
-export function toApiError(error: FastifyError | Error): ApiError {
+/**
+ * Retry-After of a 503 service_unavailable, in seconds: the service resumes within 2 s of the
+ * database answering again (docs/operations.md "When the database goes away").
+ */
+export const UNAVAILABLE_RETRY_AFTER_SECONDS = 1;
+
+export function serviceUnavailable(): ApiError {
+  return new ApiError(
+    'service_unavailable',
+    'The service cannot reach its database right now. Retry after the number of seconds in Retry-After; a retry with the same Idempotency-Key is safe.',
+  );
+}
+
+/** `engine`: its isUnavailable errors (a lost database) answer 503 service_unavailable. */
+export function toApiError(error: FastifyError | Error, engine?: Pick<Engine, 'isUnavailable'>): ApiError {
   if (error instanceof ApiError) return error;
+  if (engine?.isUnavailable(error)) return serviceUnavailable();
   const fastifyError = error as FastifyError;
   if (fastifyError.validation) return validationError(fastifyError.validation, fastifyError.validationContext ?? 'body');
   const mapped = fastifyError.code ? FRAMEWORK_CODES[fastifyError.code] : undefined;
@@ -51,12 +68,19 @@ export function errorBody(error: ApiError, requestId: string) {
   };
 }
 
-export async function handleError(error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply) {
-  const apiError = toApiError(error);
-  if (apiError.code === 'internal_error') request.log.error({ err: error }, 'unhandled error');
-  else if (apiError.status >= 500) request.log.warn({ code: apiError.code }, apiError.message);
-  return reply.code(apiError.status).send(errorBody(apiError, request.id));
+/** The error handler for an app on `engine`'s database. */
+export function errorHandler(engine?: Pick<Engine, 'isUnavailable'>) {
+  return async (error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply) => {
+    const apiError = toApiError(error, engine);
+    if (apiError.code === 'internal_error') request.log.error({ err: error }, 'unhandled error');
+    else if (apiError.status >= 500) request.log.warn({ code: apiError.code, ...(apiError !== error && { cause: errorSummary(error) }) }, apiError.message);
+    if (apiError.code === 'service_unavailable' && !reply.hasHeader('retry-after')) reply.header('Retry-After', String(UNAVAILABLE_RETRY_AFTER_SECONDS));
+    return reply.code(apiError.status).send(errorBody(apiError, request.id));
+  };
 }
+
+/** The error handler without a database's errors (those answer 500). */
+export const handleError = errorHandler();
 
 export async function handleNotFound(request: FastifyRequest, reply: FastifyReply) {
   const error = new ApiError('not_found', `No route ${request.method} ${request.url.split('?')[0]}.`);

@@ -2,6 +2,7 @@ import { sql, type Transaction } from 'kysely';
 import type { Logger } from 'pino';
 import { randomBase62, newId } from '../domain/random.js';
 import type { Db } from '../db/engine.js';
+import { OutageLog } from '../db/outage.js';
 import type { Database } from '../db/schema.js';
 import type { DestinationPolicy } from './address-policy.js';
 import { endpointFromRow, signingSecrets } from './endpoints.js';
@@ -56,6 +57,8 @@ export class WebhookDispatcher {
   private readonly now: () => number;
   private readonly random: () => number;
   private nextPruneAt = 0;
+  /** A database outage pauses claiming with backoff, logged once (src/db/outage.ts). */
+  private readonly outage: OutageLog;
   /** Loop rounds so far: lets a test see that an idle dispatcher sleeps rather than spins. */
   rounds = 0;
 
@@ -64,6 +67,7 @@ export class WebhookDispatcher {
     this.pollMs = options.pollMs ?? 250;
     this.now = options.now ?? Date.now;
     this.random = options.random ?? Math.random;
+    this.outage = new OutageLog(options.logger, 'webhook dispatcher', (error) => options.db.engine.isUnavailable(error));
   }
 
   get leaseMs(): number {
@@ -104,11 +108,16 @@ export class WebhookDispatcher {
       let claimed: MessageRow[] = [];
       try {
         claimed = await this.claim(free, this.now());
+        this.outage.succeeded();
       } catch (error) {
-        this.options.logger.error({ err: error, worker: this.id }, 'webhook claim failed');
+        if (!this.outage.failed(error)) this.options.logger.error({ err: error, worker: this.id }, 'webhook claim failed');
       }
       for (const message of claimed) this.track(this.deliver(message));
       if (!this.running) break;
+      if (this.outage.down) {
+        await this.sleep(this.outage.retryInMs);
+        continue;
+      }
       // A full claim may leave more due; otherwise wait for the next due message, a finished
       // send, a wake-up or the poll interval, whichever comes first.
       await this.sleep(claimed.length === free ? 0 : await this.msUntilNextDue());
@@ -117,7 +126,10 @@ export class WebhookDispatcher {
 
   private track(work: Promise<void>): void {
     const tracked = work
-      .catch((error) => this.options.logger.error({ err: error, worker: this.id }, 'webhook delivery failed'))
+      // With the database away the attempt is not recorded: its lease runs out and it is sent again.
+      .catch((error) => {
+        if (!this.outage.failed(error)) this.options.logger.error({ err: error, worker: this.id }, 'webhook delivery failed');
+      })
       .finally(() => {
         this.inflight.delete(tracked);
         this.wake();

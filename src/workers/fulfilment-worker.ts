@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { Mode } from '../domain/api-key.js';
 import { randomBase62 } from '../domain/random.js';
 import type { Db } from '../db/engine.js';
+import { OutageLog } from '../db/outage.js';
 import type { Database } from '../db/schema.js';
 import { isFinal, type OrderStatus } from '../domain/order-status.js';
 import { type Order, orderFromRow } from '../orders/order.js';
@@ -79,6 +80,8 @@ export class FulfilmentWorker {
   private readonly transactionalBatchSize: number;
   private readonly retryAfterErrorMs: number;
   private readonly coalesceMs: number;
+  /** A database outage pauses the loop with backoff, logged once (src/db/outage.ts). */
+  private readonly outage: OutageLog;
 
   constructor(private readonly options: FulfilmentWorkerOptions) {
     this.leaseMs = options.leaseMs ?? 30_000;
@@ -87,6 +90,7 @@ export class FulfilmentWorker {
     this.transactionalBatchSize = options.db.engine.name === 'postgres' ? Math.min(POSTGRES_SETTLEMENT_BATCH, this.batchSize) : this.batchSize;
     this.retryAfterErrorMs = options.retryAfterErrorMs ?? 1_000;
     this.coalesceMs = options.coalesceMs ?? 10;
+    this.outage = new OutageLog(options.logger, 'fulfilment worker', (error) => options.db.engine.isUnavailable(error));
   }
 
   start(): void {
@@ -116,7 +120,11 @@ export class FulfilmentWorker {
       .updateTable('orders')
       .set({ lease_owner: null, lease_until: null })
       .where('lease_owner', '=', this.id)
-      .execute();
+      .execute()
+      // With the database away the leases stay, and run out after leaseMs like a crashed worker's.
+      .catch((error) => {
+        if (!this.options.db.engine.isUnavailable(error)) throw error;
+      });
   }
 
   private async run(): Promise<void> {
@@ -125,10 +133,16 @@ export class FulfilmentWorker {
       let full = false;
       try {
         full = (await this.round(Date.now())).full;
+        this.outage.succeeded();
       } catch (error) {
-        this.options.logger.error({ err: error, worker: this.id }, 'fulfilment loop failed');
+        if (!this.outage.failed(error)) this.options.logger.error({ err: error, worker: this.id }, 'fulfilment loop failed');
       }
       if (!this.running) break;
+      if (this.outage.down) {
+        // The database is away: try again after the backoff (a wake-up shortens it).
+        await this.sleep(this.outage.retryInMs);
+        continue;
+      }
       // A full batch: more may be due already.
       const delay = full ? 0 : await this.msUntilNextDue();
       // A wake-up that arrived while this round ran would otherwise wait for the next poll.
@@ -179,7 +193,8 @@ export class FulfilmentWorker {
       return done.length;
     } catch (error) {
       const [order] = failed ?? [];
-      if (!order) throw error;
+      // A lost database is no order's fault: the whole batch rolled back and waits for it.
+      if (!order || this.options.db.engine.isUnavailable(error)) throw error;
       if (limit > 1) return this.runOneByOne(now, limit);
       this.options.logger.error({ err: error, order_id: order.id, worker: this.id }, 'order step failed; will retry');
       await this.options.db.kysely
@@ -294,7 +309,7 @@ export class FulfilmentWorker {
       const status = await step(order, Date.now());
       if (status && isFinal(status)) this.options.onFinal?.(order, status);
     } catch (error) {
-      this.options.logger.error({ err: error, order_id: order.id, worker: this.id }, 'order step failed; will retry');
+      if (!this.outage.failed(error)) this.options.logger.error({ err: error, order_id: order.id, worker: this.id }, 'order step failed; will retry');
       // Keep the lease a little longer so the order is retried after a pause, not in a hot loop.
       await this.options.db.kysely
         .updateTable('orders')

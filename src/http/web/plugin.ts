@@ -4,6 +4,8 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { dashboardSecret } from '../../accounts/dashboard-secret.js';
 import { findSession, type Session } from '../../accounts/sessions.js';
 import type { Mode } from '../../domain/api-key.js';
+import { errorSummary } from '../../db/outage.js';
+import { UNAVAILABLE_RETRY_AFTER_SECONDS } from '../errors.js';
 import { ASSETS } from './assets.js';
 import type { WebContext } from './context.js';
 import { CsrfTokens } from './csrf.js';
@@ -79,6 +81,18 @@ export async function webPlugin(app: FastifyInstance, ctx: WebContext): Promise<
   });
 
   app.setErrorHandler(async (error: FastifyError, request, reply) => {
+    if (ctx.db.engine.isUnavailable(error)) {
+      // The database is away (docs/operations.md "When the database goes away"): our own page,
+      // not the API's JSON, and the browser may simply reload.
+      request.log.warn({ err: errorSummary(error) }, 'the database is unavailable; the dashboard answered 503');
+      reply.header('Retry-After', String(UNAVAILABLE_RETRY_AFTER_SECONDS));
+      const page = errorPage(
+        503,
+        'Temporarily unavailable',
+        'The dashboard cannot reach its database right now. Reload the page in a few seconds; if you had sent a form, check whether it went through before you send it again.',
+      );
+      return sendHtml(reply, page, 503);
+    }
     const status = error.statusCode && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;
     if (status === 500) request.log.error({ err: error }, 'dashboard error');
     const page =
