@@ -272,6 +272,14 @@ export function queuedAnnouncer(pool: pg.Pool): QueuedAnnouncer {
 }
 
 /**
+ * How often the listening connection is checked, and how long the check may take: a connection
+ * that a network fault left silently dead (no reset ever arrives) is replaced within a minute,
+ * not after the OS's TCP keepalive (hours). The worker polls meanwhile.
+ */
+const LISTENER_CHECK_MS = 30_000;
+const LISTENER_CHECK_TIMEOUT_MS = 10_000;
+
+/**
  * LISTENs on its own connection (a pooled one could be handed to a query mid-LISTEN). It never
  * throws and never ends the process: a connection that fails or is lost is replaced, after
  * backoffMs's waits (100 ms doubling to 1 s), for as long as it takes. Once a replacement
@@ -340,9 +348,25 @@ export async function listenQueued(
   };
 
   await connect();
+  const check = setInterval(() => {
+    const listening = client;
+    if (!listening) return;
+    const timer = setTimeout(() => closeConnection(listening, new QueryTimeoutError(LISTENER_CHECK_TIMEOUT_MS)), LISTENER_CHECK_TIMEOUT_MS);
+    listening
+      .query('select 1')
+      .catch(() => undefined)
+      .finally(() => clearTimeout(timer));
+  }, LISTENER_CHECK_MS);
+  check.unref();
   return async () => {
     stopped = true;
     clearTimeout(retry);
-    await client?.end().catch(() => undefined);
+    clearInterval(check);
+    const last = client;
+    if (!last) return;
+    // A partitioned server never answers the goodbye: close the socket after a second.
+    const timer = setTimeout(() => closeConnection(last, new Error('the listener stopped')), 1_000);
+    await last.end().catch(() => undefined);
+    clearTimeout(timer);
   };
 }
