@@ -18,8 +18,9 @@ export interface Config {
   databaseUrl: string | undefined;
   databasePoolSize: number;
   /**
-   * DATABASE_CONNECT_TIMEOUT_MS (PostgreSQL): a pooled connection, free or new, within this,
-   * else the request answers 503 (docs/operations.md "When the database goes away").
+   * DATABASE_CONNECT_TIMEOUT_MS (PostgreSQL): a new connection made within this, else the
+   * request answers 503; a request queues for a pooled connection at most this plus the query
+   * timeout (docs/operations.md "When the database goes away").
    */
   databaseConnectTimeoutMs: number;
   /**

@@ -36,11 +36,10 @@ export interface Engine {
   /** True when `error` is the lock wait of capLockWait's cap running out. */
   isLockTimeout(error: unknown): boolean;
   /**
-   * True when `error` says the database cannot be used right now (a lost or refused
-   * connection, a server shutting down or not answering in time): the request answers
-   * 503 service_unavailable and background work backs off until it answers again
-   * (docs/operations.md "When the database goes away"). Nothing half-done is kept: the
-   * transaction it hit is rolled back, or was committed whole.
+   * True when `error` says the database cannot do the work right now but may later, with
+   * nothing half-done kept: SQLite's disk full, read-only or failing (docs/operations-embedded.md
+   * "A full disk"), PostgreSQL unreachable. Requests answer 503 service_unavailable
+   * (src/http/errors.ts); background loops back off and log once per outage (outage.ts).
    */
   isUnavailable(error: unknown): boolean;
 }

@@ -35,7 +35,11 @@ async function connect(options: DatabaseOptions): Promise<Omit<Db, 'close'> & { 
   if (databaseUrl) {
     const { fixedPlanPool, listenQueued, postgresDialect, postgresEngine, postgresPool, queuedAnnouncer, runNamed } = await import('./postgres.js');
     // Shared by both pools; the query timeout is switched on after migrating.
-    const limits: PostgresLimits = { connectTimeoutMs: options.connectTimeoutMs };
+    const limits: PostgresLimits = {
+      connectTimeoutMs: options.connectTimeoutMs,
+      // A request may queue for a connection as long as it may wait on one (see PostgresLimits).
+      poolWaitMs: options.connectTimeoutMs === undefined ? undefined : options.connectTimeoutMs + (options.queryTimeoutMs ?? 0),
+    };
     const pool = postgresPool(databaseUrl, options.poolSize, limits);
     const statementPool = fixedPlanPool(databaseUrl, options.poolSize, limits);
     const announcer = queuedAnnouncer(pool);

@@ -1,69 +1,70 @@
-import type { Logger } from 'pino';
+/** A pino logger, or Fastify's request logger. */
+interface Logger {
+  warn(details: object, message: string): void;
+  info(details: object, message: string): void;
+}
+
+/** The first wait after a failure of an unavailable database; each further one doubles it. */
+const FIRST_BACKOFF_MS = 100;
+/** The longest wait: a database back (space freed) is noticed within this. */
+const MAX_BACKOFF_MS = 1_000;
+/** While the outage lasts, it is logged again at most this often (with the failures since). */
+const LOG_EVERY_MS = 60_000;
+/** A failure this long after the last one starts a new outage (for callers that never see successes). */
+const NEW_OUTAGE_AFTER_MS = 10_000;
 
 /**
- * How a background loop (fulfilment worker, deposit watcher, webhook dispatcher, live probe,
- * notification listener) lives through a database outage (docs/operations.md "When the
- * database goes away"): it logs once when the outage starts and once when the database
- * answers again, never a line per attempt, and waits between attempts from BACKOFF_FIRST_MS,
- * doubling up to BACKOFF_CAP_MS. The cap is what bounds recovery: once the database is back,
- * every loop's next attempt comes within the cap, well inside the 2 s the service promises.
+ * One loop's (or the API's) view of a database outage (Engine.isUnavailable: a full disk, a
+ * read-only file system, an unreachable server; docs/operations-embedded.md "A full disk").
+ * A loop that fails on every round would otherwise log on every round and, where work is due,
+ * retry at once: thousands of lines a second, and one core spinning, until the disk is back.
+ * This logs the outage once as it begins (again once a minute while it lasts, with the count),
+ * once as it ends, and says how long to wait before the next try.
  */
-export const BACKOFF_FIRST_MS = 100;
-export const BACKOFF_CAP_MS = 1_000;
-
-/** The wait before attempt `failures + 1` after `failures` failed ones in a row. */
-export function backoffMs(failures: number, firstMs = BACKOFF_FIRST_MS, capMs = BACKOFF_CAP_MS): number {
-  return Math.min(capMs, firstMs * 2 ** Math.max(0, Math.min(failures - 1, 20)));
-}
-
-/** What a log line may say of a database error: its code and message, never its connection settings. */
-export function errorSummary(error: unknown): { message: string; code?: string } {
-  if (!(error instanceof Error)) return { message: String(error) };
-  const code = (error as { code?: unknown }).code;
-  return { message: error.message, ...(code !== undefined && { code: String(code) }) };
-}
-
-export class OutageLog {
+export class Outage {
   private since: number | undefined;
+  private loggedAt = Number.NEGATIVE_INFINITY;
   private failures = 0;
+  private lastFailureAt = 0;
+  private backoffMs = 0;
 
   constructor(
-    private readonly logger: Pick<Logger, 'warn' | 'info'>,
-    /** Who is waiting, in the log lines ("fulfilment worker"). */
+    /** What is failing, for the log line: "fulfilment worker", "webhook dispatcher", "API". */
     private readonly what: string,
-    private readonly isUnavailable: (error: unknown) => boolean,
+    private readonly now: () => number = Date.now,
   ) {}
 
-  /** True while an outage is on (an attempt failed and none succeeded since). */
-  get down(): boolean {
+  get ongoing(): boolean {
     return this.since !== undefined;
   }
 
-  /**
-   * An attempt failed. Returns false, and records nothing, when `error` is not the database
-   * being unavailable (the caller deals with it as before); otherwise counts it and logs the
-   * outage's start once.
-   */
-  failed(error: unknown): boolean {
-    if (!this.isUnavailable(error)) return false;
+  /** Counts a failure, logs it if due, and returns how long to wait before trying again (ms). */
+  failed(logger: Logger, error: unknown): number {
+    const now = this.now();
+    if (this.since !== undefined && now - this.lastFailureAt >= NEW_OUTAGE_AFTER_MS) this.reset();
+    this.since ??= now;
+    this.lastFailureAt = now;
     this.failures++;
-    if (this.since === undefined) {
-      this.since = Date.now();
-      this.logger.warn({ err: errorSummary(error) }, `${this.what}: the database is unavailable; pausing and retrying until it answers`);
+    if (now - this.loggedAt >= LOG_EVERY_MS) {
+      this.loggedAt = now;
+      const code = typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : undefined;
+      logger.warn({ code, message: error instanceof Error ? error.message : String(error), failures: this.failures, since: new Date(this.since).toISOString() }, `${this.what}: database unavailable; retrying`);
     }
-    return true;
+    this.backoffMs = this.backoffMs === 0 ? FIRST_BACKOFF_MS : Math.min(MAX_BACKOFF_MS, this.backoffMs * 2);
+    return this.backoffMs;
   }
 
-  /** An attempt succeeded: ends the outage, if one was on, with one line. */
-  succeeded(): void {
+  /** Work succeeded: ends the outage, if there was one, with a line saying how long it lasted. */
+  recovered(logger: Logger): void {
     if (this.since === undefined) return;
-    this.logger.info({ outage_ms: Date.now() - this.since, attempts: this.failures }, `${this.what}: the database answers again; resuming`);
-    this.since = undefined;
-    this.failures = 0;
+    logger.info({ outage_ms: this.now() - this.since, failures: this.failures }, `${this.what}: database available again`);
+    this.reset();
   }
 
-  /** The wait before the next attempt during an outage. */
-  get retryInMs(): number {
-    return backoffMs(this.failures);
+  private reset(): void {
+    this.since = undefined;
+    this.loggedAt = Number.NEGATIVE_INFINITY;
+    this.failures = 0;
+    this.backoffMs = 0;
   }
 }

@@ -2,7 +2,7 @@ import { PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import type { Logger } from 'pino';
 import { type Engine, QUEUED_CHANNEL, type Unsubscribe } from './engine.js';
-import { backoffMs, OutageLog } from './outage.js';
+import { Outage } from './outage.js';
 import { preparedStatementNames } from './prepared.js';
 
 /**
@@ -25,8 +25,15 @@ const types = {
  * run (a migration may rightly take longer), and leaves it off for the operator's commands.
  */
 export interface PostgresLimits {
-  /** A free pooled connection, or a new one, within this (pg's connectionTimeoutMillis). */
+  /** A new connection made (TCP and start-up) within this. */
   connectTimeoutMs?: number;
+  /**
+   * A request waiting for a pooled connection (a free one, or a new one) gives up after this.
+   * Longer than the connect timeout: under a burst of load a request may rightly queue for a
+   * while behind the pool's busy connections (found by the load suite: 5 s turned some of 500
+   * concurrent orders into 503s on a busy machine).
+   */
+  poolWaitMs?: number;
   /** Each statement's answer within this, else its connection is closed (undefined: no limit). */
   queryTimeoutMs?: number;
 }
@@ -47,7 +54,10 @@ export function postgresPool(connectionString: string, max = 10, limits: Postgre
     max,
     types: types as pg.CustomTypesConfig,
     application_name: applicationName,
-    connectionTimeoutMillis: limits.connectTimeoutMs,
+    // pg-pool bounds the wait for a pooled connection with this, and hands it to every new
+    // client, whose own connect timeout BoundedClient sets.
+    connectionTimeoutMillis: limits.poolWaitMs ?? limits.connectTimeoutMs,
+    Client: boundedClient(limits.connectTimeoutMs),
     idle_in_transaction_session_timeout: IDLE_IN_TRANSACTION_MS,
     keepAlive: true,
   });
@@ -108,6 +118,15 @@ export async function runNamed<Row>(pool: pg.Pool, text: string, values: readonl
   return result.rows as Row[];
 }
 
+/** pg.Client whose connection attempt gives up after `connectTimeoutMs`, whatever the pool's wait. */
+function boundedClient(connectTimeoutMs: number | undefined): typeof pg.Client {
+  return class BoundedClient extends pg.Client {
+    constructor(config?: pg.ClientConfig) {
+      super({ ...config, connectionTimeoutMillis: connectTimeoutMs });
+    }
+  };
+}
+
 /**
  * Every pooled client's statements go through here:
  *
@@ -125,7 +144,9 @@ function instrumentClient(client: pg.PoolClient, limits: PostgresLimits): void {
   client.query = ((text: unknown, values?: unknown, callback?: unknown) => {
     const name = typeof text === 'string' ? preparedStatementNames.get(text) : undefined;
     const timeoutMs = limits.queryTimeoutMs;
-    if (!timeoutMs) return name ? query({ name, text, values }, callback) : query(text, values, callback);
+    // A Submittable (a cursor) reports its end its own way: it is not bounded here.
+    const submittable = typeof text === 'object' && text !== null && typeof (text as { submit?: unknown }).submit === 'function';
+    if (!timeoutMs || submittable) return name ? query({ name, text, values }, callback) : query(text, values, callback);
     const timer = setTimeout(() => closeConnection(client, new QueryTimeoutError(timeoutMs)), timeoutMs);
     const done = () => clearTimeout(timer);
     const config = name ? { name, text, values } : typeof text === 'string' ? { text, values } : text;
@@ -167,9 +188,9 @@ const pgCode = (error: unknown) =>
  * class 08 (connection exception) and these. 57P01-57P03 are a shut-down or restarting server
  * and pg_terminate_backend; 57014 a cancelled statement; 53300 too many connections; 25P03 and
  * 25P04 a session ended for idling in, or overrunning, a transaction; 40003 a statement whose
- * completion is unknown. The transaction they hit is rolled back.
+ * completion is unknown; 53100 the server's disk full. The transaction they hit is rolled back.
  */
-const UNAVAILABLE_SQLSTATES = new Set(['57P01', '57P02', '57P03', '57014', '53300', '25P03', '25P04', '40003']);
+const UNAVAILABLE_SQLSTATES = new Set(['57P01', '57P02', '57P03', '57014', '53100', '53300', '25P03', '25P04', '40003']);
 /** Socket errors of a lost or refused connection. */
 const UNAVAILABLE_SOCKET_CODES = new Set([
   'ECONNREFUSED',
@@ -282,7 +303,7 @@ const LISTENER_CHECK_TIMEOUT_MS = 10_000;
 /**
  * LISTENs on its own connection (a pooled one could be handed to a query mid-LISTEN). It never
  * throws and never ends the process: a connection that fails or is lost is replaced, after
- * backoffMs's waits (100 ms doubling to 1 s), for as long as it takes. Once a replacement
+ * Outage's waits (100 ms doubling to 1 s), for as long as it takes. Once a replacement
  * listens, `listener` is called once, a catch-up for work queued while nobody listened (the
  * worker's polling covers that gap too, only later). The outage is logged once, and its end.
  */
@@ -292,20 +313,19 @@ export async function listenQueued(
   options: { logger?: Pick<Logger, 'warn' | 'info'>; connectTimeoutMs?: number } = {},
 ): Promise<Unsubscribe> {
   // Whatever ends the listening connection, it is replaced: every error counts as an outage.
-  const outage = options.logger ? new OutageLog(options.logger, 'notification listener', () => true) : undefined;
+  const outage = new Outage('notification listener');
+  const logger = options.logger ?? { warn: () => undefined, info: () => undefined };
   let client: pg.Client | undefined;
   let stopped = false;
   let retry: NodeJS.Timeout | undefined;
-  let failures = 0;
   let attempts = 0;
 
-  const scheduleReconnect = () => {
+  const scheduleReconnect = (delayMs: number) => {
     if (stopped || retry) return;
-    failures++;
     retry = setTimeout(() => {
       retry = undefined;
       void connect();
-    }, backoffMs(failures));
+    }, delayMs);
   };
 
   const connect = async (): Promise<void> => {
@@ -322,9 +342,9 @@ export async function listenQueued(
       if (lost) return;
       lost = true;
       if (client === next) client = undefined;
-      outage?.failed(error);
+      const delayMs = outage.failed(logger, error);
       void next.end().catch(() => undefined);
-      scheduleReconnect();
+      scheduleReconnect(delayMs);
     };
     next.on('notification', () => listener());
     next.on('error', (error) => onLost(error));
@@ -341,8 +361,7 @@ export async function listenQueued(
       return;
     }
     client = next;
-    failures = 0;
-    outage?.succeeded();
+    outage.recovered(logger);
     // Work queued while nobody listened: look for it now rather than at the next poll.
     if (attempts > 1) listener();
   };

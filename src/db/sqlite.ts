@@ -67,6 +67,8 @@ export function openSqlite(dataDir: string): BetterSqlite3.Database {
 export class ReadSnapshot {
   private open = false;
   private begun = 0;
+  /** Set while a write transaction is owned by someone (SqliteConnection): no snapshot begins then. */
+  held = false;
 
   get isOpen(): boolean {
     return this.open;
@@ -81,7 +83,7 @@ export class ReadSnapshot {
 
   /** Before a read-only statement: join this turn's snapshot, beginning one unless a transaction is open. */
   join(): void {
-    if (this.open || this.db.inTransaction) return;
+    if (this.open || this.held || this.db.inTransaction) return;
     this.db.exec('begin'); // deferred: the first read takes the read lock
     this.open = true;
     this.begun++;
@@ -104,6 +106,15 @@ export class ReadSnapshot {
  */
 export class SqliteConnection {
   private readonly cache = new Map<string, CachedStatement>();
+  /**
+   * A transaction begun here (tryBeginImmediate) that its owner has not yet committed or
+   * rolled back. SQLite itself rolls a whole transaction back on some errors (SQLITE_FULL,
+   * SQLITE_IOERR, SQLITE_NOMEM), even one hit by a statement inside a savepoint: the owner's
+   * next statements would then run in autocommit mode, each committed on its own, and a unit
+   * of work could land half-written. While this is set but SQLite has no transaction open,
+   * every statement but ROLLBACK throws instead (docs/architecture.md "A batch lost to a full disk").
+   */
+  private transactionOpen = false;
 
   constructor(
     readonly db: BetterSqlite3.Database,
@@ -111,6 +122,8 @@ export class SqliteConnection {
   ) {}
 
   prepare(sql: string): CachedStatement {
+    if (!this.db.inTransaction && (this.transactionOpen || sql === 'rollback')) return this.afterRolledBack(sql);
+    if (sql === 'commit' || sql === 'rollback') this.setTransactionOpen(false);
     let statement = this.cache.get(sql);
     if (!statement) {
       statement = withRowsBuiltInJs(this.db.prepare(sql));
@@ -120,6 +133,26 @@ export class SqliteConnection {
     if (statement.reader && statement.readonly) this.snapshot.join();
     else this.snapshot.end();
     return statement;
+  }
+
+  /**
+   * SQLite already rolled the transaction back: its owner's ROLLBACK has nothing left to do
+   * (and must not fail in place of the error that caused it); anything else, COMMIT among
+   * them, must not run outside the transaction it was written for.
+   */
+  private afterRolledBack(sql: string): CachedStatement {
+    if (sql === 'rollback') {
+      this.setTransactionOpen(false);
+      return NO_OP_STATEMENT;
+    }
+    throw Object.assign(new Error('SQLite rolled this transaction back after an earlier error (a full disk, an I/O error); nothing of it was kept.'), {
+      code: TRANSACTION_ROLLED_BACK,
+    });
+  }
+
+  private setTransactionOpen(open: boolean): void {
+    this.transactionOpen = open;
+    this.snapshot.held = open;
   }
 
   close(): void {
@@ -136,6 +169,7 @@ export class SqliteConnection {
     this.db.pragma('busy_timeout = 0');
     try {
       this.db.exec('begin immediate');
+      this.setTransactionOpen(true);
       return true;
     } catch (error) {
       if (!last && sqliteEngine.isBusy(error)) return false;
@@ -161,13 +195,25 @@ export class SqliteConnection {
         return [];
       },
       inTransactions: true,
-      outsideTransactions: () => !this.db.inTransaction || this.snapshot.isOpen,
+      // A transaction SQLite rolled back still belongs to its owner until it rolls back too.
+      outsideTransactions: () => (!this.db.inTransaction && !this.transactionOpen) || this.snapshot.isOpen,
     };
   }
 }
 
 /** A prepared statement as Kysely's driver and the direct path use it. */
 type CachedStatement = Pick<BetterSqlite3.Statement, 'reader' | 'readonly' | 'all' | 'run' | 'iterate'>;
+
+/** The code of SqliteConnection's refusal to run a statement of a transaction SQLite rolled back (SQLite's own name for it). */
+const TRANSACTION_ROLLED_BACK = 'SQLITE_ABORT_ROLLBACK';
+
+const NO_OP_STATEMENT = {
+  reader: false,
+  readonly: true,
+  all: () => [],
+  run: () => ({ changes: 0, lastInsertRowid: 0 }),
+  iterate: function* () {},
+} as unknown as CachedStatement;
 
 /**
  * better-sqlite3 (on Node 20) builds each row object in C++, one property at a time, turning
@@ -260,6 +306,14 @@ export function sqliteKeysVersion(db: BetterSqlite3.Database, snapshot: ReadSnap
   };
 }
 
+/**
+ * SQLite's answers (with their extended codes) that say the file cannot be written, or read,
+ * right now and may be later: the disk is full, the file system turned read-only or fails, the
+ * file cannot be opened; and a transaction SQLite rolled back because of one of those. Not
+ * SQLITE_CORRUPT: a damaged file does not mend itself, and stays a 500 the operator is alerted to.
+ */
+const UNAVAILABLE_CODES = ['SQLITE_FULL', 'SQLITE_IOERR', 'SQLITE_READONLY', 'SQLITE_CANTOPEN', TRANSACTION_ROLLED_BACK];
+
 function sqliteCode(error: unknown): string | undefined {
   return typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : undefined;
 }
@@ -277,6 +331,8 @@ export const sqliteEngine: Engine = {
   capLockWait: async () => undefined,
   isLockTimeout: () => false,
   isBusy: (error) => (sqliteCode(error) ?? '').startsWith('SQLITE_BUSY'),
-  // An embedded file has no connection to lose.
-  isUnavailable: () => false,
+  isUnavailable: (error) => {
+    const code = sqliteCode(error);
+    return code !== undefined && UNAVAILABLE_CODES.some((prefix) => code.startsWith(prefix));
+  },
 };

@@ -1,7 +1,7 @@
 import { Address } from '@ton/core';
 import type { Logger } from 'pino';
 import type { Db } from '../db/engine.js';
-import { OutageLog } from '../db/outage.js';
+import { Outage } from '../db/outage.js';
 import { MAX_PAGE, type RetryPolicy, sleep, type ToncenterClient, ToncenterError, type V2Transaction, withRetry } from '../ton/toncenter.js';
 import { type ChainTransaction, classify, decodeTransaction, memoOf } from './classify.js';
 import { type Cursor, finishWalk, markChecked, type Outcome, type Position, type Processed, type Progress, readCursor, readWalk, recordTransaction } from './store.js';
@@ -66,10 +66,9 @@ export class DepositWatcher {
   private loop: Promise<void> | undefined;
   private failures = 0;
   /** A database outage: retried after src/db/outage.ts's short backoff, logged once. */
-  private readonly outage: OutageLog;
+  private readonly outage = new Outage('deposit watcher');
 
   constructor(private readonly options: WatcherOptions) {
-    this.outage = new OutageLog(options.logger, 'deposit watcher', (error) => options.db.engine.isUnavailable(error));
     this.wallet = Address.parse(options.address.trim());
     this.rawAddress = this.wallet.toRawString();
     this.pageSize = Math.min(options.pageSize ?? 50, MAX_PAGE - 1);
@@ -94,12 +93,12 @@ export class DepositWatcher {
       try {
         await this.pollOnce();
         this.failures = 0;
-        this.outage.succeeded();
+        this.outage.recovered(this.options.logger);
       } catch (error) {
-        if (this.outage.failed(error)) {
+        if (this.options.db.engine.isUnavailable(error)) {
           // The database, not toncenter: a poll reads its cursor first, so retrying soon costs
           // toncenter nothing, and the watcher resumes as soon as the database answers.
-          await sleep(this.outage.retryInMs, this.abort.signal);
+          await sleep(this.outage.failed(this.options.logger, error), this.abort.signal);
           continue;
         }
         this.failures++;

@@ -1,4 +1,4 @@
-import Fastify, { type FastifyInstance, LogController } from 'fastify';
+import Fastify, { type FastifyError, type FastifyInstance, LogController } from 'fastify';
 import type { Logger } from 'pino';
 import { newId } from '../domain/random.js';
 import type { ApiContext } from './api/context.js';
@@ -6,7 +6,7 @@ import { ApiReference } from './api/openapi/document.js';
 import { referenceRoutes } from './api/openapi/routes.js';
 import { apiPlugin, BODY_LIMIT_BYTES } from './api/plugin.js';
 import { clientErrorHandler } from './client-error.js';
-import { errorHandler, handleNotFound } from './errors.js';
+import { handleError, handleNotFound } from './errors.js';
 import { healthRoutes } from './health.js';
 import type { ServiceMetrics } from './metrics.js';
 import type { WebContext } from './web/context.js';
@@ -31,7 +31,6 @@ export interface AppOptions {
 }
 
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
-  const handleError = errorHandler(options.db.engine);
   const app = Fastify({
     loggerInstance: options.logger,
     genReqId: () => newId('req'),
@@ -55,7 +54,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     // answer them itself, before any hook, with its own body and no Request-Id.
     frameworkErrors: (error, request, reply) => {
       reply.header('Request-Id', request.id);
-      return handleError(error, request, reply);
+      return handleError(error, request, reply, options.db.engine);
     },
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: false, allErrors: true } },
   }) as unknown as FastifyInstance;
@@ -69,7 +68,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     if (request.is404) void handleNotFound(request, reply);
     else done();
   });
-  app.setErrorHandler(handleError);
+  app.setErrorHandler((error: FastifyError, request, reply) => handleError(error, request, reply, options.db.engine));
   app.setNotFoundHandler(handleNotFound);
 
   options.metrics.instrument(app);

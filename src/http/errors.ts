@@ -1,7 +1,8 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, type ErrorCode } from '../domain/api-error.js';
 import type { Engine } from '../db/engine.js';
-import { errorSummary } from '../db/outage.js';
+import { Outage } from '../db/outage.js';
+import { ERROR_DOCS } from './api/openapi/components.js';
 import { validationError } from './api/validation.js';
 
 /**
@@ -26,23 +27,8 @@ const FRAMEWORK_MESSAGES: Partial<Record<ErrorCode, string>> = {
   invalid_request: 'The request could not be read (a malformed URL, percent-escape or header).',
 };
 
-/**
- * Retry-After of a 503 service_unavailable, in seconds: the service resumes within 2 s of the
- * database answering again (docs/operations.md "When the database goes away").
- */
-export const UNAVAILABLE_RETRY_AFTER_SECONDS = 1;
-
-export function serviceUnavailable(): ApiError {
-  return new ApiError(
-    'service_unavailable',
-    'The service cannot reach its database right now. Retry after the number of seconds in Retry-After; a retry with the same Idempotency-Key is safe.',
-  );
-}
-
-/** `engine`: its isUnavailable errors (a lost database) answer 503 service_unavailable. */
-export function toApiError(error: FastifyError | Error, engine?: Pick<Engine, 'isUnavailable'>): ApiError {
+export function toApiError(error: FastifyError | Error): ApiError {
   if (error instanceof ApiError) return error;
-  if (engine?.isUnavailable(error)) return serviceUnavailable();
   const fastifyError = error as FastifyError;
   if (fastifyError.validation) return validationError(fastifyError.validation, fastifyError.validationContext ?? 'body');
   const mapped = fastifyError.code ? FRAMEWORK_CODES[fastifyError.code] : undefined;
@@ -68,19 +54,34 @@ export function errorBody(error: ApiError, requestId: string) {
   };
 }
 
-/** The error handler for an app on `engine`'s database. */
-export function errorHandler(engine?: Pick<Engine, 'isUnavailable'>) {
-  return async (error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply) => {
-    const apiError = toApiError(error, engine);
-    if (apiError.code === 'internal_error') request.log.error({ err: error }, 'unhandled error');
-    else if (apiError.status >= 500) request.log.warn({ code: apiError.code, ...(apiError !== error && { cause: errorSummary(error) }) }, apiError.message);
-    if (apiError.code === 'service_unavailable' && !reply.hasHeader('retry-after')) reply.header('Retry-After', String(UNAVAILABLE_RETRY_AFTER_SECONDS));
-    return reply.code(apiError.status).send(errorBody(apiError, request.id));
-  };
+/** Requests failed by an unavailable database: logged once as the outage begins, not once per request. */
+const outage = new Outage('API');
+
+/** Seconds a client is asked to wait (Retry-After) before retrying after a 503 service_unavailable. */
+export const UNAVAILABLE_RETRY_AFTER_S = 1;
+
+/**
+ * The database cannot do the work right now (Engine.isUnavailable: a full or read-only disk,
+ * an unreachable server). Nothing half-done was kept, so the same request, with the same
+ * Idempotency-Key, may be sent again (docs/api.md "Errors").
+ */
+export function unavailableError(): ApiError {
+  return new ApiError('service_unavailable', ERROR_DOCS.service_unavailable.message);
 }
 
-/** The error handler without a database's errors (those answer 500). */
-export const handleError = errorHandler();
+/**
+ * `engine`: the database's, to tell its unavailable answers (a 503 with Retry-After) from
+ * other failures (a 500).
+ */
+export async function handleError(error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply, engine?: Pick<Engine, 'isUnavailable'>) {
+  const apiError = engine?.isUnavailable(error) ? unavailableError() : toApiError(error);
+  if (apiError.code === 'service_unavailable') {
+    reply.header('Retry-After', String(UNAVAILABLE_RETRY_AFTER_S));
+    outage.failed(request.log, error);
+  } else if (apiError.code === 'internal_error') request.log.error({ err: error }, 'unhandled error');
+  else if (apiError.status >= 500) request.log.warn({ code: apiError.code }, apiError.message);
+  return reply.code(apiError.status).send(errorBody(apiError, request.id));
+}
 
 export async function handleNotFound(request: FastifyRequest, reply: FastifyReply) {
   const error = new ApiError('not_found', `No route ${request.method} ${request.url.split('?')[0]}.`);

@@ -1,9 +1,9 @@
 import { sql } from 'kysely';
 import type { FastifyInstance } from 'fastify';
 import type { Db } from '../db/engine.js';
-import { OutageLog } from '../db/outage.js';
+import { Outage } from '../db/outage.js';
 import { watcherStatus } from '../deposits/status.js';
-import { UNAVAILABLE_RETRY_AFTER_SECONDS } from './errors.js';
+import { UNAVAILABLE_RETRY_AFTER_S } from './errors.js';
 
 /**
  * How long /readyz waits for the database before it answers 503: a partitioned database
@@ -26,7 +26,7 @@ class ReadinessTimeout extends Error {}
  * (docs/operations.md "When the database goes away"), logged once per outage.
  */
 export function healthRoutes(app: FastifyInstance, db: Db, options: { depositAddress?: string; liveStatus?: () => Promise<unknown> } = {}): void {
-  const outage = new OutageLog(app.log, 'readiness check', () => true);
+  const outage = new Outage('readiness check');
   app.get('/healthz', async () => ({ ok: true }));
   app.get('/readyz', async (request, reply) => {
     let timer: NodeJS.Timeout | undefined;
@@ -35,11 +35,11 @@ export function healthRoutes(app: FastifyInstance, db: Db, options: { depositAdd
     });
     try {
       const ready = await Promise.race([readiness(db, options), deadline]);
-      outage.succeeded();
+      outage.recovered(request.log);
       return ready;
     } catch (error) {
-      outage.failed(error);
-      reply.header('Retry-After', String(UNAVAILABLE_RETRY_AFTER_SECONDS));
+      outage.failed(request.log, error);
+      reply.header('Retry-After', String(UNAVAILABLE_RETRY_AFTER_S));
       return reply.code(503).send({
         ok: false,
         error: { code: 'service_unavailable', message: `The database is not reachable (${db.engine.name === 'postgres' ? 'PostgreSQL' : 'SQLite'}).` },

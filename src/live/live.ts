@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { Db } from '../db/engine.js';
-import { OutageLog } from '../db/outage.js';
+import { Outage } from '../db/outage.js';
 import { ListPriceSource, FixedRateFeed } from '../providers/pricing/list-price-source.js';
 import type { PriceSource, RateFeed } from '../providers/ports.js';
 import type { OrderStep } from '../workers/fulfilment-worker.js';
@@ -152,7 +152,7 @@ export class Live {
     this.probeTimer.unref();
   }
 
-  private probeOutage: OutageLog | undefined;
+  private readonly probeOutage = new Outage('live breaker probe');
 
   async stop(): Promise<void> {
     clearInterval(this.probeTimer);
@@ -166,17 +166,17 @@ export class Live {
    * TON are still missing, which reopens it); failure starts another cool-down.
    */
   async probe(now = Date.now()): Promise<void> {
-    this.probeOutage ??= new OutageLog(this.logger, 'live breaker probe', (error) => this.db.engine.isUnavailable(error));
     try {
       const claimed = await this.breaker.claimProbe(now);
-      this.probeOutage.succeeded();
+      this.probeOutage.recovered(this.logger);
       if (!claimed) return;
       const check = await this.client.checkSession().catch((error: Error) => ({ loggedIn: false, hashFound: false, error }));
       if (check.loggedIn && check.hashFound) await this.breaker.recordSuccess();
       else await this.breaker.probeFailed('session_expired', 'error' in check ? check.error.message : 'the Fragment page shows no logged-in session');
     } catch (error) {
       // The database away: logged once per outage, not every second (src/db/outage.ts).
-      if (!this.probeOutage.failed(error)) this.logger.warn({ err: error }, 'live breaker probe failed to run');
+      if (this.db.engine.isUnavailable(error)) this.probeOutage.failed(this.logger, error);
+      else this.logger.warn({ err: error }, 'live breaker probe failed to run');
     }
   }
 

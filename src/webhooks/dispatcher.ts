@@ -2,7 +2,7 @@ import { sql, type Transaction } from 'kysely';
 import type { Logger } from 'pino';
 import { randomBase62, newId } from '../domain/random.js';
 import type { Db } from '../db/engine.js';
-import { OutageLog } from '../db/outage.js';
+import { Outage } from '../db/outage.js';
 import type { Database } from '../db/schema.js';
 import type { DestinationPolicy } from './address-policy.js';
 import { endpointFromRow, signingSecrets } from './endpoints.js';
@@ -52,13 +52,13 @@ export class WebhookDispatcher {
   private readonly inflight = new Set<Promise<void>>();
   private wakeUp: (() => void) | undefined;
   private woken = false;
+  /** The database unavailable (a full disk): claims back off and it is logged once (outage.ts). */
+  private readonly outage = new Outage('webhook dispatcher');
   private readonly concurrency: number;
   private readonly pollMs: number;
   private readonly now: () => number;
   private readonly random: () => number;
   private nextPruneAt = 0;
-  /** A database outage pauses claiming with backoff, logged once (src/db/outage.ts). */
-  private readonly outage: OutageLog;
   /** Loop rounds so far: lets a test see that an idle dispatcher sleeps rather than spins. */
   rounds = 0;
 
@@ -67,7 +67,6 @@ export class WebhookDispatcher {
     this.pollMs = options.pollMs ?? 250;
     this.now = options.now ?? Date.now;
     this.random = options.random ?? Math.random;
-    this.outage = new OutageLog(options.logger, 'webhook dispatcher', (error) => options.db.engine.isUnavailable(error));
   }
 
   get leaseMs(): number {
@@ -106,29 +105,30 @@ export class WebhookDispatcher {
       }
       await this.pruneNowAndThen();
       let claimed: MessageRow[] = [];
+      let backoffMs: number | undefined;
       try {
         claimed = await this.claim(free, this.now());
-        this.outage.succeeded();
+        this.outage.recovered(this.options.logger);
       } catch (error) {
-        if (!this.outage.failed(error)) this.options.logger.error({ err: error, worker: this.id }, 'webhook claim failed');
+        if (this.options.db.engine.isUnavailable(error)) backoffMs = this.outage.failed(this.options.logger, error);
+        else this.options.logger.error({ err: error, worker: this.id }, 'webhook claim failed');
       }
       for (const message of claimed) this.track(this.deliver(message));
       if (!this.running) break;
-      if (this.outage.down) {
-        await this.sleep(this.outage.retryInMs);
-        continue;
-      }
       // A full claim may leave more due; otherwise wait for the next due message, a finished
-      // send, a wake-up or the poll interval, whichever comes first.
-      await this.sleep(claimed.length === free ? 0 : await this.msUntilNextDue());
+      // send, a wake-up or the poll interval, whichever comes first. An unavailable database
+      // (a full disk): the back-off, whatever wakes the loop meanwhile.
+      if (backoffMs !== undefined) await this.sleep(backoffMs, { unwoken: true });
+      else await this.sleep(claimed.length === free ? 0 : await this.msUntilNextDue());
     }
   }
 
   private track(work: Promise<void>): void {
     const tracked = work
-      // With the database away the attempt is not recorded: its lease runs out and it is sent again.
       .catch((error) => {
-        if (!this.outage.failed(error)) this.options.logger.error({ err: error, worker: this.id }, 'webhook delivery failed');
+        // The send's outcome could not be stored: the message's lease runs out and it is sent again.
+        if (this.options.db.engine.isUnavailable(error)) this.outage.failed(this.options.logger, error);
+        else this.options.logger.error({ err: error, worker: this.id }, 'webhook delivery failed');
       })
       .finally(() => {
         this.inflight.delete(tracked);
@@ -318,8 +318,8 @@ export class WebhookDispatcher {
   }
 
   /** Waits for a wake-up (new work, a finished send) or the poll interval; always a real timer. */
-  private sleep(ms: number): Promise<void> {
-    if (this.woken) ms = 0;
+  private sleep(ms: number, options: { unwoken?: boolean } = {}): Promise<void> {
+    if (this.woken && !options.unwoken) ms = 0;
     return new Promise((resolve) => {
       const timer = setTimeout(done, ms);
       const self = this;
@@ -328,7 +328,8 @@ export class WebhookDispatcher {
         self.wakeUp = undefined;
         resolve();
       }
-      this.wakeUp = done;
+      // Stopping still ends the wait.
+      this.wakeUp = options.unwoken ? () => (self.running ? undefined : done()) : done;
     });
   }
 }

@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import type { Mode } from '../domain/api-key.js';
 import { randomBase62 } from '../domain/random.js';
 import type { Db } from '../db/engine.js';
-import { OutageLog } from '../db/outage.js';
+import { Outage } from '../db/outage.js';
 import type { Database } from '../db/schema.js';
 import { isFinal, type OrderStatus } from '../domain/order-status.js';
 import { type Order, orderFromRow } from '../orders/order.js';
@@ -73,6 +73,8 @@ export class FulfilmentWorker {
   private loop: Promise<void> | undefined;
   private sleeper: { timer: NodeJS.Timeout; until: number; resolve: () => void } | undefined;
   private wokenDuringRun = false;
+  /** The database unavailable (a full disk): rounds back off and it is logged once (outage.ts). */
+  private readonly outage = new Outage('fulfilment worker');
   private readonly leaseMs: number;
   private readonly pollMs: number;
   private readonly batchSize: number;
@@ -80,8 +82,6 @@ export class FulfilmentWorker {
   private readonly transactionalBatchSize: number;
   private readonly retryAfterErrorMs: number;
   private readonly coalesceMs: number;
-  /** A database outage pauses the loop with backoff, logged once (src/db/outage.ts). */
-  private readonly outage: OutageLog;
 
   constructor(private readonly options: FulfilmentWorkerOptions) {
     this.leaseMs = options.leaseMs ?? 30_000;
@@ -90,7 +90,6 @@ export class FulfilmentWorker {
     this.transactionalBatchSize = options.db.engine.name === 'postgres' ? Math.min(POSTGRES_SETTLEMENT_BATCH, this.batchSize) : this.batchSize;
     this.retryAfterErrorMs = options.retryAfterErrorMs ?? 1_000;
     this.coalesceMs = options.coalesceMs ?? 10;
-    this.outage = new OutageLog(options.logger, 'fulfilment worker', (error) => options.db.engine.isUnavailable(error));
   }
 
   start(): void {
@@ -121,30 +120,25 @@ export class FulfilmentWorker {
       .set({ lease_owner: null, lease_until: null })
       .where('lease_owner', '=', this.id)
       .execute()
-      // With the database away the leases stay, and run out after leaseMs like a crashed worker's.
-      .catch((error) => {
-        if (!this.options.db.engine.isUnavailable(error)) throw error;
-      });
+      // A full disk at shutdown: the leases run out by themselves.
+      .catch((error) => this.options.logger.warn({ err: error, worker: this.id }, 'leases not given back at stop; they run out by themselves'));
   }
 
   private async run(): Promise<void> {
     while (this.running) {
       this.wokenDuringRun = false;
       let full = false;
+      let backoffMs: number | undefined;
       try {
         full = (await this.round(Date.now())).full;
-        this.outage.succeeded();
+        this.outage.recovered(this.options.logger);
       } catch (error) {
-        if (!this.outage.failed(error)) this.options.logger.error({ err: error, worker: this.id }, 'fulfilment loop failed');
+        if (this.options.db.engine.isUnavailable(error)) backoffMs = this.outage.failed(this.options.logger, error);
+        else this.options.logger.error({ err: error, worker: this.id }, 'fulfilment loop failed');
       }
       if (!this.running) break;
-      if (this.outage.down) {
-        // The database is away: try again after the backoff (a wake-up shortens it).
-        await this.sleep(this.outage.retryInMs);
-        continue;
-      }
-      // A full batch: more may be due already.
-      const delay = full ? 0 : await this.msUntilNextDue();
+      // A full batch: more may be due already. An unavailable database: not before the back-off.
+      const delay = backoffMs ?? (full ? 0 : await this.msUntilNextDue());
       // A wake-up that arrived while this round ran would otherwise wait for the next poll.
       await this.sleep(this.wokenDuringRun ? Math.min(delay, this.coalesceMs) : delay);
     }
@@ -193,7 +187,7 @@ export class FulfilmentWorker {
       return done.length;
     } catch (error) {
       const [order] = failed ?? [];
-      // A lost database is no order's fault: the whole batch rolled back and waits for it.
+      // An unavailable database fails every order alike: none of them is to blame.
       if (!order || this.options.db.engine.isUnavailable(error)) throw error;
       if (limit > 1) return this.runOneByOne(now, limit);
       this.options.logger.error({ err: error, order_id: order.id, worker: this.id }, 'order step failed; will retry');
@@ -221,7 +215,8 @@ export class FulfilmentWorker {
       const done = await this.stepDue(tx, Date.now(), this.batchSize);
       return () => this.reportFinal(done);
     } catch (error) {
-      this.options.logger.warn({ err: error, worker: this.id }, 'steps in a creating commit failed; the worker takes them up');
+      if (this.options.db.engine.isUnavailable(error)) this.outage.failed(this.options.logger, error);
+      else this.options.logger.warn({ err: error, worker: this.id }, 'steps in a creating commit failed; the worker takes them up');
       throw error;
     }
   }
@@ -309,7 +304,8 @@ export class FulfilmentWorker {
       const status = await step(order, Date.now());
       if (status && isFinal(status)) this.options.onFinal?.(order, status);
     } catch (error) {
-      if (!this.outage.failed(error)) this.options.logger.error({ err: error, order_id: order.id, worker: this.id }, 'order step failed; will retry');
+      if (this.options.db.engine.isUnavailable(error)) this.outage.failed(this.options.logger, error);
+      else this.options.logger.error({ err: error, order_id: order.id, worker: this.id }, 'order step failed; will retry');
       // Keep the lease a little longer so the order is retried after a pause, not in a hot loop.
       await this.options.db.kysely
         .updateTable('orders')
@@ -335,7 +331,10 @@ export class FulfilmentWorker {
         .where('id', '=', order.id)
         .where('lease_owner', '=', this.id)
         .execute()
-        .catch((error) => this.options.logger.warn({ err: error, order_id: order.id }, 'lease heartbeat failed'));
+        .catch((error) => {
+          if (this.options.db.engine.isUnavailable(error)) this.outage.failed(this.options.logger, error);
+          else this.options.logger.warn({ err: error, order_id: order.id }, 'lease heartbeat failed');
+        });
     }, Math.max(100, Math.floor(this.leaseMs / 3)));
   }
 

@@ -223,11 +223,11 @@ describe.skipIf(testEngine !== 'postgres')('PostgreSQL connections failing under
     expect(events.length).toBe(ids.length * 3);
     expect(await verifyLedger(db.kysely)).toEqual([]);
   };
-  /** Outage log lines per component (src/db/outage.ts): once per outage, not one per attempt. */
+  /** Outage log lines per component (src/db/outage.ts Outage): once per outage, not one per attempt. */
   const outageLines = (node: ServeProcess): Record<string, number> => {
     const lines: Record<string, number> = {};
     for (const line of node.output().stdout.split('\n')) {
-      const match = /"msg":"([^":]+): the database is unavailable/.exec(line);
+      const match = /"msg":"([^":]+): database unavailable; retrying/.exec(line);
       if (match) lines[match[1] as string] = (lines[match[1] as string] ?? 0) + 1;
     }
     return lines;
@@ -303,7 +303,7 @@ describe.skipIf(testEngine !== 'postgres')('PostgreSQL connections failing under
       return now.length === 1 && now[0] !== before;
     });
     alive();
-    expect(worker.output().stdout).toContain('notification listener: the database answers again');
+    expect(worker.output().stdout).toContain('notification listener: database available again');
     figures.push(`listener cut: 1 connection terminated; order delivered ${Math.round(deliveredMs)} ms after creation; listener back within ${Math.round(reconnectMs)} ms of the delivery`);
   });
 
@@ -319,8 +319,8 @@ describe.skipIf(testEngine !== 'postgres')('PostgreSQL connections failing under
         expect(await cut(LISTENER)).toBe(1);
         await within(5_000, `catch-up call ${i}`, async () => calls.length === i);
       }
-      expect(lines.filter((l) => l.includes('the database is unavailable'))).toHaveLength(3);
-      expect(lines.filter((l) => l.includes('the database answers again'))).toHaveLength(3);
+      expect(lines.filter((l) => l.includes('notification listener: database unavailable'))).toHaveLength(3);
+      expect(lines.filter((l) => l.includes('notification listener: database available again'))).toHaveLength(3);
     } finally {
       await stop();
     }
@@ -447,8 +447,9 @@ describe.skipIf(testEngine !== 'postgres')('PostgreSQL connections failing under
       // Once per outage and component (worker loop, listener, webhook dispatcher, live probe,
       // readiness), not once per attempt: 5 faults (refused, 3 resets, partitioned), each
       // lasting seconds at most, over which every loop retried many times.
-      expect(mostOutageLines(worker)).toBeLessThanOrEqual(5);
-      expect(mostOutageLines(api)).toBeLessThanOrEqual(5);
+      // (One spare: a fault may split into two outages where a round got through between them.)
+      expect(mostOutageLines(worker)).toBeLessThanOrEqual(6);
+      expect(mostOutageLines(api)).toBeLessThanOrEqual(6);
       figures.push(
         `proxy refuse/reset×3/partition: answers ${JSON.stringify(load.tally.summary())}; slowest answer ${Math.round(load.tally.slowestMs)} ms; ` +
           `recovery (readyz 200 + creation) ${JSON.stringify(recoveries)} ms; ${load.acknowledged.size} orders acknowledged (${load.retriedKeys} after a 503 retry), ` +

@@ -4,8 +4,8 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { dashboardSecret } from '../../accounts/dashboard-secret.js';
 import { findSession, type Session } from '../../accounts/sessions.js';
 import type { Mode } from '../../domain/api-key.js';
-import { errorSummary } from '../../db/outage.js';
-import { UNAVAILABLE_RETRY_AFTER_SECONDS } from '../errors.js';
+import { Outage } from '../../db/outage.js';
+import { UNAVAILABLE_RETRY_AFTER_S } from '../errors.js';
 import { ASSETS } from './assets.js';
 import type { WebContext } from './context.js';
 import { CsrfTokens } from './csrf.js';
@@ -55,6 +55,9 @@ const CSP = [
   "base-uri 'none'",
 ].join('; ');
 
+/** Dashboard requests failed by an unavailable database: logged once as the outage begins. */
+const webOutage = new Outage('dashboard');
+
 /**
  * The client dashboard, served by the same process as the API (`/` dashboard, `/api/v1` API).
  * Server-rendered HTML; an encapsulated Fastify scope, so its cookie and form parsing, error
@@ -81,16 +84,11 @@ export async function webPlugin(app: FastifyInstance, ctx: WebContext): Promise<
   });
 
   app.setErrorHandler(async (error: FastifyError, request, reply) => {
+    // A full or read-only disk, an unreachable database: nothing of the form was kept.
     if (ctx.db.engine.isUnavailable(error)) {
-      // The database is away (docs/operations.md "When the database goes away"): our own page,
-      // not the API's JSON, and the browser may simply reload.
-      request.log.warn({ err: errorSummary(error) }, 'the database is unavailable; the dashboard answered 503');
-      reply.header('Retry-After', String(UNAVAILABLE_RETRY_AFTER_SECONDS));
-      const page = errorPage(
-        503,
-        'Temporarily unavailable',
-        'The dashboard cannot reach its database right now. Reload the page in a few seconds; if you had sent a form, check whether it went through before you send it again.',
-      );
+      webOutage.failed(request.log, error);
+      reply.header('Retry-After', String(UNAVAILABLE_RETRY_AFTER_S));
+      const page = errorPage(503, 'Temporarily unavailable', 'We cannot save or show this right now. Nothing was changed: try again in a moment.');
       return sendHtml(reply, page, 503);
     }
     const status = error.statusCode && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;
