@@ -18,15 +18,10 @@ export interface Config {
   databaseUrl: string | undefined;
   databasePoolSize: number;
   /**
-   * DATABASE_CONNECT_TIMEOUT_MS (PostgreSQL): a new connection made within this, else the
-   * request answers 503; a request queues for a pooled connection at most this plus the query
-   * timeout (docs/operations.md "When the database goes away").
-   */
-  databaseConnectTimeoutMs: number;
-  /**
    * DATABASE_QUERY_TIMEOUT_MS (PostgreSQL, `serve`): a statement's answer within this, else its
-   * connection is closed and the request answers 503. Above the 10 s an order creation may wait
-   * on another node's request with the same Idempotency-Key (docs/api.md).
+   * connection is closed and the request answers 503 (docs/operations.md "When the database
+   * goes away"). Above the 10 s an order creation may wait on another node's request with the
+   * same Idempotency-Key (docs/api.md).
    */
   databaseQueryTimeoutMs: number;
   /** Origin for status_url; undefined = the address the server actually bound. */
@@ -232,7 +227,6 @@ export function loadConfig(env: Env = process.env): Config {
     dataDir: path.resolve(env.DATA_DIR || path.join(PACKAGE_ROOT, 'data')),
     databaseUrl: databaseUrl(env.DATABASE_URL),
     databasePoolSize: integer(env, 'DATABASE_POOL_SIZE', 10, 1),
-    databaseConnectTimeoutMs: integer(env, 'DATABASE_CONNECT_TIMEOUT_MS', 5_000, 100, 600_000),
     databaseQueryTimeoutMs: integer(env, 'DATABASE_QUERY_TIMEOUT_MS', 15_000, 100, 3_600_000),
     publicUrl: publicUrl(env.PUBLIC_URL),
     logLevel: env.LOG_LEVEL || 'info',

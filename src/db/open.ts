@@ -18,8 +18,6 @@ export interface DatabaseOptions {
   poolSize?: number;
   /** SQLite: copy the WAL into the database file on a thread of its own (checkpointer.ts). */
   backgroundCheckpoints?: boolean;
-  /** PostgreSQL: a pooled connection within this, else an error (postgres.ts PostgresLimits). */
-  connectTimeoutMs?: number;
   /**
    * PostgreSQL: each statement's answer within this once the schema is up to date (migrations
    * are not bounded), else its connection is closed with an error. Unset: no limit.
@@ -33,13 +31,12 @@ export interface DatabaseOptions {
 async function connect(options: DatabaseOptions): Promise<Omit<Db, 'close'> & { close?: Db['close']; afterMigration?: () => Partial<Db> }> {
   const { databaseUrl } = options;
   if (databaseUrl) {
-    const { fixedPlanPool, listenQueued, postgresDialect, postgresEngine, postgresPool, queuedAnnouncer, runNamed } = await import('./postgres.js');
+    const { CONNECTION_TIMEOUT_MS, fixedPlanPool, listenQueued, postgresDialect, postgresEngine, postgresPool, queuedAnnouncer, runNamed } = await import('./postgres.js');
     // Shared by both pools; the query timeout is switched on after migrating.
-    const limits: PostgresLimits = {
-      connectTimeoutMs: options.connectTimeoutMs,
-      // A request may queue for a connection as long as it may wait on one (see PostgresLimits).
-      poolWaitMs: options.connectTimeoutMs === undefined ? undefined : options.connectTimeoutMs + (options.queryTimeoutMs ?? 0),
-    };
+    // A new connection within 5 s (less with a shorter query timeout); a request queues for a
+    // pooled one at most that plus the query timeout (postgres.ts PostgresLimits).
+    const connectTimeoutMs = Math.min(CONNECTION_TIMEOUT_MS, options.queryTimeoutMs ?? CONNECTION_TIMEOUT_MS);
+    const limits: PostgresLimits = { connectTimeoutMs, poolWaitMs: connectTimeoutMs + (options.queryTimeoutMs ?? 0) };
     const pool = postgresPool(databaseUrl, options.poolSize, limits);
     const statementPool = fixedPlanPool(databaseUrl, options.poolSize, limits);
     const announcer = queuedAnnouncer(pool);
@@ -57,7 +54,7 @@ async function connect(options: DatabaseOptions): Promise<Omit<Db, 'close'> & { 
       engine: postgresEngine,
       writeTransaction: (work) => kysely.transaction().execute(work),
       announceQueued: () => announcer.announce(),
-      onQueued: (listener) => listenQueued(databaseUrl, listener, { logger: options.logger, connectTimeoutMs: options.connectTimeoutMs }),
+      onQueued: (listener) => listenQueued(databaseUrl, listener, { logger: options.logger, connectTimeoutMs }),
       afterMigration: () => {
         limits.queryTimeoutMs = options.queryTimeoutMs;
         return {};
@@ -116,7 +113,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<Db> {
  * commands may run long statements (a ledger verify of a large journal) and are not bounded.
  */
 export function openConfiguredDatabase(
-  config: Pick<Config, 'dataDir' | 'databaseUrl' | 'databasePoolSize'> & Partial<Pick<Config, 'databaseConnectTimeoutMs' | 'databaseQueryTimeoutMs'>>,
+  config: Pick<Config, 'dataDir' | 'databaseUrl' | 'databasePoolSize'> & Partial<Pick<Config, 'databaseQueryTimeoutMs'>>,
   options: Pick<DatabaseOptions, 'backgroundCheckpoints' | 'logger'> & { serving?: boolean } = {},
 ): Promise<Db> {
   const { serving, ...rest } = options;
@@ -124,7 +121,6 @@ export function openConfiguredDatabase(
     dataDir: config.dataDir,
     databaseUrl: config.databaseUrl,
     poolSize: config.databasePoolSize,
-    connectTimeoutMs: config.databaseConnectTimeoutMs,
     ...(serving && { queryTimeoutMs: config.databaseQueryTimeoutMs }),
     ...rest,
   });

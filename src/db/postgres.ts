@@ -24,6 +24,9 @@ const types = {
  * the database goes away"). Mutable: open.ts switches the query timeout on once migrations have
  * run (a migration may rightly take longer), and leaves it off for the operator's commands.
  */
+/** A new connection is made (TCP and PostgreSQL's start-up) within this, at most. */
+export const CONNECTION_TIMEOUT_MS = 5_000;
+
 export interface PostgresLimits {
   /** A new connection made (TCP and start-up) within this. */
   connectTimeoutMs?: number;
