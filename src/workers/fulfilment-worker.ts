@@ -75,6 +75,10 @@ export class FulfilmentWorker {
   private wokenDuringRun = false;
   /** The database unavailable (a full disk): rounds back off and it is logged once (outage.ts). */
   private readonly outage = new Outage('fulfilment worker');
+  /** Claimed orders whose step has not started (processAll's queues). */
+  private readonly waiting = new Set<Order[]>();
+  /** stop() was called: orders claimed from now on are not started (their leases go back). */
+  private stopped = false;
   private readonly leaseMs: number;
   private readonly pollMs: number;
   private readonly batchSize: number;
@@ -109,19 +113,34 @@ export class FulfilmentWorker {
     if (sleeper && sleeper.until > Date.now() + this.coalesceMs) this.sleepUntil(sleeper, this.coalesceMs);
   }
 
-  /** Stops claiming, lets the current batch finish, and gives back any lease still held. */
+  /**
+   * Stops claiming and gives back at once the leases of claimed orders whose step has not
+   * started, so that another worker can take them now rather than when the lease runs out;
+   * then lets the steps under way finish and gives back any lease still held. On a database
+   * that does not answer this waits with it: `serve` bounds the whole shutdown
+   * (SHUTDOWN_TIMEOUT_S, docs/operations.md "Graceful shutdown"), and a lease it could not give
+   * back runs out after WORKER_LEASE_MS.
+   */
   async stop(): Promise<void> {
     if (!this.running) return;
     this.running = false;
+    this.stopped = true;
     this.sleeper?.resolve();
-    await this.loop;
-    await this.options.db.kysely
-      .updateTable('orders')
-      .set({ lease_owner: null, lease_until: null })
-      .where('lease_owner', '=', this.id)
-      .execute()
-      // A full disk at shutdown: the leases run out by themselves.
-      .catch((error) => this.options.logger.warn({ err: error, worker: this.id }, 'leases not given back at stop; they run out by themselves'));
+    const unstarted = [...this.waiting].flatMap((queue) => queue.splice(0));
+    const givenBack = unstarted.length === 0 ? Promise.resolve() : this.giveBack(unstarted.map((order) => order.id));
+    try {
+      await this.loop;
+    } finally {
+      await givenBack;
+    }
+    await this.giveBack();
+  }
+
+  /** Clears this worker's leases: of the orders `ids`, or of all it holds. */
+  private async giveBack(ids?: string[]): Promise<void> {
+    let update = this.options.db.kysely.updateTable('orders').set({ lease_owner: null, lease_until: null }).where('lease_owner', '=', this.id);
+    if (ids) update = update.where('id', 'in', ids);
+    await update.execute();
   }
 
   private async run(): Promise<void> {
@@ -156,15 +175,24 @@ export class FulfilmentWorker {
     return { claimed: Math.max(inTransaction, orders.length), full: inTransaction === this.transactionalBatchSize || orders.length === this.batchSize };
   }
 
-  /** Runs the claimed orders' steps, `concurrency` at a time, in claim order. */
+  /**
+   * Runs the claimed orders' steps, `concurrency` at a time, in claim order. The orders still
+   * waiting for a lane are in `waiting`, where stop() takes them back.
+   */
   private async processAll(orders: Order[]): Promise<void> {
+    if (this.stopped) return;
     const queue = [...orders];
     const lanes = Math.max(1, Math.min(this.options.concurrency ?? 1, queue.length));
-    await Promise.all(
-      Array.from({ length: lanes }, async () => {
-        for (let order = queue.shift(); order; order = queue.shift()) await this.process(order);
-      }),
-    );
+    this.waiting.add(queue);
+    try {
+      await Promise.all(
+        Array.from({ length: lanes }, async () => {
+          for (let order = queue.shift(); order; order = queue.shift()) await this.process(order);
+        }),
+      );
+    } finally {
+      this.waiting.delete(queue);
+    }
   }
 
   /**
