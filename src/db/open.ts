@@ -35,8 +35,8 @@ async function connect(options: DatabaseOptions): Promise<Omit<Db, 'close'> & { 
     // Shared by both pools; the query timeout is switched on after migrating.
     // A new connection within 5 s (less with a shorter query timeout); a request queues for a
     // pooled one at most that plus the query timeout (postgres.ts PostgresLimits).
-    const connectTimeoutMs = Math.min(CONNECTION_TIMEOUT_MS, options.queryTimeoutMs ?? CONNECTION_TIMEOUT_MS);
-    const limits: PostgresLimits = { connectTimeoutMs, poolWaitMs: connectTimeoutMs + (options.queryTimeoutMs ?? 0) };
+    const connectionTimeoutMs = Math.min(CONNECTION_TIMEOUT_MS, options.queryTimeoutMs ?? CONNECTION_TIMEOUT_MS);
+    const limits: PostgresLimits = { connectTimeoutMs: connectionTimeoutMs, poolWaitMs: connectionTimeoutMs + (options.queryTimeoutMs ?? 0) };
     const pool = postgresPool(databaseUrl, options.poolSize, limits);
     const statementPool = fixedPlanPool(databaseUrl, options.poolSize, limits);
     const announcer = queuedAnnouncer(pool);
@@ -54,7 +54,7 @@ async function connect(options: DatabaseOptions): Promise<Omit<Db, 'close'> & { 
       engine: postgresEngine,
       writeTransaction: (work) => kysely.transaction().execute(work),
       announceQueued: () => announcer.announce(),
-      onQueued: (listener) => listenQueued(databaseUrl, listener, { logger: options.logger, connectTimeoutMs }),
+      onQueued: (listener) => listenQueued(databaseUrl, listener, { logger: options.logger, connectTimeoutMs: connectionTimeoutMs }),
       afterMigration: () => {
         limits.queryTimeoutMs = options.queryTimeoutMs;
         return {};
