@@ -24,6 +24,13 @@ export interface Config {
   databaseConnectTimeoutS: number | undefined;
   /** SHUTDOWN_TIMEOUT_S: `serve` exits this long after SIGTERM/SIGINT at the latest, whatever it was waiting for. */
   shutdownTimeoutS: number;
+  /**
+   * DATABASE_QUERY_TIMEOUT_MS (PostgreSQL, `serve`): a statement's answer within this, else its
+   * connection is closed and the request answers 503 (docs/operations.md "When the database
+   * goes away"). Above the 10 s an order creation may wait on another node's request with the
+   * same Idempotency-Key (docs/api.md).
+   */
+  databaseQueryTimeoutMs: number;
   /** Origin for status_url; undefined = the address the server actually bound. */
   publicUrl: string | undefined;
   logLevel: string;
@@ -247,6 +254,7 @@ export function loadConfig(env: Env = process.env): Config {
     databasePoolSize: integer(env, 'DATABASE_POOL_SIZE', 10, 1),
     databaseConnectTimeoutS: env.DATABASE_CONNECT_TIMEOUT_S ? integer(env, 'DATABASE_CONNECT_TIMEOUT_S', 0, 1, 3600) : undefined,
     shutdownTimeoutS: integer(env, 'SHUTDOWN_TIMEOUT_S', 10, 1, 3600),
+    databaseQueryTimeoutMs: integer(env, 'DATABASE_QUERY_TIMEOUT_MS', 15_000, 100, 3_600_000),
     publicUrl: publicUrl(env.PUBLIC_URL),
     logLevel: env.LOG_LEVEL || 'info',
     prices: {

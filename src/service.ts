@@ -47,6 +47,7 @@ export async function startService(config: Config, logger: Logger, role: Role = 
   const db = await openConfiguredDatabase(config, {
     backgroundCheckpoints: true,
     for: 'serve',
+    logger,
     onWaiting: (reason) => logger.warn({ reason }, 'the database cannot be reached yet; still trying'),
   });
   const depositRaw = config.depositAddress ? rawAddressForm(config.depositAddress) : undefined;

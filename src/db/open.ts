@@ -1,5 +1,6 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import { Kysely } from 'kysely';
+import type { Logger } from 'pino';
 import { BackgroundCheckpointer } from './checkpointer.js';
 import { CONNECT_TIMEOUT_DEFAULTS_S, type Config } from '../config.js';
 import type { Db } from './engine.js';
@@ -7,6 +8,7 @@ import { GroupCommit } from './group-commit.js';
 import { migrateToLatest } from './migrate.js';
 import { runPreparedDirectly } from './prepared.js';
 import { sqliteOpenError, waitForPostgres } from './reach.js';
+import type { PostgresLimits } from './postgres.js';
 import type { Database } from './schema.js';
 
 export interface DatabaseOptions {
@@ -21,6 +23,13 @@ export interface DatabaseOptions {
   connectTimeoutMs?: number;
   /** Told once when the first attempt to reach PostgreSQL fails and start-up keeps trying. */
   onWaiting?: (reason: string) => void;
+  /**
+   * PostgreSQL: each statement's answer within this once the schema is up to date (migrations
+   * are not bounded), else its connection is closed with an error. Unset: no limit.
+   */
+  queryTimeoutMs?: number;
+  /** Where the notification listener logs an outage (once) and its end. */
+  logger?: Pick<Logger, 'warn' | 'info'>;
 }
 
 /** Each engine's driver is loaded only when chosen: the CLI starts faster without the other. */
@@ -28,9 +37,14 @@ async function connect(options: DatabaseOptions): Promise<Omit<Db, 'close'> & { 
   const { databaseUrl } = options;
   if (databaseUrl) {
     await waitForPostgres(databaseUrl, { timeoutMs: options.connectTimeoutMs ?? CONNECT_TIMEOUT_DEFAULTS_S.cli * 1000, onWaiting: options.onWaiting });
-    const { fixedPlanPool, listenQueued, postgresDialect, postgresEngine, postgresPool, queuedAnnouncer, runNamed } = await import('./postgres.js');
-    const pool = postgresPool(databaseUrl, options.poolSize);
-    const statementPool = fixedPlanPool(databaseUrl, options.poolSize);
+    const { CONNECTION_TIMEOUT_MS, fixedPlanPool, listenQueued, postgresDialect, postgresEngine, postgresPool, queuedAnnouncer, runNamed } = await import('./postgres.js');
+    // Shared by both pools; the query timeout is switched on after migrating.
+    // A new connection within 5 s (less with a shorter query timeout); a request queues for a
+    // pooled one at most that plus the query timeout (postgres.ts PostgresLimits).
+    const connectionTimeoutMs = Math.min(CONNECTION_TIMEOUT_MS, options.queryTimeoutMs ?? CONNECTION_TIMEOUT_MS);
+    const limits: PostgresLimits = { connectTimeoutMs: connectionTimeoutMs, poolWaitMs: connectionTimeoutMs + (options.queryTimeoutMs ?? 0) };
+    const pool = postgresPool(databaseUrl, options.poolSize, limits);
+    const statementPool = fixedPlanPool(databaseUrl, options.poolSize, limits);
     const announcer = queuedAnnouncer(pool);
     const kysely = new Kysely<Database>({ dialect: postgresDialect(pool) });
     runPreparedDirectly(kysely, { run: (text, parameters) => runNamed(statementPool, text, parameters), inTransactions: false, outsideTransactions: () => true, coalescesReads: true });
@@ -46,7 +60,11 @@ async function connect(options: DatabaseOptions): Promise<Omit<Db, 'close'> & { 
       engine: postgresEngine,
       writeTransaction: (work) => kysely.transaction().execute(work),
       announceQueued: () => announcer.announce(),
-      onQueued: (listener) => listenQueued(databaseUrl, listener),
+      onQueued: (listener) => listenQueued(databaseUrl, listener, { logger: options.logger, connectTimeoutMs: connectionTimeoutMs }),
+      afterMigration: () => {
+        limits.queryTimeoutMs = options.queryTimeoutMs;
+        return {};
+      },
     };
   }
   const { openSqlite, ReadSnapshot, SqliteConnection, sqliteDialect, sqliteEngine, sqliteKeysVersion } = await import('./sqlite.js');
@@ -101,14 +119,25 @@ export async function openDatabase(options: DatabaseOptions): Promise<Db> {
 }
 
 /**
+/**
  * The configured database, for `serve` (`for: 'serve'`) or an operator command: each waits for
- * an unreachable PostgreSQL up to DATABASE_CONNECT_TIMEOUT_S, by default 30 s and 5 s.
+ * an unreachable PostgreSQL up to DATABASE_CONNECT_TIMEOUT_S, by default 30 s and 5 s. `serve`'s
+ * statements are also bounded by DATABASE_QUERY_TIMEOUT_MS and its notification listener logs to
+ * `logger`; the operator's commands may run long statements (a ledger verify of a large journal)
+ * and are not bounded.
  */
 export function openConfiguredDatabase(
-  config: Pick<Config, 'dataDir' | 'databaseUrl' | 'databasePoolSize' | 'databaseConnectTimeoutS'>,
-  options: Pick<DatabaseOptions, 'backgroundCheckpoints' | 'onWaiting'> & { for?: keyof typeof CONNECT_TIMEOUT_DEFAULTS_S } = {},
+  config: Pick<Config, 'dataDir' | 'databaseUrl' | 'databasePoolSize' | 'databaseConnectTimeoutS'> & Partial<Pick<Config, 'databaseQueryTimeoutMs'>>,
+  options: Pick<DatabaseOptions, 'backgroundCheckpoints' | 'onWaiting' | 'logger'> & { for?: keyof typeof CONNECT_TIMEOUT_DEFAULTS_S } = {},
 ): Promise<Db> {
   const { for: command = 'cli', ...rest } = options;
   const connectTimeoutS = config.databaseConnectTimeoutS ?? CONNECT_TIMEOUT_DEFAULTS_S[command];
-  return openDatabase({ dataDir: config.dataDir, databaseUrl: config.databaseUrl, poolSize: config.databasePoolSize, connectTimeoutMs: connectTimeoutS * 1000, ...rest });
+  return openDatabase({
+    dataDir: config.dataDir,
+    databaseUrl: config.databaseUrl,
+    poolSize: config.databasePoolSize,
+    connectTimeoutMs: connectTimeoutS * 1000,
+    ...(command === 'serve' && { queryTimeoutMs: config.databaseQueryTimeoutMs }),
+    ...rest,
+  });
 }

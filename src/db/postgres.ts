@@ -1,6 +1,8 @@
 import { PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
+import type { Logger } from 'pino';
 import { type Engine, QUEUED_CHANNEL, type Unsubscribe } from './engine.js';
+import { Outage } from './outage.js';
 import { preparedStatementNames } from './prepared.js';
 
 /**
@@ -17,11 +19,62 @@ const types = {
   },
 };
 
-export function postgresPool(connectionString: string, max = 10): pg.Pool {
-  const pool = new pg.Pool({ connectionString, max, types: types as pg.CustomTypesConfig });
-  // An idle client losing its connection (server restart) must not crash the process.
+/**
+ * How long the service waits on the database before it answers 503 (docs/operations.md "When
+ * the database goes away"). Mutable: open.ts switches the query timeout on once migrations have
+ * run (a migration may rightly take longer), and leaves it off for the operator's commands.
+ */
+/** A new connection is made (TCP and PostgreSQL's start-up) within this, at most. */
+export const CONNECTION_TIMEOUT_MS = 5_000;
+
+export interface PostgresLimits {
+  /** A new connection made (TCP and start-up) within this. */
+  connectTimeoutMs?: number;
+  /**
+   * A request waiting for a pooled connection (a free one, or a new one) gives up after this.
+   * Longer than the connect timeout: under a burst of load a request may rightly queue for a
+   * while behind the pool's busy connections (found by the load suite: 5 s turned some of 500
+   * concurrent orders into 503s on a busy machine).
+   */
+  poolWaitMs?: number;
+  /** Each statement's answer within this, else its connection is closed (undefined: no limit). */
+  queryTimeoutMs?: number;
+}
+
+/** Connections name their kind, so an operator (or a test) can tell them apart in pg_stat_activity. */
+export const APPLICATION_NAME = { pool: 'starport', statements: 'starport-statements', listener: 'starport-listen' } as const;
+
+/**
+ * The server ends a session left idle inside a transaction this long: a client cut off by a
+ * partition cannot hold its row locks (balances, queued orders) for the OS's TCP keepalive
+ * time. Our transactions only ever wait on the database itself.
+ */
+const IDLE_IN_TRANSACTION_MS = 60_000;
+
+export function postgresPool(connectionString: string, max = 10, limits: PostgresLimits = {}, applicationName: string = APPLICATION_NAME.pool): pg.Pool {
+  const pool = new pg.Pool({
+    connectionString,
+    max,
+    types: types as pg.CustomTypesConfig,
+    application_name: applicationName,
+    // pg-pool bounds the wait for a pooled connection with this, and hands it to every new
+    // client, whose own connect timeout BoundedClient sets.
+    connectionTimeoutMillis: limits.poolWaitMs ?? limits.connectTimeoutMs,
+    Client: boundedClient(limits.connectTimeoutMs),
+    idle_in_transaction_session_timeout: IDLE_IN_TRANSACTION_MS,
+    keepAlive: true,
+  });
+  // An idle client losing its connection (server restart) must not crash the process: the
+  // pool drops it and tells this listener.
   pool.on('error', () => undefined);
-  pool.on('connect', nameHotStatements);
+  pool.on('connect', (client) => {
+    // Nor may a client that is checked out (a transaction's, between or during statements):
+    // pg emits 'error' on it too, and the pool listens only while it is idle. Its statements
+    // fail with the error, and the pool discards it when it is given back (it is no longer
+    // queryable). Without this listener the emit threw, and the process ended.
+    client.on('error', () => undefined);
+    instrumentClient(client, limits);
+  });
   return pool;
 }
 
@@ -41,8 +94,8 @@ export function postgresPool(connectionString: string, max = 10): pg.Pool {
  * Transactions (the other pool) keep the server's settings. Both are set at connection
  * (PostgreSQL 12 or later), after any `options` the URL or PGOPTIONS already give.
  */
-export function fixedPlanPool(connectionString: string, max = 10): pg.Pool {
-  return postgresPool(withSessionOptions(connectionString, '-c plan_cache_mode=force_generic_plan -c random_page_cost=1.1'), max);
+export function fixedPlanPool(connectionString: string, max = 10, limits: PostgresLimits = {}): pg.Pool {
+  return postgresPool(withSessionOptions(connectionString, '-c plan_cache_mode=force_generic_plan -c random_page_cost=1.1'), max, limits, APPLICATION_NAME.statements);
 }
 
 /**
@@ -68,18 +121,62 @@ export async function runNamed<Row>(pool: pg.Pool, text: string, values: readonl
   return result.rows as Row[];
 }
 
+/** pg.Client whose connection attempt gives up after `connectTimeoutMs`, whatever the pool's wait. */
+function boundedClient(connectTimeoutMs: number | undefined): typeof pg.Client {
+  return class BoundedClient extends pg.Client {
+    constructor(config?: pg.ClientConfig) {
+      super({ ...config, connectionTimeoutMillis: connectTimeoutMs });
+    }
+  };
+}
+
 /**
- * Sends the hot statements (preparedQuery's) as named prepared statements: the server then
- * parses each once per connection, not on every call. It may still plan them on every call
- * (PostgreSQL's plan_cache_mode auto), which fixedPlanPool's sessions do not. Kysely passes
- * plain SQL text, so the client's query method maps it.
+ * Every pooled client's statements go through here:
+ *
+ * - The hot statements (preparedQuery's) go as named prepared statements: the server then
+ *   parses each once per connection, not on every call. It may still plan them on every call
+ *   (PostgreSQL's plan_cache_mode auto), which fixedPlanPool's sessions do not. Kysely passes
+ *   plain SQL text, so the client's query method maps it.
+ * - With a query timeout set, a statement not answered in time closes its connection with a
+ *   QueryTimeoutError: a server that accepts TCP and then says nothing (a network partition)
+ *   costs a request that long, not a hang. Closing, rather than only giving up on the answer,
+ *   makes the pool discard the client instead of lending it out with the statement pending.
  */
-function nameHotStatements(client: pg.PoolClient): void {
+function instrumentClient(client: pg.PoolClient, limits: PostgresLimits): void {
   const query = client.query.bind(client) as (...args: unknown[]) => unknown;
   client.query = ((text: unknown, values?: unknown, callback?: unknown) => {
     const name = typeof text === 'string' ? preparedStatementNames.get(text) : undefined;
-    return name ? query({ name, text, values }, callback) : query(text, values, callback);
+    const timeoutMs = limits.queryTimeoutMs;
+    // A Submittable (a cursor) reports its end its own way: it is not bounded here.
+    const submittable = typeof text === 'object' && text !== null && typeof (text as { submit?: unknown }).submit === 'function';
+    if (!timeoutMs || submittable) return name ? query({ name, text, values }, callback) : query(text, values, callback);
+    const timer = setTimeout(() => closeConnection(client, new QueryTimeoutError(timeoutMs)), timeoutMs);
+    const done = () => clearTimeout(timer);
+    const config = name ? { name, text, values } : typeof text === 'string' ? { text, values } : text;
+    if (typeof callback === 'function' || typeof values === 'function') {
+      const cb = (typeof callback === 'function' ? callback : values) as (...args: unknown[]) => void;
+      return query(config, typeof callback === 'function' ? values : undefined, (...args: unknown[]) => {
+        done();
+        cb(...args);
+      });
+    }
+    const result = query(config) as Promise<unknown>;
+    result.then(done, done);
+    return result;
   }) as typeof client.query;
+}
+
+/** A statement got no answer within the query timeout; its connection was closed. */
+export class QueryTimeoutError extends Error {
+  readonly code = 'STARPORT_QUERY_TIMEOUT';
+  constructor(ms: number) {
+    super(`the database did not answer within ${ms} ms`);
+  }
+}
+
+function closeConnection(client: pg.ClientBase, error: Error): void {
+  const connection = (client as unknown as { connection?: { stream?: { destroy(error?: Error): void } } }).connection;
+  connection?.stream?.destroy(error);
 }
 
 export function postgresDialect(pool: pg.Pool): PostgresDialect {
@@ -88,6 +185,48 @@ export function postgresDialect(pool: pg.Pool): PostgresDialect {
 
 const pgCode = (error: unknown) =>
   typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : undefined;
+
+/**
+ * SQLSTATEs that say the server cannot serve us right now, not that the statement was wrong:
+ * class 08 (connection exception) and these. 57P01-57P03 are a shut-down or restarting server
+ * and pg_terminate_backend; 57014 a cancelled statement; 53300 too many connections; 25P03 and
+ * 25P04 a session ended for idling in, or overrunning, a transaction; 40003 a statement whose
+ * completion is unknown; 53100 the server's disk full. The transaction they hit is rolled back.
+ */
+const UNAVAILABLE_SQLSTATES = new Set(['57P01', '57P02', '57P03', '57014', '53100', '53300', '25P03', '25P04', '40003']);
+/** Socket errors of a lost or refused connection. */
+const UNAVAILABLE_SOCKET_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ECONNABORTED',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EHOSTDOWN',
+  'ENETDOWN',
+  'EAI_AGAIN',
+  'ERR_STREAM_DESTROYED',
+  'ERR_STREAM_WRITE_AFTER_END',
+  'STARPORT_QUERY_TIMEOUT',
+]);
+/**
+ * pg's and pg-pool's own errors for a connection that is gone, could not be made or lent in
+ * time (connectionTimeoutMillis), or a pool that is shutting down; Kysely's for a connection
+ * it discarded after a failed rollback. They carry no code, only these messages.
+ */
+const UNAVAILABLE_MESSAGES =
+  /^(Connection terminated|timeout exceeded when trying to connect|timeout expired|Query read timeout|Client has encountered a connection error and is not queryable|Client was closed and is not queryable|Cannot use a pool after calling end on the pool|Postgres connection has been discarded)/;
+
+function isUnavailable(error: unknown, depth = 0): boolean {
+  if (typeof error !== 'object' || error === null || depth > 5) return false;
+  const code = pgCode(error);
+  if (code !== undefined && (code.startsWith('08') || UNAVAILABLE_SQLSTATES.has(code) || UNAVAILABLE_SOCKET_CODES.has(code))) return true;
+  if (error instanceof Error && UNAVAILABLE_MESSAGES.test(error.message)) return true;
+  // Node reports a refused connection to a name with several addresses as an AggregateError.
+  if (error instanceof AggregateError && error.errors.some((e) => isUnavailable(e, depth + 1))) return true;
+  return 'cause' in error && isUnavailable(error.cause, depth + 1);
+}
 
 export const postgresEngine: Engine = {
   name: 'postgres',
@@ -108,15 +247,9 @@ export const postgresEngine: Engine = {
     await sql`select set_config('lock_timeout', ${`${Math.floor(lockWaitMs)}ms`}, true)`.execute(tx);
   },
   isLockTimeout: (error) => pgCode(error) === '55P03',
-  // The server's disk full (53100), shutting down or starting (57P01–57P03), the connection
-  // lost (class 08, or the socket's own error).
-  isUnavailable: (error) => {
-    const code = pgCode(error) ?? '';
-    return code === '53100' || /^57P0[123]$/.test(code) || code.startsWith('08') || ['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT'].includes(code);
-  },
+  isUnavailable: (error) => isUnavailable(error),
 };
 
-const RECONNECT_DELAY_MS = 1_000;
 /** The worker's own coalescing window (FulfilmentWorker.coalesceMs): a finer NOTIFY wakes it no sooner. */
 const ANNOUNCE_WINDOW_MS = 10;
 
@@ -163,28 +296,99 @@ export function queuedAnnouncer(pool: pg.Pool): QueuedAnnouncer {
 }
 
 /**
- * LISTENs on its own connection (a pooled one could be handed to a query mid-LISTEN) and
- * reconnects after a loss; the worker's polling covers the gap while it is down.
+ * How often the listening connection is checked, and how long the check may take: a connection
+ * that a network fault left silently dead (no reset ever arrives) is replaced within a minute,
+ * not after the OS's TCP keepalive (hours). The worker polls meanwhile.
  */
-export async function listenQueued(connectionString: string, listener: () => void): Promise<Unsubscribe> {
+const LISTENER_CHECK_MS = 30_000;
+const LISTENER_CHECK_TIMEOUT_MS = 10_000;
+
+/**
+ * LISTENs on its own connection (a pooled one could be handed to a query mid-LISTEN). It never
+ * throws and never ends the process: a connection that fails or is lost is replaced, after
+ * Outage's waits (100 ms doubling to 1 s), for as long as it takes. Once a replacement
+ * listens, `listener` is called once, a catch-up for work queued while nobody listened (the
+ * worker's polling covers that gap too, only later). The outage is logged once, and its end.
+ */
+export async function listenQueued(
+  connectionString: string,
+  listener: () => void,
+  options: { logger?: Pick<Logger, 'warn' | 'info'>; connectTimeoutMs?: number } = {},
+): Promise<Unsubscribe> {
+  // Whatever ends the listening connection, it is replaced: every error counts as an outage.
+  const outage = new Outage('notification listener');
+  const logger = options.logger ?? { warn: () => undefined, info: () => undefined };
   let client: pg.Client | undefined;
   let stopped = false;
   let retry: NodeJS.Timeout | undefined;
-  const connect = async () => {
-    const next = new pg.Client({ connectionString });
-    next.on('notification', () => listener());
-    next.on('error', () => undefined);
-    next.on('end', () => {
-      if (!stopped) retry = setTimeout(() => void connect().catch(() => undefined), RECONNECT_DELAY_MS);
-    });
-    await next.connect();
-    await next.query(`listen ${QUEUED_CHANNEL}`);
-    client = next;
+  let attempts = 0;
+
+  const scheduleReconnect = (delayMs: number) => {
+    if (stopped || retry) return;
+    retry = setTimeout(() => {
+      retry = undefined;
+      void connect();
+    }, delayMs);
   };
+
+  const connect = async (): Promise<void> => {
+    if (stopped) return;
+    attempts++;
+    const next = new pg.Client({
+      connectionString,
+      application_name: APPLICATION_NAME.listener,
+      connectionTimeoutMillis: options.connectTimeoutMs,
+      keepAlive: true,
+    });
+    let lost = false;
+    const onLost = (error: unknown) => {
+      if (lost) return;
+      lost = true;
+      if (client === next) client = undefined;
+      const delayMs = outage.failed(logger, error);
+      void next.end().catch(() => undefined);
+      scheduleReconnect(delayMs);
+    };
+    next.on('notification', () => listener());
+    next.on('error', (error) => onLost(error));
+    next.on('end', () => onLost(new Error('Connection terminated')));
+    try {
+      await next.connect();
+      await next.query(`listen ${QUEUED_CHANNEL}`);
+    } catch (error) {
+      onLost(error);
+      return;
+    }
+    if (stopped || lost) {
+      await next.end().catch(() => undefined);
+      return;
+    }
+    client = next;
+    outage.recovered(logger);
+    // Work queued while nobody listened: look for it now rather than at the next poll.
+    if (attempts > 1) listener();
+  };
+
   await connect();
+  const check = setInterval(() => {
+    const listening = client;
+    if (!listening) return;
+    const timer = setTimeout(() => closeConnection(listening, new QueryTimeoutError(LISTENER_CHECK_TIMEOUT_MS)), LISTENER_CHECK_TIMEOUT_MS);
+    listening
+      .query('select 1')
+      .catch(() => undefined)
+      .finally(() => clearTimeout(timer));
+  }, LISTENER_CHECK_MS);
+  check.unref();
   return async () => {
     stopped = true;
     clearTimeout(retry);
-    await client?.end().catch(() => undefined);
+    clearInterval(check);
+    const last = client;
+    if (!last) return;
+    // A partitioned server never answers the goodbye: close the socket after a second.
+    const timer = setTimeout(() => closeConnection(last, new Error('the listener stopped')), 1_000);
+    await last.end().catch(() => undefined);
+    clearTimeout(timer);
   };
 }

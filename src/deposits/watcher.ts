@@ -1,6 +1,7 @@
 import { Address } from '@ton/core';
 import type { Logger } from 'pino';
 import type { Db } from '../db/engine.js';
+import { Outage } from '../db/outage.js';
 import { MAX_PAGE, type RetryPolicy, sleep, type ToncenterClient, ToncenterError, type V2Transaction, withRetry } from '../ton/toncenter.js';
 import { type ChainTransaction, classify, decodeTransaction, memoOf } from './classify.js';
 import { type Cursor, finishWalk, markChecked, type Outcome, type Position, type Processed, type Progress, readCursor, readWalk, recordTransaction } from './store.js';
@@ -64,6 +65,8 @@ export class DepositWatcher {
   private readonly abort = new AbortController();
   private loop: Promise<void> | undefined;
   private failures = 0;
+  /** A database outage: retried after src/db/outage.ts's short backoff, logged once. */
+  private readonly outage = new Outage('deposit watcher');
 
   constructor(private readonly options: WatcherOptions) {
     this.wallet = Address.parse(options.address.trim());
@@ -90,7 +93,14 @@ export class DepositWatcher {
       try {
         await this.pollOnce();
         this.failures = 0;
+        this.outage.recovered(this.options.logger);
       } catch (error) {
+        if (this.options.db.engine.isUnavailable(error)) {
+          // The database, not toncenter: a poll reads its cursor first, so retrying soon costs
+          // toncenter nothing, and the watcher resumes as soon as the database answers.
+          await sleep(this.outage.failed(this.options.logger, error), this.abort.signal);
+          continue;
+        }
         this.failures++;
         this.options.logger.warn({ err: error instanceof ToncenterError ? { message: error.message, status: error.status } : error, failures: this.failures }, 'deposit watcher poll failed');
       }

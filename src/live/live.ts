@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { Db } from '../db/engine.js';
+import { Outage } from '../db/outage.js';
 import { ListPriceSource, FixedRateFeed } from '../providers/pricing/list-price-source.js';
 import type { PriceSource, RateFeed } from '../providers/ports.js';
 import type { OrderStep } from '../workers/fulfilment-worker.js';
@@ -151,6 +152,8 @@ export class Live {
     this.probeTimer.unref();
   }
 
+  private readonly probeOutage = new Outage('live breaker probe');
+
   async stop(): Promise<void> {
     clearInterval(this.probeTimer);
     this.probeTimer = undefined;
@@ -164,12 +167,16 @@ export class Live {
    */
   async probe(now = Date.now()): Promise<void> {
     try {
-      if (!(await this.breaker.claimProbe(now))) return;
+      const claimed = await this.breaker.claimProbe(now);
+      this.probeOutage.recovered(this.logger);
+      if (!claimed) return;
       const check = await this.client.checkSession().catch((error: Error) => ({ loggedIn: false, hashFound: false, error }));
       if (check.loggedIn && check.hashFound) await this.breaker.recordSuccess();
       else await this.breaker.probeFailed('session_expired', 'error' in check ? check.error.message : 'the Fragment page shows no logged-in session');
     } catch (error) {
-      this.logger.warn({ err: error }, 'live breaker probe failed to run');
+      // The database away: logged once per outage, not every second (src/db/outage.ts).
+      if (this.db.engine.isUnavailable(error)) this.probeOutage.failed(this.logger, error);
+      else this.logger.warn({ err: error }, 'live breaker probe failed to run');
     }
   }
 

@@ -19,6 +19,11 @@ describe('loadConfig defaults', () => {
     expect(config.logLevel).toBe('info');
   });
 
+  it("bounds a statement's wait on PostgreSQL to 15 s", () => {
+    expect(config.databaseQueryTimeoutMs).toBe(15_000);
+    expect(loadConfig({ DATABASE_QUERY_TIMEOUT_MS: '2000' })).toMatchObject({ databaseQueryTimeoutMs: 2000 });
+  });
+
   it('keeps data in the package folder', () => {
     expect(config.dataDir).toBe(path.join(PACKAGE_ROOT, 'data'));
   });
@@ -119,6 +124,9 @@ describe('loadConfig rejects bad values', () => {
     ['QUOTE_TTL_SECONDS', 'sixty'],
     ['TEST_FULFILMENT_DELAY_MS', '-1'],
     ['TEST_SLOW_DELAY_MS', '1.5'],
+    ['DATABASE_QUERY_TIMEOUT_MS', '5s'],
+    ['DATABASE_QUERY_TIMEOUT_MS', '99'],
+    ['DATABASE_QUERY_TIMEOUT_MS', '-1'],
   ])('%s=%j → ConfigError', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
   });

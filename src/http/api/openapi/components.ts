@@ -502,7 +502,7 @@ export const ERROR_DOCS = {
   price_unavailable: { when: 'No fresh exchange rate or upstream price; nothing is charged. Retry later.', message: 'No fresh price is available right now; nothing was charged. Retry later.' },
   service_unavailable: {
     when: 'The database (or another dependency the request needs) cannot be reached right now; `Retry-After` is set. May replace any other answer of a request that needs it. Nothing half-done is kept: a retry with the same Idempotency-Key is safe.',
-    message: 'The service cannot reach its database right now; nothing was changed. Retry after the number of seconds in Retry-After.',
+    message: 'The service cannot reach its database right now. Retry after the number of seconds in Retry-After; a retry with the same Idempotency-Key is safe.',
   },
   request_timeout: {
     when: 'The request’s headers or body did not arrive within the server’s time limits; the connection is closed.',
