@@ -7,6 +7,7 @@ import { referenceRoutes } from './api/openapi/routes.js';
 import { apiPlugin, BODY_LIMIT_BYTES } from './api/plugin.js';
 import { clientErrorHandler } from './client-error.js';
 import { handleError, handleNotFound } from './errors.js';
+import { errorForBrowsers, notFoundForBrowsers } from './web/pages/error.js';
 import { healthRoutes } from './health.js';
 import type { ServiceMetrics } from './metrics.js';
 import type { WebContext } from './web/context.js';
@@ -31,6 +32,10 @@ export interface AppOptions {
 }
 
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
+  // With the dashboard on, browsers get its pages for unknown URLs and unreadable requests
+  // outside /api; API clients always get the contract's JSON error.
+  const notFound = options.web ? notFoundForBrowsers : handleNotFound;
+  const onError = options.web ? errorForBrowsers : handleError;
   const app = Fastify({
     loggerInstance: options.logger,
     genReqId: () => newId('req'),
@@ -54,7 +59,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     // answer them itself, before any hook, with its own body and no Request-Id.
     frameworkErrors: (error, request, reply) => {
       reply.header('Request-Id', request.id);
-      return handleError(error, request, reply);
+      return onError(error, request, reply);
     },
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: false, allErrors: true } },
   }) as unknown as FastifyInstance;
@@ -65,11 +70,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     reply.header('Request-Id', request.id);
     // An unknown route answers 404 before anything else, its body unread (CONTRACT order of
     // checks); Fastify would otherwise parse the body first. Replying ends the hook chain.
-    if (request.is404) void handleNotFound(request, reply);
+    if (request.is404) void notFound(request, reply);
     else done();
   });
-  app.setErrorHandler(handleError);
-  app.setNotFoundHandler(handleNotFound);
+  app.setErrorHandler(onError);
+  app.setNotFoundHandler(notFound);
 
   options.metrics.instrument(app);
   healthRoutes(app, options.db, { depositAddress: options.depositAddress, liveStatus: options.liveStatus });

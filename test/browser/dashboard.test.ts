@@ -67,7 +67,8 @@ describe.skipIf(!HAVE_CHROMIUM || testEngine === 'postgres')('the dashboard in C
     page.on('console', (message) => {
       // A wrong password (401) and a dead link (404) are error statuses Chromium reports as failed resources: expected.
       const expected =
-        (/\/login$/.test(page.url()) && /status of 401/.test(message.text())) || (/\/set-password\//.test(page.url()) && /status of 404/.test(message.text()));
+        (/\/login$/.test(page.url()) && /status of 401/.test(message.text())) ||
+        (/\/(set-password\/|no-such-page)/.test(page.url()) && /status of 404/.test(message.text()));
       if (message.type() === 'error' && !expected) problems.push(`console error on ${page.url()}: ${message.text()}`);
     });
     page.on('pageerror', (error) => problems.push(`page error on ${page.url()}: ${error.message}`));
@@ -114,6 +115,73 @@ describe.skipIf(!HAVE_CHROMIUM || testEngine === 'postgres')('the dashboard in C
   };
 
   const email = `browser-${testEngine}-${Date.now()}@example.com`;
+
+  /**
+   * The header at one width: the element at the centre of every navigation link, of the
+   * test-mode switch and of "Log out" is that control (nothing covers it), nothing in the header
+   * scrolls or sticks out of the window, and the signed-in e-mail is visible in full. On a
+   * phone the navigation is behind the "Menu" button, which opens it.
+   */
+  async function checkHeader(width: number): Promise<void> {
+    await page.setViewportSize({ width, height: 900 });
+    await page.goto(`${h.url}/test/orders`);
+    const toggle = page.getByRole('button', { name: 'Menu' });
+    if (width < 760) {
+      expect(await page.locator('.mainnav').isVisible(), `${width}px: the menu starts closed`).toBe(false);
+      await toggle.click();
+      await expect.poll(() => page.locator('.mainnav').isVisible()).toBe(true);
+      expect(await toggle.getAttribute('aria-expanded')).toBe('true');
+    } else {
+      expect(await toggle.isVisible(), `${width}px: no menu button`).toBe(false);
+    }
+    // In-page code is a string: the tests compile without the DOM library.
+    const report = (await page.evaluate(`(() => {
+      const controls = Array.from(document.querySelectorAll('.mainnav a, .mode-switch, .logout-form button'));
+      const covered = [];
+      for (const control of controls) {
+        const r = control.getBoundingClientRect();
+        const hit = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
+        if (!hit || !control.contains(hit)) covered.push(\`\${(control.textContent ?? '').trim()} is under \${hit ? hit.outerHTML.slice(0, 80) : 'nothing'}\`);
+      }
+      const scrolling = [];
+      const outside = [];
+      for (const el of Array.from(document.querySelectorAll('.chrome, .chrome *'))) {
+        const style = getComputedStyle(el);
+        if (/auto|scroll/.test(style.overflowX) && el.scrollWidth > el.clientWidth) scrolling.push(el.className || el.tagName);
+        const r = el.getBoundingClientRect();
+        if (r.width > 1 && (r.left < 0 || r.right > window.innerWidth + 0.5)) outside.push(el.className || el.tagName);
+      }
+      const account = document.querySelector('.account-email');
+      const box = account?.getBoundingClientRect();
+      return {
+        controls: controls.length,
+        covered,
+        scrolling,
+        outside,
+        account: account && box ? { text: account.textContent ?? '', shown: box.width > 0 && box.right <= window.innerWidth, cut: account.scrollWidth > account.clientWidth } : null,
+      };
+})()`)) as { controls: number; covered: string[]; scrolling: string[]; outside: string[]; account: { text: string; shown: boolean; cut: boolean } | null };
+    expect(report.controls, `${width}px: 8 links, the switch, Log out`).toBe(10);
+    expect(report.covered, `${width}px: controls covered`).toEqual([]);
+    expect(report.scrolling, `${width}px: header parts that scroll`).toEqual([]);
+    expect(report.outside, `${width}px: header parts outside the window`).toEqual([]);
+    expect(report.account?.text, `${width}px: the account`).toContain(email);
+    expect(report.account?.shown && !report.account.cut, `${width}px: the e-mail is visible in full`).toBe(true);
+    await check(`header-${width}`);
+  }
+
+  /** No page is wider than the window, and no table is wider than its box (nothing cut, nothing to scroll). */
+  async function checkFits(name: string): Promise<void> {
+    const overflow = (await page.evaluate(`(() => {
+      const wide = [];
+      if (document.documentElement.scrollWidth > window.innerWidth) wide.push(\`page \${document.documentElement.scrollWidth}px\`);
+      for (const wrap of Array.from(document.querySelectorAll('.table-wrap'))) {
+        if (wrap.scrollWidth > wrap.clientWidth) wide.push(\`table \${wrap.scrollWidth}px in \${wrap.clientWidth}px\`);
+      }
+      return wide;
+})()`)) as string[];
+    expect(overflow, `${name} at ${page.viewportSize()?.width}px`).toEqual([]);
+  }
 
   /** Reissue a test key through the UI; returns the key shown once. */
   async function reissueTestKey(name: string): Promise<string> {
@@ -215,6 +283,8 @@ describe.skipIf(!HAVE_CHROMIUM || testEngine === 'postgres')('the dashboard in C
     expect(timeline).toContain('Order created');
     expect(timeline).toContain('Processing');
     expect(timeline).toContain('Delivered');
+    expect(await page.locator('main .badge').count(), 'the order page shows its status once').toBe(1);
+    expect(await page.locator('dl.details dt', { hasText: /^Status$/ }).count()).toBe(0);
     await check('order-detail', { docs: true });
 
     // ---- The orders list: the order, then a search for its external_id ----
@@ -261,17 +331,31 @@ describe.skipIf(!HAVE_CHROMIUM || testEngine === 'postgres')('the dashboard in C
     expect(fresh.status).toBe(200);
     expect(fresh.body.balance.value).toBe('49.75');
 
+    // ---- The header at every width; every page fits 1280 px (tables included) ----
+    for (const width of [390, 1024, 1280, 1440, 1920]) await checkHeader(width);
+    await page.setViewportSize({ width: 1280, height: 860 });
+    const pages = [
+      ['overview', '/test'],
+      ['top-up-test', '/test/top-up'],
+      ['top-up', '/top-up?amount=5'],
+      ['keys', '/test/keys'],
+      ['orders', '/test/orders'],
+      ['order-detail', `/test/orders/${orderId}`],
+      ['balance-history', '/test/balance'],
+      ['webhooks', '/test/webhooks'],
+      ['guide', '/test/guide'],
+    ] as const;
+    for (const [name, url] of pages) {
+      await page.goto(`${h.url}${url}`);
+      await checkFits(name);
+    }
+
     // ---- A phone-sized screen: no sideways scrolling, the test-mode banner still there ----
     await page.setViewportSize({ width: 390, height: 844 });
-    for (const [name, url] of [
-      ['phone-overview', '/test'],
-      ['phone-orders', '/test/orders'],
-      ['phone-top-up', '/top-up?amount=5'],
-      ['phone-order-detail', `/test/orders/${orderId}`],
-    ] as const) {
+    for (const [name, url] of pages) {
       await page.goto(`${h.url}${url}`);
-      expect(await page.evaluate('document.documentElement.scrollWidth <= window.innerWidth'), `${name} fits a phone`).toBe(true);
-      await check(name);
+      await checkFits(`phone-${name}`);
+      if (['overview', 'orders', 'order-detail', 'balance-history', 'top-up'].includes(name)) await check(`phone-${name}`);
     }
     expect(await page.locator('.test-banner').isVisible()).toBe(true);
     await page.setViewportSize({ width: 1280, height: 860 });
@@ -283,6 +367,16 @@ describe.skipIf(!HAVE_CHROMIUM || testEngine === 'postgres')('the dashboard in C
     await check('logged-out');
     await page.goto(`${h.url}/test/orders`);
     await page.waitForURL(/\/login\?next=%2Ftest%2Forders/);
+
+    // ---- A mistyped URL: the dashboard's own page for a browser, the JSON error for an API client ----
+    const missing = await page.goto(`${h.url}/no-such-page`);
+    expect(missing?.status()).toBe(404);
+    expect(await page.locator('h1').innerText()).toBe('Page not found');
+    expect(await page.getByRole('link', { name: 'Go to the overview' }).getAttribute('href')).toBe('/');
+    await check('not-found');
+    const json = await fetch(`${h.url}/no-such-page`);
+    expect(json.status).toBe(404);
+    expect(((await json.json()) as any).error.code).toBe('not_found');
 
     // ---- A set-password link that does not work ----
     await page.goto(`${h.url}/set-password/${'A'.repeat(43)}`);

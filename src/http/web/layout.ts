@@ -64,17 +64,18 @@ ${testOn ? html`<div class="test-banner" role="note"><strong>Test mode</strong> 
 <header class="topbar">
   <div class="topbar-inner">
     <a class="brand" href="${modePath(mode, '/')}" aria-label="Starport overview">${brand}</a>
-    <nav class="mainnav" aria-label="Main">
-      <ul>${nav}<li><a href="/docs">Docs</a></li></ul>
-    </nav>
-    <div class="topbar-tools">
-      <a class="mode-switch${testOn ? ' is-on' : ''}" href="${modePath(other, sectionPath)}" title="${testOn ? 'Switch to live data' : 'Switch to test data'}">
-        <span class="switch-track" aria-hidden="true"><span class="switch-thumb"></span></span>
-        <span>Test mode<span class="visually-hidden">${testOn ? ' is on: switch to live data' : ' is off: switch to test data'}</span></span>
-      </a>
+    <a class="mode-switch${testOn ? ' is-on' : ''}" href="${modePath(other, sectionPath)}" title="${testOn ? 'Switch to live data' : 'Switch to test data'}">
+      <span class="switch-track" aria-hidden="true"><span class="switch-thumb"></span></span>
+      <span>Test mode<span class="visually-hidden">${testOn ? ' is on: switch to live data' : ' is off: switch to test data'}</span></span>
+    </a>
+    <button type="button" class="button button-secondary button-small menu-toggle" aria-expanded="false" aria-controls="site-menu" hidden>Menu</button>
+    <div id="site-menu" class="site-menu">
+      <nav class="mainnav" aria-label="Main">
+        <ul>${nav}<li><a href="/docs">Docs</a></li></ul>
+      </nav>
       <form method="post" action="/logout" class="logout-form">
         ${csrfField(view.csrf)}
-        <span class="account-email" title="${view.session.email}">${view.session.email}</span>
+        <span class="account-email" title="${view.session.email}" data-testid="account-email"><span class="visually-hidden">Signed in as </span>${view.session.email}</span>
         <button type="submit" class="button button-quiet button-small">Log out</button>
       </form>
     </div>

@@ -3,6 +3,25 @@
 // Served as a file from our origin (the Content-Security-Policy allows no inline script).
 (function () {
   'use strict';
+  document.documentElement.classList.add('js');
+
+  // ---- Phones: the navigation and the account fold into a menu behind the "Menu" button ----
+  var menuToggle = document.querySelector('.menu-toggle');
+  var siteMenu = document.getElementById('site-menu');
+  if (menuToggle && siteMenu) {
+    var setMenu = function (open) {
+      menuToggle.setAttribute('aria-expanded', String(open));
+      siteMenu.classList.toggle('is-open', open);
+    };
+    menuToggle.hidden = false;
+    menuToggle.addEventListener('click', function () { setMenu(menuToggle.getAttribute('aria-expanded') !== 'true'); });
+    document.addEventListener('keydown', function (event) {
+      if (event.key === 'Escape' && menuToggle.getAttribute('aria-expanded') === 'true') {
+        setMenu(false);
+        menuToggle.focus();
+      }
+    });
+  }
 
   var announcer = document.createElement('div');
   announcer.className = 'visually-hidden';
