@@ -205,7 +205,22 @@ describe.skipIf(!HAVE_CHROMIUM || testEngine === 'postgres')('the dashboard in C
     await page.getByLabel('E-mail').fill(email);
     await page.getByLabel('Password').fill(PASSWORD);
     await page.getByRole('button', { name: 'Create account' }).click();
+    // ---- Both new keys, once, and each works against the API ----
+    await page.getByTestId('new-key-test').waitFor();
+    const signupKeys = { live: await page.getByTestId('new-key-live').inputValue(), test: await page.getByTestId('new-key-test').inputValue() };
+    expect(signupKeys.live).toMatch(/^sk_live_[0-9A-Za-z]{38}$/);
+    expect(signupKeys.test).toMatch(/^sk_test_[0-9A-Za-z]{38}$/);
+    for (const mode of ['live', 'test'] as const) {
+      const balance = await api('GET', '/balance', signupKeys[mode]);
+      expect(balance.status, mode).toBe(200);
+      expect(balance.body.mode).toBe(mode);
+    }
+    await page.getByRole('button', { name: 'Copy the test key' }).click();
+    await expect.poll(() => page.evaluate('navigator.clipboard.readText()')).toBe(signupKeys.test);
+    await check('signup-keys', { docs: true });
+    await page.getByRole('link', { name: 'I have saved them' }).click();
     await page.waitForURL(`${h.url}/test?notice=welcome`);
+    expect(await page.content()).not.toContain(signupKeys.test);
     await expect.poll(() => page.locator('.notice-success').innerText()).toContain('Your account is ready.');
     await expect.poll(() => page.locator('.test-banner').isVisible()).toBe(true);
     // Keyboard: the first Tab lands on the skip link.
@@ -256,7 +271,7 @@ describe.skipIf(!HAVE_CHROMIUM || testEngine === 'postgres')('the dashboard in C
     await expect.poll(() => page.evaluate('navigator.clipboard.readText()')).toBe(memo);
     await check('top-up', { docs: true });
 
-    // ---- Reveal a test key (the signup key was never shown) ----
+    // ---- Reissue the test key (as after losing the one shown at sign-up) ----
     const firstKey = await reissueTestKey('keys-new-key');
     await page.getByRole('button', { name: 'Copy the new test key' }).click();
     await expect.poll(() => page.evaluate('navigator.clipboard.readText()')).toBe(firstKey);

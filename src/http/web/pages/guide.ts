@@ -26,7 +26,7 @@ export function guideRoutes(app: FastifyInstance, web: Web): void {
   </li>
   <li>
     <h2>Put your test key in your shell</h2>
-    <p>Your active test key starts with <code>${prefix}</code>. The full key was shown once, when it was created; if you do not have it, <a href="${modePath(mode, '/keys/reissue?mode=test')}">reissue the test key</a>.</p>
+    <p>Your active test key starts with <code>${prefix}</code>. The full key is shown only once: right after sign-up, and after each reissue. If you do not have it, <a href="${modePath(mode, '/keys/reissue?mode=test')}">reissue the test key</a>.</p>
     ${copyBlock('step-key', `export STARPORT_KEY="${prefix}…"   # paste your full test key here`, 'the export line')}
   </li>
   <li>

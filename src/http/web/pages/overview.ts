@@ -13,7 +13,7 @@ import type { Web } from '../plugin.js';
 const NOTICES: Record<string, Slot> = {
   welcome: notice(
     'success',
-    html`<strong>Your account is ready.</strong> You are in test mode: add test funds, reveal your test key and create a first order — nothing is charged.`,
+    html`<strong>Your account is ready.</strong> You are in test mode: add test funds and create a first order with the test key you saved — nothing is charged.`,
   ),
   password_set: notice('success', 'Your password is set. You are logged in.'),
 };
