@@ -321,7 +321,7 @@ describe('guide, assets and headers', () => {
     const accountId = await accountIdOf(h, email);
     const prefix = (await h.service.db.kysely.selectFrom('api_keys').select('display_prefix').where('account_id', '=', accountId).where('mode', '=', 'test').where('revoked_at', 'is', null).executeTakeFirstOrThrow()).display_prefix;
     const page = await client.get('/test/guide');
-    expect(page.body).toContain(`export STARPORT_KEY=&quot;${prefix}…&quot;`);
+    expect(page.body).toContain(`export STARPORT_API_KEY=&quot;${prefix}…&quot;`);
     expect(page.body).toContain('curl -X POST http://localhost:80/api/v1/orders');
     expect(page.body).toContain('href="/docs"');
   });
