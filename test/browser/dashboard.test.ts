@@ -14,8 +14,8 @@ import { type Harness, startHarness } from '../support/harness.js';
  * create an order with that key from the test, watch the order page reach `delivered`, reissue
  * the key and see the old one refused by the API, and log out. On every page axe-core must find
  * no serious or critical violation, the browser must log no error (a CSP violation is one), and
- * a screenshot is saved under test-artifacts/ (main pages also under docs/screenshots/ when
- * missing there, or always with UPDATE_SCREENSHOTS=1).
+ * a screenshot is saved under test-artifacts/. docs/screenshots/ is made by `npm run screenshots`
+ * (scripts/screenshots.mjs), from the same pages.
  *
  * Without Chromium the suite is skipped with a loud warning — unless BROWSER_TESTS=1 (CI, set
  * by .ci/run), where a missing browser is a failure.
@@ -33,7 +33,6 @@ if (!HAVE_CHROMIUM) {
 
 const RAW_ADDRESS = '0:2cf55953e92efbeadab7ba725c3f93a0b23f842cbba72d7b8e6f510a70e422e3';
 const ARTIFACTS = path.join(PROJECT_ROOT, 'test-artifacts', 'browser', testEngine);
-const DOCS_SHOTS = path.join(PROJECT_ROOT, 'docs', 'screenshots');
 const AXE_SOURCE = HAVE_CHROMIUM ? fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8') : '';
 const PASSWORD = 'a long browser passphrase';
 
@@ -85,7 +84,7 @@ describe.skipIf(!HAVE_CHROMIUM || testEngine === 'postgres')('the dashboard in C
   });
 
   /** axe-core on the current page, then a screenshot. axe is evaluated over CDP, which the page's CSP does not govern. */
-  async function check(name: string, options: { docs?: boolean } = {}): Promise<void> {
+  async function check(name: string): Promise<void> {
     await page.waitForLoadState('load');
     const hasAxe = await page.evaluate('typeof window.axe !== "undefined"');
     if (!hasAxe) await page.evaluate(AXE_SOURCE);
@@ -96,13 +95,6 @@ describe.skipIf(!HAVE_CHROMIUM || testEngine === 'postgres')('the dashboard in C
     expect(serious, `axe on ${name} (${page.url()}): ${JSON.stringify(serious, null, 2)}`).toEqual([]);
     const file = `${String(++shot).padStart(2, '0')}-${name}.png`;
     await page.screenshot({ path: path.join(ARTIFACTS, file), fullPage: true });
-    if (options.docs) {
-      const target = path.join(DOCS_SHOTS, `${name}.png`);
-      if (process.env.UPDATE_SCREENSHOTS === '1' || !fs.existsSync(target)) {
-        fs.mkdirSync(DOCS_SHOTS, { recursive: true });
-        await page.screenshot({ path: target, fullPage: true });
-      }
-    }
   }
 
   const api = async (method: string, url: string, key: string, body?: unknown, headers: Record<string, string> = {}) => {
@@ -194,7 +186,7 @@ describe.skipIf(!HAVE_CHROMIUM || testEngine === 'postgres')('the dashboard in C
     await page.getByTestId('new-key').waitFor();
     const key = await page.getByTestId('new-key').inputValue();
     expect(key).toMatch(/^sk_test_[0-9A-Za-z]{38}$/);
-    await check(name, { docs: name === 'keys-new-key' });
+    await check(name);
     return key;
   }
 
@@ -217,7 +209,7 @@ describe.skipIf(!HAVE_CHROMIUM || testEngine === 'postgres')('the dashboard in C
     }
     await page.getByRole('button', { name: 'Copy the test key' }).click();
     await expect.poll(() => page.evaluate('navigator.clipboard.readText()')).toBe(signupKeys.test);
-    await check('signup-keys', { docs: true });
+    await check('signup-keys');
     await page.getByRole('link', { name: 'I have saved them' }).click();
     await page.waitForURL(`${h.url}/test?notice=welcome`);
     expect(await page.content()).not.toContain(signupKeys.test);
@@ -239,6 +231,9 @@ describe.skipIf(!HAVE_CHROMIUM || testEngine === 'postgres')('the dashboard in C
     await page.getByLabel('Password').fill(PASSWORD);
     await page.getByRole('button', { name: 'Log in' }).click();
     await page.waitForURL(`${h.url}/`);
+    // The charts with no orders at all: drawn, empty.
+    await expect.poll(() => page.locator('.chart .uplot canvas').count()).toBe(3);
+    expect(await page.getByTestId('chart-summary-orders').innerText()).toBe('0 delivered, 0 failed');
     await check('overview-live-empty');
 
     // ---- Add test funds: switch to test mode with the toggle, then Top up ----
@@ -250,7 +245,7 @@ describe.skipIf(!HAVE_CHROMIUM || testEngine === 'postgres')('the dashboard in C
     await page.getByRole('button', { name: 'Add test funds' }).click();
     await page.waitForURL(`${h.url}/test/top-up?notice=funds_added`);
     expect(await page.getByTestId('test-available').innerText()).toBe('50 TON');
-    await check('top-up-test', { docs: true });
+    await check('top-up-test');
 
     // ---- Live top-up: the amount updates the link and the QR code as you type ----
     await page.goto(`${h.url}/top-up`);
@@ -269,7 +264,7 @@ describe.skipIf(!HAVE_CHROMIUM || testEngine === 'postgres')('the dashboard in C
     await expect.poll(() => page.locator('#amount-error').isVisible()).toBe(false);
     await page.getByRole('button', { name: 'Copy comment' }).click();
     await expect.poll(() => page.evaluate('navigator.clipboard.readText()')).toBe(memo);
-    await check('top-up', { docs: true });
+    await check('top-up');
 
     // ---- Reissue the test key (as after losing the one shown at sign-up) ----
     const firstKey = await reissueTestKey('keys-new-key');
@@ -279,7 +274,7 @@ describe.skipIf(!HAVE_CHROMIUM || testEngine === 'postgres')('the dashboard in C
     await page.waitForURL(`${h.url}/test/keys`);
     expect(await page.content()).not.toContain(firstKey);
     expect(await page.getByTestId('test-key-prefix').innerText()).toBe(`${firstKey.slice(0, 12)}…`);
-    await check('keys', { docs: true });
+    await check('keys');
 
     // ---- Use the key against the API, from the test ----
     const created = await api('POST', '/orders', firstKey, { product: 'stars', recipient: '@durov', quantity: 50, external_id: 'browser-order-1' }, { 'idempotency-key': `browser-${Date.now()}` });
@@ -300,7 +295,7 @@ describe.skipIf(!HAVE_CHROMIUM || testEngine === 'postgres')('the dashboard in C
     expect(timeline).toContain('Delivered');
     expect(await page.locator('main .badge').count(), 'the order page shows its status once').toBe(1);
     expect(await page.locator('dl.details dt', { hasText: /^Status$/ }).count()).toBe(0);
-    await check('order-detail', { docs: true });
+    await check('order-detail');
 
     // ---- The orders list: the order, then a search for its external_id ----
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Orders' }).click();
@@ -309,7 +304,7 @@ describe.skipIf(!HAVE_CHROMIUM || testEngine === 'postgres')('the dashboard in C
     expect(await row.innerText()).toContain('browser-order-1');
     expect(await row.innerText()).toContain('50 Stars');
     expect(await row.innerText()).toContain('Delivered');
-    await check('orders', { docs: true });
+    await check('orders');
     await page.getByLabel('Search').fill('browser-order-1');
     await page.getByRole('button', { name: 'Apply' }).click();
     await page.waitForURL(/q=browser-order-1/);
@@ -321,7 +316,22 @@ describe.skipIf(!HAVE_CHROMIUM || testEngine === 'postgres')('the dashboard in C
     // ---- Overview with the order, in test mode ----
     await page.goto(`${h.url}/test`);
     expect(await page.getByTestId('test-available').innerText()).toBe('49.75 TON');
-    await check('overview', { docs: true });
+    // The charts, from this order: one delivered today, 0.25 TON spent, 49.75 TON available.
+    await expect.poll(() => page.locator('.chart .uplot canvas').count()).toBe(3);
+    expect(await page.getByTestId('chart-summary-orders').innerText()).toBe('1 delivered, 0 failed');
+    expect(await page.getByTestId('chart-summary-spent').innerText()).toBe('0.25 TON on delivered orders');
+    const chartData = JSON.parse((await page.getByTestId('charts').getAttribute('data-chart')) as string);
+    expect([chartData.delivered.at(-1), chartData.spent.at(-1), chartData.balance.at(-1)]).toEqual([1, '0.25', '49.75']);
+    // uPlot drew the bar: the orders chart's canvas has green pixels (the delivered colour).
+    const drawn = await page.evaluate(`(() => {
+      const canvas = document.querySelector('[data-series="orders"] canvas');
+      const pixels = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height).data;
+      let green = 0;
+      for (let i = 0; i < pixels.length; i += 4) if (pixels[i + 1] > pixels[i] + 40 && pixels[i + 1] > pixels[i + 2] + 20) green++;
+      return green;
+    })()`);
+    expect(drawn, 'delivered bar pixels').toBeGreaterThan(20);
+    await check('overview');
 
     // ---- Balance history: the funding and the order's reserve and debit, with a CSV export ----
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Balance history' }).click();
