@@ -14,10 +14,13 @@ import { deleteAccountSessions } from './sessions.js';
 export const PASSWORD_LINK_TTL_MS = 72 * 60 * 60 * 1000;
 
 export type SignUpResult =
-  | { ok: true; accountId: string }
+  | { ok: true; accountId: string; liveKey: string; testKey: string }
   | { ok: false; reason: 'invalid_email' | 'weak_password' | 'unavailable' | 'throttled'; message: string };
 
-/** A new account (both balances at 0, both keys issued and never shown) with a dashboard login. */
+/**
+ * A new account (both balances at 0, both keys issued) with a dashboard login. The two keys
+ * are returned for the sign-up answer to show once; only their hashes are stored.
+ */
 export async function signUp(db: Db, input: { email: string; password: string; ip: string }, now = Date.now()): Promise<SignUpResult> {
   const email = normalizeEmail(input.email);
   const weak = passwordProblem(input.password);
@@ -27,9 +30,9 @@ export async function signUp(db: Db, input: { email: string; password: string; i
   }
   await recordSignup(db, email, input.ip, now);
   const passwordHash = await hashPassword(input.password);
-  let accountId: string;
+  let created: { accountId: string; liveKey: string; testKey: string };
   try {
-    ({ accountId } = await createAccount(db, email, now));
+    created = await createAccount(db, email, now);
   } catch (error) {
     if (!(error instanceof AccountError)) throw error;
     if (/already exists/.test(error.message)) {
@@ -43,8 +46,8 @@ export async function signUp(db: Db, input: { email: string; password: string; i
   }
   // createAccount commits on its own; the login row follows. Should this insert ever fail,
   // the account exists without a password and `account invite` gives it one.
-  await db.kysely.insertInto('dashboard_users').values({ account_id: accountId, password_hash: passwordHash, created_at: now, updated_at: now }).execute();
-  return { ok: true, accountId };
+  await db.kysely.insertInto('dashboard_users').values({ account_id: created.accountId, password_hash: passwordHash, created_at: now, updated_at: now }).execute();
+  return { ok: true, ...created };
 }
 
 export type LogInResult = { ok: true; accountId: string } | { ok: false; reason: 'invalid' | 'throttled' | 'disabled' };

@@ -1,4 +1,4 @@
-import Fastify, { type FastifyError, type FastifyInstance, LogController } from 'fastify';
+import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest, LogController } from 'fastify';
 import type { Logger } from 'pino';
 import { ApiError } from '../domain/api-error.js';
 import { newId } from '../domain/random.js';
@@ -8,6 +8,7 @@ import { referenceRoutes } from './api/openapi/routes.js';
 import { apiPlugin, BODY_LIMIT_BYTES } from './api/plugin.js';
 import { clientErrorHandler } from './client-error.js';
 import { handleError, handleNotFound } from './errors.js';
+import { errorForBrowsers, notFoundForBrowsers } from './web/pages/error.js';
 import { healthRoutes } from './health.js';
 import type { ServiceMetrics } from './metrics.js';
 import type { WebContext } from './web/context.js';
@@ -36,6 +37,13 @@ export interface AppOptions {
 
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const limits = options.limits ?? httpLimits({});
+  const { engine } = options.db;
+  // With the dashboard on, browsers get its pages for unknown URLs and unreadable requests
+  // outside /api; API clients always get the contract's JSON error.
+  const notFound = options.web ? notFoundForBrowsers : handleNotFound;
+  const onError = options.web
+    ? (error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply) => errorForBrowsers(error, request, reply, engine)
+    : (error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply) => handleError(error, request, reply, engine);
   const app = Fastify({
     loggerInstance: options.logger,
     genReqId: () => newId('req'),
@@ -66,7 +74,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     // answer them itself, before any hook, with its own body and no Request-Id.
     frameworkErrors: (error, request, reply) => {
       reply.header('Request-Id', request.id);
-      return handleError(error, request, reply, options.db.engine);
+      return onError(error, request, reply);
     },
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: false, allErrors: true } },
   }) as unknown as FastifyInstance;
@@ -85,11 +93,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     }
     // An unknown route answers 404 before anything else, its body unread (CONTRACT order of
     // checks); Fastify would otherwise parse the body first. Replying ends the hook chain.
-    if (request.is404) void handleNotFound(request, reply);
+    if (request.is404) void notFound(request, reply);
     else done();
   });
-  app.setErrorHandler((error: FastifyError, request, reply) => handleError(error, request, reply, options.db.engine));
-  app.setNotFoundHandler(handleNotFound);
+  app.setErrorHandler(onError);
+  app.setNotFoundHandler(notFound);
 
   options.metrics.instrument(app);
   healthRoutes(app, options.db, { depositAddress: options.depositAddress, liveStatus: options.liveStatus });

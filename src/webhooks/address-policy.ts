@@ -114,7 +114,10 @@ export function refusalFor(address: string, mode: Mode, policy: DestinationPolic
   const kind = classifyAddress(address);
   if (kind === 'public') return undefined;
   if (kind === 'loopback' && mode === 'test' && policy.allowLoopback) return undefined;
-  return `${address} is a ${kind.replace('_', '-')} address; webhooks are only sent to public internet addresses`;
+  const refusal = `${address} is a ${kind.replace('_', '-')} address; webhooks are only sent to public internet addresses`;
+  // A developer pointing a test endpoint at their own machine learns which setting allows it (docs/operations.md).
+  if (kind === 'loopback' && mode === 'test') return `${refusal} (for development, the operator setting WEBHOOK_ALLOW_LOOPBACK=1 allows loopback for test-mode endpoints)`;
+  return refusal;
 }
 
 const MAX_URL_LENGTH = 2048;

@@ -218,12 +218,13 @@ describe('migrate', () => {
 });
 
 describe('account create', () => {
-  test('--json prints exactly one document with the account id and both keys, which work', async () => {
+  test('--json prints exactly one document with the account id, both keys, which work, and a set-password link', async () => {
     const args = ['account', 'create', '--email', email(), '--json'];
     const result = await cli(args);
     expectExit(args, result, 0);
     const document = parseJsonStdout(result);
-    expect(Object.keys(document).sort()).toEqual(['account_id', 'live_key', 'test_key']);
+    expect(Object.keys(document).sort()).toEqual(['account_id', 'live_key', 'set_password_expires_at', 'set_password_url', 'test_key']);
+    expect(document.set_password_url).toMatch(/^https?:\/\/[^/]+\/set-password\/[A-Za-z0-9_-]{43}$/);
     expect(document.account_id).toMatch(/^acct_[0-9A-Za-z]+$/);
     expect(document.live_key).toMatch(KEY);
     expect(document.live_key.startsWith('sk_live_')).toBe(true);
@@ -248,6 +249,7 @@ describe('account create', () => {
     expect(result.stdout).toMatch(/acct_[0-9A-Za-z]+/);
     expect(result.stdout).toMatch(/sk_live_[0-9A-Za-z]{38}/);
     expect(result.stdout).toMatch(/sk_test_[0-9A-Za-z]{38}/);
+    expect(result.stdout).toMatch(/one-time link to set a password[^\n]*\n\S+\/set-password\/[A-Za-z0-9_-]{43}/);
     expect(() => JSON.parse(result.stdout)).toThrow();
   });
 

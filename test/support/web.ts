@@ -119,7 +119,9 @@ export async function signedUp(h: Harness, ip?: string): Promise<{ client: WebCl
   const client = new WebClient(h, ip);
   const email = newEmail();
   const page = await client.signUp(email);
-  expect(page.status, page.body.slice(0, 500)).toBe(303);
+  // Sign-up answers with the new account's two keys, shown once.
+  expect(page.status, page.body.slice(0, 500)).toBe(200);
+  expect(page.body).toContain('data-testid="new-key-test"');
   expect(client.session).toBeTruthy();
   return { client, email };
 }

@@ -85,6 +85,10 @@ describe('refusalFor', () => {
 
   test('test mode allows loopback only when the operator enabled it, and never private ranges', () => {
     expect(refusalFor('127.0.0.1', 'test', { allowLoopback: false })).toMatch(/loopback/);
+    // The refusal names the operator setting that allows it; live-mode refusals do not offer it.
+    expect(refusalFor('127.0.0.1', 'test', { allowLoopback: false })).toContain('WEBHOOK_ALLOW_LOOPBACK=1');
+    expect(refusalFor('127.0.0.1', 'live', { allowLoopback: false })).not.toContain('WEBHOOK_ALLOW_LOOPBACK');
+    expect(refusalFor('10.0.0.1', 'test', { allowLoopback: false })).not.toContain('WEBHOOK_ALLOW_LOOPBACK');
     expect(refusalFor('127.0.0.1', 'test', { allowLoopback: true })).toBeUndefined();
     expect(refusalFor('::1', 'test', { allowLoopback: true })).toBeUndefined();
     expect(refusalFor('::ffff:127.0.0.1', 'test', { allowLoopback: true })).toBeUndefined();

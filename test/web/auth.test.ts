@@ -29,8 +29,25 @@ describe('sign up', () => {
     expect(form.body).toContain('autocomplete="new-password"');
     const email = newEmail('signup');
     const done = await client.post('/signup', { email, password: PASSWORD, _csrf: form.csrf as string });
-    expect(done.status).toBe(303);
-    expect(done.location).toBe('/test?notice=welcome');
+    // The answer shows both new keys once; each works against the API in its own mode.
+    expect(done.status).toBe(200);
+    expect(done.headers['cache-control']).toBe('no-store');
+    const keyOf = (m: string) => new RegExp(`value="(sk_${m}_[0-9A-Za-z]+)"[^>]*data-testid="new-key-${m}"`).exec(done.body)?.[1] as string;
+    const liveKey = keyOf('live');
+    const testKey = keyOf('test');
+    expect(liveKey).toMatch(/^sk_live_[0-9A-Za-z]{38}$/);
+    expect(testKey).toMatch(/^sk_test_[0-9A-Za-z]{38}$/);
+    expect(done.body).toContain('href="/test?notice=welcome"');
+    for (const [key, mode] of [[liveKey, 'live'], [testKey, 'test']] as const) {
+      const balance = await h.inject({ method: 'GET', url: '/api/v1/balance', headers: { authorization: `Bearer ${key}` } });
+      expect(balance.statusCode, mode).toBe(200);
+      expect(balance.json().mode).toBe(mode);
+    }
+    // Once: no later page carries them, and the keys page shows only their prefixes.
+    const keysPage = await client.get('/test/keys');
+    expect(keysPage.body).not.toContain(liveKey);
+    expect(keysPage.body).not.toContain(testKey);
+    expect(keysPage.body).toContain(`${testKey.slice(0, 12)}…`);
     const cookie = String(done.headers['set-cookie']);
     expect(cookie).toMatch(/sp_session=[A-Za-z0-9_-]{43}/);
     expect(cookie).toMatch(/HttpOnly/i);
@@ -39,6 +56,7 @@ describe('sign up', () => {
 
     const overview = await client.get('/test?notice=welcome');
     expect(overview.status).toBe(200);
+    expect(overview.body).not.toContain(testKey);
     expect(overview.body).toContain('Your account is ready.');
     expect(overview.body).toContain(email);
     expect(overview.body).toMatch(/data-testid="live-available">0 TON</);

@@ -25,7 +25,7 @@ afterAll(async () => {
   await h?.close();
 });
 
-const idsOn = (body: string) => [...body.matchAll(/<tr>\s*<td data-label="Date"><time datetime="([^"]+)"/g)].length;
+const idsOn = (body: string) => [...body.matchAll(/<tr>\s*<td data-label="Date" class="when"><time datetime="([^"]+)"/g)].length;
 
 describe('page', () => {
   test('newest first, 50 a page, Older then Newer; the nav links it; live shows only live', async () => {

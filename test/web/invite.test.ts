@@ -38,6 +38,33 @@ async function invite(email: string): Promise<{ url: string; path: string; token
   return { url: json.url, path: url.pathname, token: url.pathname.split('/').pop() as string, json };
 }
 
+describe('account create', { timeout: 60_000 }, () => {
+  test('prints a one-time link with which the new account sets its dashboard password and logs in', async () => {
+    const email = newEmail('create');
+    const args = ['account', 'create', '--email', email, '--json'];
+    const result = await cli(args);
+    expect(result.code, describeRun(args, result)).toBe(0);
+    const created = parseJsonStdout(result);
+    expect(created.set_password_url.startsWith(`${h.url}/set-password/`)).toBe(true);
+    expect(Date.parse(created.set_password_expires_at) - Date.now()).toBeGreaterThan(71 * 3600 * 1000);
+    // The walkthrough's path: sign-up with this e-mail is refused, the link is the way in.
+    const refused = await new WebClient(h, '10.3.9.1').signUp(email);
+    expect(refused.status).toBe(400);
+    const path = new URL(created.set_password_url).pathname;
+    const browser = new WebClient(h, '10.3.9.2');
+    const form = await browser.get(path);
+    expect(form.status).toBe(200);
+    expect(form.body).toContain(email);
+    const done = await browser.post(path, { password: PASSWORD, password_again: PASSWORD, _csrf: form.csrf as string });
+    expect(done.status).toBe(303);
+    expect((await browser.get('/')).body).toContain(email);
+    // Once.
+    expect((await new WebClient(h, '10.3.9.3').get(path)).status).toBe(404);
+    // And the password logs in from another browser.
+    expect((await new WebClient(h, '10.3.9.4').logIn(email, PASSWORD)).status).toBe(303);
+  });
+});
+
 describe('account invite', { timeout: 60_000 }, () => {
   test('an operator-created account sets its password through the link, once, and is logged in', async () => {
     const account = await h.account();

@@ -323,7 +323,7 @@ describe('guide, assets and headers', () => {
     const accountId = await accountIdOf(h, email);
     const prefix = (await h.service.db.kysely.selectFrom('api_keys').select('display_prefix').where('account_id', '=', accountId).where('mode', '=', 'test').where('revoked_at', 'is', null).executeTakeFirstOrThrow()).display_prefix;
     const page = await client.get('/test/guide');
-    expect(page.body).toContain(`export STARPORT_KEY=&quot;${prefix}…&quot;`);
+    expect(page.body).toContain(`export STARPORT_API_KEY=&quot;${prefix}…&quot;`);
     expect(page.body).toContain('curl -X POST http://localhost:80/api/v1/orders');
     expect(page.body).toContain('href="/docs"');
   });
@@ -345,6 +345,43 @@ describe('guide, assets and headers', () => {
     expect(login.body).not.toMatch(/<script(?![^>]*\bsrc=)/);
     expect(login.body).not.toMatch(/\sstyle="/);
     expect(login.headers['x-frame-options']).toBe('DENY');
+  });
+});
+
+describe('error pages', () => {
+  const BROWSER = 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8';
+
+  test('a mistyped URL outside /api is the dashboard’s 404 page for a browser and the JSON error for an API client', async () => {
+    for (const url of ['/no-such-page', '/test/nope', '/orders/x/y?z=1']) {
+      const page = await h.inject({ method: 'GET', url, headers: { accept: BROWSER } });
+      expect(page.statusCode, url).toBe(404);
+      expect(page.headers['content-type']).toBe('text/html; charset=utf-8');
+      expect(page.body).toContain('<h1>Page not found</h1>');
+      expect(page.headers['content-security-policy']).toContain("script-src 'self'");
+      expect(page.headers['request-id']).toMatch(/^req_/);
+      for (const accept of [undefined, '*/*', 'application/json']) {
+        const json = await h.inject({ method: 'GET', url, headers: accept ? { accept } : {} });
+        expect(json.statusCode, `${url} ${accept}`).toBe(404);
+        expect(json.json().error.code).toBe('not_found');
+      }
+    }
+    // The API stays JSON whatever the client accepts; so do the probes and a POST to nowhere.
+    for (const [method, url] of [['GET', '/api/v1/nope'], ['GET', '/api'], ['POST', '/no-such-page']] as const) {
+      const res = await h.inject({ method, url, headers: { accept: BROWSER } });
+      expect(res.statusCode, url).toBe(404);
+      expect(res.json().error.code, url).toBe('not_found');
+    }
+    const health = await h.inject({ method: 'GET', url: '/healthz', headers: { accept: BROWSER } });
+    expect(health.headers['content-type']).toMatch(/^application\/json/);
+  });
+
+  test('an unreadable URL from a browser is an error page, from an API client the contract error', async () => {
+    const page = await h.inject({ method: 'GET', url: '/orders/%E0%A4%A', headers: { accept: BROWSER } });
+    expect(page.statusCode).toBe(400);
+    expect(page.body).toContain('This request could not be read');
+    const json = await h.inject({ method: 'GET', url: '/api/v1/orders/%E0%A4%A', headers: { accept: BROWSER } });
+    expect(json.statusCode).toBe(400);
+    expect(json.json().error.code).toBe('invalid_request');
   });
 });
 

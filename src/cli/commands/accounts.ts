@@ -1,4 +1,7 @@
 import { AccountError, createAccount, reissueKey } from '../../accounts/accounts.js';
+import { issuePasswordLink } from '../../accounts/dashboard-users.js';
+import { formatTimestamp } from '../../domain/time.js';
+import { dashboardOrigin } from './dashboard.js';
 import {
   type AccountStatus,
   type AccountSummary,
@@ -32,22 +35,32 @@ import {
 
 export const accountCreate: Command = {
   path: ['account', 'create'],
-  summary: 'Create an account with a live and a test API key (shown once)',
-  usage: `starport account create --email EMAIL [--reason TEXT] [--actor NAME] [--json]\n\n${ACTOR_HELP}`,
+  summary: 'Create an account with a live and a test API key (shown once) and a dashboard set-password link',
+  usage:
+    `starport account create --email EMAIL [--reason TEXT] [--actor NAME] [--json]\n\n` +
+    'Also prints a one-time link (72 hours, like `account invite`) with which the account holder sets\n' +
+    'a dashboard password and logs in; links start with PUBLIC_URL (default http://HOST:PORT).\n\n' +
+    ACTOR_HELP,
   options: { email: { type: 'string' }, reason: { type: 'string' }, ...actorOption },
   async run(values, io) {
     const email = required(values, 'email');
     const reason = optionalReasonOf(values);
     const actor = actorOf(values);
     const now = Date.now();
-    const account = await withDatabase((db) =>
-      createAccount(db, email, now, (tx, created) =>
+    const origin = dashboardOrigin();
+    // The link follows the account's own commit: should it fail, `account invite` issues one.
+    const { account, link } = await withDatabase(async (db) => {
+      const account = await createAccount(db, email, now, (tx, created) =>
         recordAudit(tx, { actor, action: 'account.create', accountId: created.accountId, reason, details: { email: email.trim().toLowerCase() }, now }),
-      ),
-    ).catch(rethrowAccountError);
+      );
+      return { account, link: await issuePasswordLink(db, email, now) };
+    }).catch(rethrowAccountError);
+    const url = `${origin}/set-password/${link.token}`;
+    const expiresAt = formatTimestamp(link.expiresAt);
     io.result(
-      { account_id: account.accountId, live_key: account.liveKey, test_key: account.testKey },
-      `account ${account.accountId}\nlive key: ${account.liveKey}\ntest key: ${account.testKey}\nKeys are shown once; store them now.`,
+      { account_id: account.accountId, live_key: account.liveKey, test_key: account.testKey, set_password_url: url, set_password_expires_at: expiresAt },
+      `account ${account.accountId}\nlive key: ${account.liveKey}\ntest key: ${account.testKey}\nKeys are shown once; store them now.\n` +
+        `Dashboard: open this one-time link to set a password and log in (works once, until ${expiresAt}):\n${url}`,
     );
     return 0;
   },

@@ -5,6 +5,12 @@ import { formatTimestamp } from '../../domain/time.js';
 import { type Command, required, UsageError } from '../command.js';
 import { withDatabase } from '../database.js';
 
+/** Where the dashboard's links point: PUBLIC_URL, else http://HOST:PORT. */
+export function dashboardOrigin(): string {
+  const config = loadConfig();
+  return config.publicUrl ?? `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${config.port}`;
+}
+
 /**
  * `account invite`: a one-time link to set the dashboard password of an existing account. The
  * same link resets a forgotten password. No e-mail is sent: the operator hands the link over.
@@ -19,8 +25,7 @@ export const accountInvite: Command = {
   options: { email: { type: 'string' } },
   async run(values, io) {
     const email = required(values, 'email');
-    const config = loadConfig();
-    const origin = config.publicUrl ?? `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${config.port}`;
+    const origin = dashboardOrigin();
     const link = await withDatabase((db) => issuePasswordLink(db, email)).catch((error: unknown) => {
       if (error instanceof AccountError) throw new UsageError(error.message);
       throw error;

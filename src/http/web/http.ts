@@ -51,3 +51,32 @@ export function originOf(request: FastifyRequest, publicUrl: string | undefined)
 export function crossSite(request: FastifyRequest): boolean {
   return request.headers['sec-fetch-site'] === 'cross-site';
 }
+
+/**
+ * A strict policy: our own files only, no inline script or style, no framing, forms post only
+ * to us. The QR code is an <img> from our origin.
+ */
+const CSP = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self'",
+  "connect-src 'self'",
+  "form-action 'self'",
+  "frame-ancestors 'none'",
+  "base-uri 'none'",
+].join('; ');
+
+/** The security headers of every dashboard answer (pages, files, and the service's error pages for browsers). */
+export function pageHeaders(request: FastifyRequest, reply: FastifyReply): void {
+  reply.header('content-security-policy', CSP);
+  reply.header('x-content-type-options', 'nosniff');
+  reply.header('x-frame-options', 'DENY');
+  if (!reply.hasHeader('referrer-policy')) reply.header('referrer-policy', 'same-origin');
+  reply.header('cross-origin-opener-policy', 'same-origin');
+  reply.header('cross-origin-resource-policy', 'same-origin');
+  reply.header('permissions-policy', 'camera=(), microphone=(), geolocation=(), payment=()');
+  if (isHttps(request)) reply.header('strict-transport-security', 'max-age=31536000');
+  // Pages show balances and, once, new keys: never stored by the browser or a proxy.
+  if (!reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store');
+}

@@ -24,7 +24,7 @@ const NAV: { section: Section; label: string; path: string }[] = [
   { section: 'guide', label: 'First order', path: '/guide' },
 ];
 
-export function document(options: { title: string; body: Slot; bodyClass?: string }): Html {
+export function document(options: { title: string; body: Slot; bodyClass?: string; charts?: boolean }): Html {
   return html`<!doctype html>
 <html lang="en">
 <head>
@@ -33,7 +33,9 @@ export function document(options: { title: string; body: Slot; bodyClass?: strin
 <meta name="color-scheme" content="light">
 <title>${options.title} · Starport</title>
 <link rel="icon" href="${ASSET_URLS.icon}" type="image/svg+xml">
-<link rel="stylesheet" href="${ASSET_URLS.css}">
+${options.charts ? html`<link rel="stylesheet" href="${ASSET_URLS.chartCss}">
+<script src="${ASSET_URLS.chartJs}" defer></script>
+` : ''}<link rel="stylesheet" href="${ASSET_URLS.css}">
 <script src="${ASSET_URLS.js}" defer></script>
 </head>
 <body class="${options.bodyClass ?? ''}">
@@ -49,7 +51,7 @@ export function csrfField(token: string): Html {
 
 const brand = html`<span class="brand-mark" aria-hidden="true"></span><span class="brand-name">Starport</span>`;
 
-export function dashboardPage(view: View, options: { title: string; section: Section; body: Slot; notice?: Slot }): Html {
+export function dashboardPage(view: View, options: { title: string; section: Section; body: Slot; notice?: Slot; charts?: boolean }): Html {
   const { mode } = view;
   const other: Mode = mode === 'live' ? 'test' : 'live';
   const sectionPath = NAV.find((n) => n.section === options.section)?.path ?? '/';
@@ -64,17 +66,18 @@ ${testOn ? html`<div class="test-banner" role="note"><strong>Test mode</strong> 
 <header class="topbar">
   <div class="topbar-inner">
     <a class="brand" href="${modePath(mode, '/')}" aria-label="Starport overview">${brand}</a>
-    <nav class="mainnav" aria-label="Main">
-      <ul>${nav}<li><a href="/docs">Docs</a></li></ul>
-    </nav>
-    <div class="topbar-tools">
-      <a class="mode-switch${testOn ? ' is-on' : ''}" href="${modePath(other, sectionPath)}" title="${testOn ? 'Switch to live data' : 'Switch to test data'}">
-        <span class="switch-track" aria-hidden="true"><span class="switch-thumb"></span></span>
-        <span>Test mode<span class="visually-hidden">${testOn ? ' is on: switch to live data' : ' is off: switch to test data'}</span></span>
-      </a>
+    <a class="mode-switch${testOn ? ' is-on' : ''}" href="${modePath(other, sectionPath)}" title="${testOn ? 'Switch to live data' : 'Switch to test data'}">
+      <span class="switch-track" aria-hidden="true"><span class="switch-thumb"></span></span>
+      <span>Test mode<span class="visually-hidden">${testOn ? ' is on: switch to live data' : ' is off: switch to test data'}</span></span>
+    </a>
+    <button type="button" class="button button-secondary button-small menu-toggle" aria-expanded="false" aria-controls="site-menu" hidden>Menu</button>
+    <div id="site-menu" class="site-menu">
+      <nav class="mainnav" aria-label="Main">
+        <ul>${nav}<li><a href="/docs">Docs</a></li></ul>
+      </nav>
       <form method="post" action="/logout" class="logout-form">
         ${csrfField(view.csrf)}
-        <span class="account-email" title="${view.session.email}">${view.session.email}</span>
+        <span class="account-email" title="${view.session.email}" data-testid="account-email"><span class="visually-hidden">Signed in as </span>${view.session.email}</span>
         <button type="submit" class="button button-quiet button-small">Log out</button>
       </form>
     </div>
@@ -86,7 +89,7 @@ ${options.notice ?? ''}
 ${options.body}
 </main>
 <footer class="footer container"><span>Starport</span> · <a href="/docs">API reference</a> · <a href="${modePath('test', '/guide')}">First order guide</a></footer>`;
-  return document({ title: `${options.title}${testOn ? ' (test)' : ''}`, body, bodyClass: testOn ? 'mode-test' : 'mode-live' });
+  return document({ title: `${options.title}${testOn ? ' (test)' : ''}`, body, bodyClass: testOn ? 'mode-test' : 'mode-live', charts: options.charts });
 }
 
 /** The centred card of the signed-out pages. */

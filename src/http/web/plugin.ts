@@ -9,8 +9,8 @@ import { UNAVAILABLE_RETRY_AFTER_S } from '../errors.js';
 import { ASSETS } from './assets.js';
 import type { WebContext } from './context.js';
 import { CsrfTokens } from './csrf.js';
-import { cookieOptions, crossSite, field, isHttps, redirect, sendHtml, SESSION_COOKIE } from './http.js';
-import { csrfErrorPage, errorPage, type View } from './layout.js';
+import { cookieOptions, crossSite, field, pageHeaders, redirect, sendHtml, SESSION_COOKIE } from './http.js';
+import { csrfErrorPage, type View } from './layout.js';
 import { authRoutes } from './pages/auth.js';
 import { keyRoutes } from './pages/keys.js';
 import { orderRoutes } from './pages/orders.js';
@@ -18,6 +18,7 @@ import { overviewRoutes } from './pages/overview.js';
 import { topUpRoutes } from './pages/top-up.js';
 import { guideRoutes } from './pages/guide.js';
 import { webhookRoutes } from './pages/webhooks.js';
+import { badRequestPage, notFoundPage, serverErrorPage, unavailablePage } from './pages/error.js';
 import { balanceHistoryRoutes } from './pages/balance-history.js';
 
 declare module 'fastify' {
@@ -40,20 +41,6 @@ export interface Web {
   page(path: string, handler: (request: FastifyRequest, reply: FastifyReply, mode: Mode) => Promise<unknown>): void;
 }
 
-/**
- * A strict policy: our own files only, no inline script or style, no framing, forms post only
- * to us. The QR code is an <img> from our origin.
- */
-const CSP = [
-  "default-src 'none'",
-  "script-src 'self'",
-  "style-src 'self'",
-  "img-src 'self'",
-  "connect-src 'self'",
-  "form-action 'self'",
-  "frame-ancestors 'none'",
-  "base-uri 'none'",
-].join('; ');
 
 /** Dashboard requests failed by an unavailable database: logged once as the outage begins. */
 const webOutage = new Outage('dashboard');
@@ -70,16 +57,7 @@ export async function webPlugin(app: FastifyInstance, ctx: WebContext): Promise<
   app.decorateRequest('dashboardSession', undefined);
 
   app.addHook('onSend', async (request, reply, payload) => {
-    reply.header('content-security-policy', CSP);
-    reply.header('x-content-type-options', 'nosniff');
-    reply.header('x-frame-options', 'DENY');
-    if (!reply.hasHeader('referrer-policy')) reply.header('referrer-policy', 'same-origin');
-    reply.header('cross-origin-opener-policy', 'same-origin');
-    reply.header('cross-origin-resource-policy', 'same-origin');
-    reply.header('permissions-policy', 'camera=(), microphone=(), geolocation=(), payment=()');
-    if (isHttps(request)) reply.header('strict-transport-security', 'max-age=31536000');
-    // Pages show balances and, once, new keys: never stored by the browser or a proxy.
-    if (!reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store');
+    pageHeaders(request, reply);
     return payload;
   });
 
@@ -88,15 +66,11 @@ export async function webPlugin(app: FastifyInstance, ctx: WebContext): Promise<
     if (ctx.db.engine.isUnavailable(error)) {
       webOutage.failed(request.log, error);
       reply.header('Retry-After', String(UNAVAILABLE_RETRY_AFTER_S));
-      const page = errorPage(503, 'Temporarily unavailable', 'We cannot save or show this right now. Nothing was changed: try again in a moment.');
-      return sendHtml(reply, page, 503);
+      return sendHtml(reply, unavailablePage(), 503);
     }
     const status = error.statusCode && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;
     if (status === 500) request.log.error({ err: error }, 'dashboard error');
-    const page =
-      status === 500
-        ? errorPage(500, 'Something went wrong', `We could not show this page. Try again in a moment; if it keeps happening, contact support with the reference ${request.id}.`)
-        : errorPage(status, 'This request could not be read', 'Go back, check the form and try again.');
+    const page = status === 500 ? serverErrorPage(request.id) : badRequestPage(status);
     return sendHtml(reply, page, status);
   });
 
@@ -142,7 +116,7 @@ export async function webPlugin(app: FastifyInstance, ctx: WebContext): Promise<
 
   app.get('/assets/:name', async (request, reply) => {
     const asset = ASSETS.get((request.params as { name: string }).name);
-    if (!asset) return sendHtml(reply, errorPage(404, 'Not found', 'There is no such file.'), 404);
+    if (!asset) return sendHtml(reply, notFoundPage(), 404);
     return reply.header('cache-control', 'public, max-age=31536000, immutable').type(asset.type).send(asset.body);
   });
 

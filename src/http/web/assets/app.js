@@ -3,6 +3,25 @@
 // Served as a file from our origin (the Content-Security-Policy allows no inline script).
 (function () {
   'use strict';
+  document.documentElement.classList.add('js');
+
+  // ---- Phones: the navigation and the account fold into a menu behind the "Menu" button ----
+  var menuToggle = document.querySelector('.menu-toggle');
+  var siteMenu = document.getElementById('site-menu');
+  if (menuToggle && siteMenu) {
+    var setMenu = function (open) {
+      menuToggle.setAttribute('aria-expanded', String(open));
+      siteMenu.classList.toggle('is-open', open);
+    };
+    menuToggle.hidden = false;
+    menuToggle.addEventListener('click', function () { setMenu(menuToggle.getAttribute('aria-expanded') !== 'true'); });
+    document.addEventListener('keydown', function (event) {
+      if (event.key === 'Escape' && menuToggle.getAttribute('aria-expanded') === 'true') {
+        setMenu(false);
+        menuToggle.focus();
+      }
+    });
+  }
 
   var announcer = document.createElement('div');
   announcer.className = 'visually-hidden';
@@ -105,6 +124,52 @@
     form.addEventListener('submit', function (event) {
       event.preventDefault();
       update();
+    });
+  }
+
+  // ---- Overview: the last 30 days as charts (uPlot, served by us); the data is in data-chart ----
+  var chartRoot = document.querySelector('[data-chart]');
+  if (chartRoot && window.uPlot) {
+    var U = window.uPlot;
+    var d = JSON.parse(chartRoot.dataset.chart);
+    // Amounts come as exact decimal strings; a chart only needs them to draw.
+    var tons = function (list) { return list.map(Number); };
+    var bar = function (align) { return U.paths.bars({ size: [0.45, 24], align: align }); };
+    var definitions = {
+      orders: {
+        series: [{}, { label: 'Delivered', stroke: '#18703a', fill: 'rgba(24, 112, 58, 0.45)', paths: bar(-1), points: { show: false } },
+          { label: 'Failed', stroke: '#b42318', fill: 'rgba(180, 35, 24, 0.45)', paths: bar(1), points: { show: false } }],
+        data: [d.days, d.delivered, d.failed],
+      },
+      spent: {
+        series: [{}, { label: 'TON spent', stroke: '#4338ca', fill: 'rgba(67, 56, 202, 0.35)', paths: bar(0), points: { show: false } }],
+        data: [d.days, tons(d.spent)],
+      },
+      balance: {
+        series: [{}, { label: 'Available, TON', stroke: '#4338ca', width: 2, paths: U.paths.stepped({ align: 1 }), points: { show: false } }],
+        data: [d.days, tons(d.balance)],
+      },
+    };
+    var charts = [];
+    chartRoot.querySelectorAll('[data-series]').forEach(function (el) {
+      var definition = definitions[el.dataset.series];
+      if (!definition) return;
+      var options = {
+        width: el.clientWidth,
+        height: 180,
+        tzDate: function (ts) { return U.tzDate(new Date(ts * 1000), 'Etc/UTC'); },
+        scales: { x: { time: true }, y: { range: function (u, min, max) { return [0, max > 0 ? max * 1.1 : 1]; } } },
+        axes: [{ stroke: '#525c6e', grid: { stroke: '#eef0f3' } }, { stroke: '#525c6e', grid: { stroke: '#eef0f3' }, size: 48 }],
+        series: definition.series,
+      };
+      charts.push({ plot: new U(options, definition.data, el), el: el });
+    });
+    var resizeTimer;
+    window.addEventListener('resize', function () {
+      clearTimeout(resizeTimer);
+      resizeTimer = setTimeout(function () {
+        charts.forEach(function (c) { c.plot.setSize({ width: c.el.clientWidth, height: 180 }); });
+      }, 100);
     });
   }
 

@@ -6,6 +6,7 @@ import { createSession, deleteSession, findSession, SESSION_MAX_AGE_MS } from '.
 import { html, type Slot } from '../html.js';
 import { cookieOptions, crossSite, field, PRE_SESSION_COOKIE, redirect, safeNext, sendHtml, SESSION_COOKIE } from '../http.js';
 import { authPage, csrfErrorPage, csrfField, errorPage, notice } from '../layout.js';
+import { newAccountKeysPage } from './keys.js';
 import type { Web } from '../plugin.js';
 
 /** Log in, sign up, log out, and the one-time set-password link (invite and reset). */
@@ -46,8 +47,9 @@ export function authRoutes(app: FastifyInstance, web: Web): void {
   const startSession = async (request: FastifyRequest, reply: FastifyReply, accountId: string) => {
     const previous = await findSession(ctx.db, request.cookies[SESSION_COOKIE]);
     if (previous) await deleteSession(ctx.db, previous.idHash);
-    const { id } = await createSession(ctx.db, accountId);
+    const { id, session } = await createSession(ctx.db, accountId);
     reply.setCookie(SESSION_COOKIE, id, cookieOptions(request, SESSION_MAX_AGE_MS / 1000));
+    return session;
   };
 
   const loginForm = (token: string, options: { email?: string; next?: string; status?: Slot } = {}) =>
@@ -152,8 +154,11 @@ export function authRoutes(app: FastifyInstance, web: Web): void {
       const status = result.reason === 'throttled' ? 429 : 400;
       return sendHtml(reply, signupForm(preToken(request, reply), { email, status: notice('error', result.message) }), status);
     }
-    await startSession(request, reply, result.accountId);
-    return redirect(reply, '/test?notice=welcome');
+    const session = await startSession(request, reply, result.accountId);
+    request.log.info({ account_id: result.accountId }, 'dashboard sign-up: keys shown once');
+    // Both keys, once, in this answer (never stored, logged or put in a URL), as after a reissue.
+    const view = { session, mode: 'test' as const, csrf: csrf.forSession(session.idHash) };
+    return sendHtml(reply, newAccountKeysPage(view, { live: result.liveKey, test: result.testKey }));
   });
 
   const invalidLink = () =>

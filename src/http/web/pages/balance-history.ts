@@ -87,7 +87,7 @@ function historyTable(entries: JournalEntry[], mode: Mode): Html {
   const caption = `${modeLabel(mode)} balance history`;
   const rows = entries.map(
     (e) => html`<tr>
-  <td data-label="Date">${time(e.createdAt, true)}</td>
+  <td data-label="Date" class="when">${time(e.createdAt, true)}</td>
   <td data-label="Type"><span data-type="${e.kind}">${TYPE_LABELS[e.kind]}</span></td>
   <td data-label="Available" class="num">${signed(e.availableDelta)}</td>
   <td data-label="Reserved" class="num">${signed(e.reservedDelta)}</td>
@@ -101,7 +101,7 @@ function historyTable(entries: JournalEntry[], mode: Mode): Html {
   return html`<div class="table-wrap" role="region" aria-label="${caption}" tabindex="0">
 <table class="table history-table">
   <caption class="visually-hidden">${caption}</caption>
-  <thead><tr><th scope="col">Date</th><th scope="col">Type</th><th scope="col" class="num">Available</th><th scope="col" class="num">Reserved</th><th scope="col" class="num">Available after</th><th scope="col" class="num">Reserved after</th><th scope="col">Reference</th></tr></thead>
+  <thead><tr><th scope="col">Date</th><th scope="col">Type</th><th scope="col" class="num">Available</th><th scope="col" class="num">Reserved</th><th scope="col" class="num wrap">Available after</th><th scope="col" class="num wrap">Reserved after</th><th scope="col">Reference</th></tr></thead>
   <tbody>${rows}</tbody>
 </table>
 </div>`;

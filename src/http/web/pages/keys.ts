@@ -4,9 +4,9 @@ import { isMode, type Mode, MODES } from '../../../domain/api-key.js';
 import type { Db } from '../../../db/engine.js';
 import { copyButton } from '../components.js';
 import { modeLabel, modePath, time } from '../format.js';
-import { html, type Slot } from '../html.js';
+import { type Html, html, type Slot } from '../html.js';
 import { field, redirect, sendHtml } from '../http.js';
-import { csrfField, dashboardPage, notice } from '../layout.js';
+import { csrfField, dashboardPage, notice, type View } from '../layout.js';
 import type { Web } from '../plugin.js';
 
 export interface ActiveKey {
@@ -117,4 +117,28 @@ export function keyRoutes(app: FastifyInstance, web: Web): void {
       return sendHtml(reply, dashboardPage(view, { title: `New ${keyMode} key`, section: 'keys', body }));
     });
   }
+}
+
+/**
+ * Right after sign-up: both new keys, shown once with the same care as a reissue (copy now,
+ * never shown again). The page is the sign-up form's answer, so the keys are in no URL.
+ */
+export function newAccountKeysPage(view: View, keys: Record<Mode, string>): Html {
+  const field = (m: Mode) => html`<div class="field">
+  <label for="new-key-${m}" class="label">${modeLabel(m)} key <span class="pill pill-${m}">${m === 'live' ? 'Real money' : 'Simulated'}</span></label>
+  <div class="copy-field">
+    <input id="new-key-${m}" class="copy-value mono" type="text" value="${keys[m]}" readonly spellcheck="false" autocomplete="off" data-testid="new-key-${m}">
+    ${copyButton(`new-key-${m}`, `the ${m} key`, m === 'test' ? 'button-primary' : 'button-secondary')}
+  </div>
+  <p class="hint">${m === 'live' ? 'Spends your live balance on real deliveries.' : 'Spends test funds on simulated orders: start with this one.'}</p>
+</div>`;
+  const body = html`<div class="page-head"><h1>Your account is ready: your API keys</h1></div>
+<section class="card new-key-card" aria-labelledby="keys-heading">
+  <h2 id="keys-heading" class="visually-hidden">Your API keys</h2>
+  ${notice('warning', html`<strong>Copy both keys now.</strong> For your security they are shown only once, on this page. Starport keeps only a fingerprint of each; if you lose one, reissue it on the API keys page (the old one then stops working).`)}
+  ${field('test')}
+  ${field('live')}
+  <p><a class="button button-primary" href="/test?notice=welcome">I have saved them</a></p>
+</section>`;
+  return dashboardPage(view, { title: 'Your API keys', section: 'keys', body });
 }

@@ -115,7 +115,6 @@ ${final ? '' : html`<p class="muted refresh-note">This page updates by itself un
     <dl class="details">
       <div><dt>Order ID</dt><dd>${copyField('order-id', order.id, 'order ID')}</dd></div>
       <div><dt>Amount</dt><dd>${ton(order.amount)}</dd></div>
-      <div><dt>Status</dt><dd>${statusLabel(order.status)} <code class="muted">${order.status}</code></dd></div>
       ${order.failureReason ? html`<div><dt>Failure reason</dt><dd><code>${order.failureReason}</code></dd></div>` : ''}
       <div><dt>Product</dt><dd>${order.product}</dd></div>
       <div><dt>Quantity</dt><dd>${order.quantity}</dd></div>

@@ -2,9 +2,10 @@ import type { FastifyInstance } from 'fastify';
 import { type Mode, MODES } from '../../../domain/api-key.js';
 import { readBalance } from '../../../ledger/ledger.js';
 import { disabledEndpoints, type WebhookEndpoint } from '../../../webhooks/endpoints.js';
+import { CHART_DAYS, type ChartData, chartData } from '../charts.js';
 import { emptyState, ordersTable } from '../components.js';
 import { modeLabel, modePath, ton } from '../format.js';
-import { html, type Slot } from '../html.js';
+import { type Html, html, type Slot } from '../html.js';
 import { sendHtml, field } from '../http.js';
 import { dashboardPage, notice } from '../layout.js';
 import { listOrders } from '../order-list.js';
@@ -13,7 +14,7 @@ import type { Web } from '../plugin.js';
 const NOTICES: Record<string, Slot> = {
   welcome: notice(
     'success',
-    html`<strong>Your account is ready.</strong> You are in test mode: add test funds, reveal your test key and create a first order — nothing is charged.`,
+    html`<strong>Your account is ready.</strong> You are in test mode: add test funds and create a first order with the test key you saved — nothing is charged.`,
   ),
   password_set: notice('success', 'Your password is set. You are logged in.'),
 };
@@ -33,17 +34,39 @@ function disabledWebhooksNotice(mode: Mode, endpoints: WebhookEndpoint[]): Slot 
   );
 }
 
+/**
+ * The last 30 days of the mode viewed, as three charts drawn by uPlot (app.js) from the data in
+ * `data-chart`; each figure also says its totals in words, which is all there is without script.
+ */
+function chartsSection(mode: Mode, data: ChartData): Html {
+  const last = data.balance[data.balance.length - 1] ?? '0';
+  const ordersText = `${data.totals.delivered} delivered, ${data.totals.failed} failed`;
+  const figure = (series: string, title: string, summary: string) => html`<figure class="card chart-card">
+    <figcaption><span class="chart-title">${title}</span> <span class="muted small" data-testid="chart-summary-${series}">${summary}</span></figcaption>
+    <div class="chart" data-series="${series}" role="img" aria-label="${title}, last ${CHART_DAYS} days: ${summary}"></div>
+  </figure>`;
+  return html`<section class="section" aria-labelledby="charts-heading">
+  <div class="section-head"><h2 id="charts-heading">Last ${CHART_DAYS} days (${mode})</h2></div>
+  <div class="charts" data-chart="${JSON.stringify(data)}" data-testid="charts">
+  ${figure('orders', 'Orders per day', ordersText)}
+  ${figure('spent', 'TON spent per day', `${data.totals.spent} TON on delivered orders`)}
+  ${figure('balance', 'Available balance', `${last} TON now`)}
+  </div>
+</section>`;
+}
+
 /** Overview: both balances, recent orders of the mode being viewed, disabled webhooks, and first steps. */
 export function overviewRoutes(app: FastifyInstance, web: Web): void {
   web.page('/', async (request, reply, mode) => {
     const view = web.view(request, mode);
     const { accountId } = view.session;
     const db = web.ctx.db;
-    const [live, test, recent, disabled] = await Promise.all([
+    const [live, test, recent, disabled, charts] = await Promise.all([
       readBalance(db.kysely, { accountId, mode: 'live' }),
       readBalance(db.kysely, { accountId, mode: 'test' }),
       listOrders(db, { accountId, mode, limit: 5 }),
       disabledEndpoints(db.kysely, accountId),
+      chartData(db, { accountId, mode }),
     ]);
     const webhookNotices = MODES.map((m) => disabledWebhooksNotice(m, disabled.filter((e) => e.mode === m)));
     const zero = { available: 0n, reserved: 0n };
@@ -74,6 +97,7 @@ export function overviewRoutes(app: FastifyInstance, web: Web): void {
 ${webhookNotices}
 <p class="reserved-note muted">Reserved amounts belong to orders still being fulfilled: they are debited on delivery and released if an order fails.</p>
 <section class="balances" aria-label="Balances">${card('live', live)}${card('test', test)}</section>
+${chartsSection(mode, charts)}
 <section class="section" aria-labelledby="recent-heading">
   <div class="section-head">
     <h2 id="recent-heading">Recent ${mode} orders</h2>
@@ -81,6 +105,6 @@ ${webhookNotices}
   </div>
   ${recentBlock}
 </section>`;
-    return sendHtml(reply, dashboardPage(view, { title: 'Overview', section: 'overview', body, notice: NOTICES[field(request.query, 'notice')] }));
+    return sendHtml(reply, dashboardPage(view, { title: 'Overview', section: 'overview', body, notice: NOTICES[field(request.query, 'notice')], charts: true }));
   });
 }
