@@ -19,8 +19,8 @@ const WARMUP = smoke ? 0.5 : 2;
 const CONNECTIONS = 32;
 const ACCOUNTS = 100;
 /**
- * PostgreSQL connections per pool, the same number for both sides (the issue: "the same
- * settings"), whatever DATABASE_POOL_SIZE the environment has. Starport's process keeps two
+ * PostgreSQL connections per pool, the same number for both sides (docs/performance.md "How it measures": the same
+ * settings), whatever DATABASE_POOL_SIZE the environment has. Starport's process keeps two
  * pools (docs/performance.md, "How it measures", on what each side keeps busy).
  */
 const POOL_SIZE = 10;

@@ -171,7 +171,7 @@ function createDispatcher(config: Config, db: Db, logger: Logger, metrics: Servi
 }
 
 /**
- * Live top-ups (issue 7), when DEPOSIT_ADDRESS is set. Loaded on demand: @ton/core's full
+ * Live top-ups, when DEPOSIT_ADDRESS is set. Loaded on demand: @ton/core's full
  * library costs a few hundred ms that the CLI's other commands need not pay.
  */
 async function createDepositWatcher(config: Config, db: Db, logger: Logger): Promise<DepositWatcher | undefined> {
@@ -206,7 +206,7 @@ export interface ForwardedRequest {
 }
 
 /**
- * The origin of status_url (CONTRACT: PUBLIC_URL, by default the address the server bound).
+ * The origin of status_url (docs/api.md "Orders and statuses": PUBLIC_URL, by default the address the server bound).
  * Behind a trusted reverse proxy (TRUST_PROXY) the bound address means nothing to clients, so
  * when a route passes its request the default becomes the scheme and host the client used.
  */

@@ -5,7 +5,7 @@ import type { Database } from '../db/schema.js';
 
 /**
  * Each account's deposit comment (memo) for live top-ups to the service's single deposit
- * wallet (research/ton.md §1): ten random characters of an alphabet without look-alikes (no
+ * wallet (docs/upstreams.md "Comments and memos"): ten random characters of an alphabet without look-alikes (no
  * I, O, 0, 1) and one check character, so a person can read it out and a typo is caught
  * instead of crediting another account. Derived from the account id, so it is stable, and
  * stored (unique) so that the deposit watcher can look the account up by memo; a collision

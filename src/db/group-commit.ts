@@ -39,7 +39,7 @@ export class GroupCommit {
 
   /**
    * Savepoints go straight to the connection where they can: Kysely's savepoint API compiles
-   * each statement and makes a new transaction object, about 10 µs per unit (issue 10).
+   * each statement and makes a new transaction object, about 10 µs per unit (docs/performance-history.md "Tenth round").
    */
   private readonly direct: DirectRunner | undefined;
 

@@ -120,7 +120,7 @@ export function rowsByKey<Row, K>(rows: readonly Row[], keyOf: (row: Row) => K):
  * for in one event-loop turn, typically by requests that arrived together, go to the server
  * as one statement `many(keys)`, and each gets the rows whose `keyOf` is its key. A read never
  * joins a statement already sent: it sees every write committed before it was asked for,
- * which is what a reissued key's revocation needs (CONTRACT "Modes and keys").
+ * which is what a reissued key's revocation needs (docs/api.md "Authentication").
  *
  * Elsewhere (SQLite, and inside transactions) `one(key)` runs at once.
  */

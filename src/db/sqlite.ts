@@ -292,7 +292,7 @@ export function sqliteKeysVersion(db: BetterSqlite3.Database, snapshot: ReadSnap
   `);
   const dataVersion = db.prepare('pragma data_version').pluck();
   // Within one read snapshot no other connection's commit can show, so data_version is read
-  // once per snapshot, not once per request (issue 10).
+  // once per snapshot, not once per request (docs/performance-history.md "Ninth round").
   let stamp = '';
   let stampSnapshot = -1;
   let stampChanges = -1;

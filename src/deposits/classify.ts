@@ -2,7 +2,7 @@ import { Address, Cell, loadTransaction, type Transaction } from '@ton/core';
 import { isWellFormedMemo, normalizeMemo } from '../accounts/deposit-memo.js';
 
 /**
- * What one transaction of the deposit wallet means for the ledger (research/ton.md §1.3),
+ * What one transaction of the deposit wallet means for the ledger (docs/upstreams.md "Deposit transactions"),
  * decided from its BOC (toncenter v2's JSON has no bounced flag and no phase results):
  *
  * - `ignore`: not money that arrived and stayed — external-in (our own outgoing orders),

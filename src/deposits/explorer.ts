@@ -1,5 +1,5 @@
 /**
- * Explorer links for a deposit's transaction (research/ton.md V3): tonviewer takes the hash
+ * Explorer links for a deposit's transaction (docs/upstreams.md "Explorer links"): tonviewer takes the hash
  * in hex, per network.
  */
 const TONVIEWER = { mainnet: 'https://tonviewer.com', testnet: 'https://testnet.tonviewer.com' } as const;

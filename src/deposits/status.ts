@@ -4,7 +4,7 @@ import { readCursor, unmatchedCount } from './store.js';
 
 /**
  * The deposit watcher as every node sees it, read from the database (the watcher itself runs
- * on worker nodes): lag = now − block time of the newest processed transaction (issue 7),
+ * on worker nodes): lag = now − block time of the newest processed transaction,
  * and when a poll last reached the chain's newest transaction.
  */
 export interface WatcherStatus {

@@ -7,7 +7,7 @@ import { type ChainTransaction, classify, decodeTransaction, memoOf } from './cl
 import { type Cursor, finishWalk, markChecked, type Outcome, type Position, type Processed, type Progress, readCursor, readWalk, recordTransaction } from './store.js';
 
 /**
- * The deposit watcher (issue 7): polls toncenter v2 `getTransactions` for the deposit wallet,
+ * The deposit watcher: polls toncenter v2 `getTransactions` for the deposit wallet,
  * walks back from the newest transaction to the persisted cursor (pages overlap by one row:
  * lt+hash is an inclusive start; every row is deduped by hash), then processes the new ones
  * oldest first, each in its own database transaction with the cursor (store.ts). It is
@@ -217,7 +217,7 @@ export class DepositWatcher {
 
   /**
    * One page of getTransactions, retried, always with `archival=true`. toncenter's regular
-   * liteservers keep about two days of history (research/ton.md §1.2, §1.5) and fail a whole
+   * liteservers keep about two days of history (docs/upstreams.md "toncenter v2") and fail a whole
    * page with a 500 ("LITE_SERVER_UNKNOWN: … lt not in db") as soon as one row of it is older
    * (toncenter/ton-http-api#79 and #90, ton-blockchain/ton#1105; the maintainers' answer:
    * archival=true, which sends the request to liteservers with the full history). The watcher

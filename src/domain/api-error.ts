@@ -1,5 +1,5 @@
 /**
- * The contract's error codes (CONTRACT "Errors") with their HTTP statuses. Services throw
+ * The contract's error codes (docs/api.md "Errors") with their HTTP statuses. Services throw
  * ApiError with a code; the HTTP edge turns it into the error body, never anything else.
  */
 export const ERROR_STATUS = {

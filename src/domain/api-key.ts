@@ -3,7 +3,7 @@ import { crc32 } from 'node:zlib';
 import { BASE62, randomBase62 } from './random.js';
 
 /**
- * API key layout (CONTRACT "Modes and keys"): `sk_live_` | `sk_test_`, 32 random base62
+ * API key layout (docs/api.md "Authentication"): `sk_live_` | `sk_test_`, 32 random base62
  * characters, then the CRC32 of those 32 characters as 6 base62 digits. The checksum lets us
  * reject typos and garbage without a database lookup, and lets secret scanners spot leaks.
  */

@@ -1,5 +1,5 @@
 /**
- * The order state machine (CONTRACT "Orders"): fulfillment_pending → processing →
+ * The order state machine (docs/api.md "Orders and statuses"): fulfillment_pending → processing →
  * delivered | failed, and fulfillment_pending → failed. delivered and failed are final.
  */
 export const ORDER_STATUSES = ['fulfillment_pending', 'processing', 'delivered', 'failed'] as const;

@@ -2,7 +2,7 @@ import { type Decimal, divideRoundingUp, pow10 } from './decimal.js';
 import { NANOTONS_PER_TON } from './money.js';
 import type { PremiumMonths, Product } from './products.js';
 
-/** USD list prices and markup, as exact decimals (CONTRACT "Quote and pricing"). */
+/** USD list prices and markup, as exact decimals (docs/api.md "GET /quote"). */
 export interface PriceList {
   starUsd: Decimal;
   premiumUsd: Record<PremiumMonths, Decimal>;

@@ -1,4 +1,4 @@
-/** Products and the quantities each allows (spec 2.1). */
+/** Products and the quantities each allows (docs/api.md "GET /quote"). */
 export const PRODUCTS = ['stars', 'premium'] as const;
 export type Product = (typeof PRODUCTS)[number];
 

@@ -27,7 +27,7 @@ export function fillRandom(target: Buffer, at: number, length: number): void {
 export const BASE62_CODES = Buffer.from(BASE62, 'latin1');
 
 // One scratch buffer for every id: a string built a character at a time is a chain of
-// concatenations that V8 must flatten again when the id is written (issue 10: a request id is
+// concatenations that V8 must flatten again when the id is written (docs/performance-history.md "Ninth round": a request id is
 // made for every request).
 const scratch = Buffer.alloc(256);
 

@@ -8,7 +8,7 @@ export class TonAddressError extends Error {}
  * A TON address (raw `0:…` or user-friendly, either base64 alphabet) in the form to show for
  * deposits: user-friendly, URL-safe and non-bounceable (`UQ…`; `0Q…` for a testnet-only
  * address), so that a transfer is credited even while the wallet is not deployed
- * (research/ton.md §3); with `network`, the testnet flag follows the network. @ton/core throws strings as well as Errors: both become TonAddressError.
+ * (docs/upstreams.md "Addresses"); with `network`, the testnet flag follows the network. @ton/core throws strings as well as Errors: both become TonAddressError.
  */
 export function depositAddressForm(text: string, network?: 'mainnet' | 'testnet'): string {
   const trimmed = text.trim();

@@ -1,5 +1,5 @@
 /**
- * Recipient usernames (CONTRACT "Recipients"): 4–32 characters of A-Za-z0-9_, starting with a
+ * Recipient usernames (docs/api.md "POST /recipients/validate"): 4–32 characters of A-Za-z0-9_, starting with a
  * letter, not ending with "_", with or without one leading "@". Compared case-insensitively.
  */
 const USERNAME = /^@?([A-Za-z][A-Za-z0-9_]{2,30}[A-Za-z0-9])$/;

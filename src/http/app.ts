@@ -83,7 +83,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   guardServer(app.server, limits, app.log);
 
   // Hooks on every request take Fastify's callback form: an async hook costs a promise and its
-  // resolution per request (issue 10).
+  // resolution per request (docs/performance-history.md "Fourth round").
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('Request-Id', request.id);
     // HTTP/1.1 requires Host (RFC 9112 3.2); Node would refuse its absence with an empty 400.
@@ -91,8 +91,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       void handleError(new ApiError('invalid_request', 'The Host header is missing.'), request, reply);
       return;
     }
-    // An unknown route answers 404 before anything else, its body unread (CONTRACT order of
-    // checks); Fastify would otherwise parse the body first. Replying ends the hook chain.
+    // An unknown route answers 404 before anything else, its body unread (docs/api.md "Order of checks");
+    // Fastify would otherwise parse the body first. Replying ends the hook chain.
     if (request.is404) void notFound(request, reply);
     else done();
   });

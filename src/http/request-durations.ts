@@ -20,7 +20,7 @@ interface Series {
  * prom-client's registry like one of its histograms (same name, labels, buckets and lines).
  * prom-client's `observe` validates the labels and builds a key string on every call, and the
  * route label needed `request.routeOptions`, which Fastify builds anew on every read: together
- * about 3 % of a read's CPU (issue 10, `perf`). Here each route gets its own recorder when it
+ * about 3 % of a read's CPU (docs/performance-history.md "Tenth round", `perf`). Here each route gets its own recorder when it
  * is registered, which finds a status's series in a small map by its number.
  */
 export class RequestDurations {

@@ -6,7 +6,7 @@ import type { Bindings, ChildLoggerOptions, Level, LogFn, Logger } from 'pino';
  * only once the request logs at a level that is enabled.
  *
  * Fastify gives every request a child logger, and pino builds one at once (its bindings
- * serialised, a new object chain): about 1.5 % of a read's CPU (issue 10, `perf`), though at
+ * serialised, a new object chain): about 1.5 % of a read's CPU (docs/performance-history.md "Tenth round", `perf`), though at
  * the service's usual level (`warn`) a request that succeeds logs nothing. A route with its
  * own log options (level, serializers) gets pino's child at once.
  */

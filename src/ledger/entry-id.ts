@@ -2,7 +2,7 @@ import { type Expression, sql } from 'kysely';
 import { isPublicId, newId } from '../domain/random.js';
 
 /**
- * Journal entry ids (issue 10): a random head, as every public id has, followed by the entry's
+ * Journal entry ids (docs/performance-history.md "Sixteenth round"): a random head, as every public id has, followed by the entry's
  * `seq` within its balance, in decimal: `jrn_<22 random base62><seq>`.
  *
  * Why: an entry id is only ever looked up as a history cursor, within the caller's own balance.

@@ -6,7 +6,7 @@ import { coalescedRead, onPostgres, preparedQuery } from '../db/prepared.js';
 import type { Database, JournalTable } from '../db/schema.js';
 
 /**
- * The two-phase ledger (DESIGN "Ledger"): every balance movement is one conditional UPDATE of
+ * The two-phase ledger (docs/architecture.md "The two-phase ledger"): every balance movement is one conditional UPDATE of
  * the balance row plus one immutable journal row, always inside the caller's transaction so
  * that the order change, the balance and the journal commit together or not at all.
  *

@@ -3,7 +3,7 @@ import { OPEN_STATUSES } from '../domain/order-status.js';
 import type { Database } from '../db/schema.js';
 
 /**
- * `ledger verify`: the invariants of DESIGN "Ledger", each checked from the database alone.
+ * `ledger verify`: the invariants of docs/architecture.md "ledger verify", each checked from the database alone.
  * Sums are read through `toBigInt` because engines return aggregates as bigint or string.
  */
 export interface Violation {

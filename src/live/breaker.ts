@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import type { Database } from '../db/schema.js';
 
 /**
- * The circuit breaker of the live upstream (issue 8 "Outcomes"), kept in the database so that
+ * The circuit breaker of the live upstream (docs/upstreams.md "Fragment: errors"), kept in the database so that
  * every API node and worker process sees the same state:
  * - closed: live orders are taken and fulfilled;
  * - open: the upstream cannot sell to us (session expired, KYC, no TON, down): new live orders

@@ -4,7 +4,7 @@ import { type Decimal, parseDecimal } from '../domain/decimal.js';
 import { parseTon } from '../domain/money.js';
 
 /**
- * Live fulfilment settings (issue 8): the Fragment upstream, the paying wallet's presence, the
+ * Live fulfilment settings: the Fragment upstream, the paying wallet's presence, the
  * price source and its rate feed, the circuit breaker and the money-safety margins.
  */
 export interface LiveConfig {

@@ -8,7 +8,7 @@ import { FragmentError } from './fragment/errors.js';
 /**
  * Live recipient checks (POST /recipients/validate with a live key) asked of Fragment: stars →
  * searchStarsRecipient; premium → searchPremiumGiftRecipient, then init for that period,
- * because only init tells "already subscribed" (research §4). Answers are cached for
+ * because only init tells "already subscribed" (docs/upstreams.md "Fragment: errors"). Answers are cached for
  * LIVE_VALIDATE_CACHE_SECONDS (found and not found alike; upstream failures never).
  * While the breaker is open, or without a session, the upstream is not asked at all.
  */

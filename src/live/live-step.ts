@@ -15,7 +15,7 @@ import { findPayment, storePayment } from './live-payments.js';
 import type { PaymentSender, StoredPayment } from './payment-sender.js';
 
 /**
- * The worker step of live orders, Fragment half (issue 8 part A). Each call does one step and
+ * The worker step of live orders, Fragment half (docs/architecture.md "Ports and adapters"). Each call does one step and
  * schedules the next through next_run_at, like test mode:
  *
  * 1. fulfillment_pending → processing (order.processing).
@@ -122,7 +122,7 @@ class PriceMoved extends FragmentError {
 }
 
 /**
- * Money safety (issue item 7): what the wallet will spend (Fragment's amount + the fee
+ * Money safety (docs/upstreams.md "Fragment: payment request"): what the wallet will spend (Fragment's amount + the fee
  * allowance) must stay within the reserved amount + LIVE_PRICE_TOLERANCE_PERCENT of it. In
  * integers: (amount + fee) × 100 × 10^s ≤ reserved × (100 × 10^s + tolerance units).
  */
@@ -206,7 +206,7 @@ async function attemptCount(db: Kysely<Database>, orderId: string): Promise<numb
   return Number(row?.attempts ?? 0);
 }
 
-/** order.attempt_failed (CONTRACT: a transient upstream problem, will retry) and the next try, in one transaction. */
+/** order.attempt_failed (docs/api.md "Events": a transient upstream problem, will retry) and the next try, in one transaction. */
 async function attemptFailed(
   db: Kysely<Database>,
   order: Order,

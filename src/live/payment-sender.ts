@@ -37,7 +37,7 @@ export type PaymentProgress =
   | { kind: 'reinit' };
 
 /**
- * The paying side of live fulfilment (the TON wallet: issue 8 part B). The live step calls it
+ * The paying side of live fulfilment (the TON wallet). The live step calls it
  * with the stored payment request every time the order is due, until it reports delivered. An
  * implementation must be idempotent per order: called again after a crash, it resumes from what
  * it stored and never signs a second payment.

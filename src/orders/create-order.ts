@@ -23,7 +23,7 @@ export interface CreateOrderInput {
   username: string;
   quantity: number;
   externalId: string | null;
-  /** GET /quote's id: the order is charged the quoted amount (issue 6). */
+  /** GET /quote's id: the order is charged the quoted amount. */
   quoteId?: string | null;
 }
 
@@ -44,7 +44,7 @@ export interface CreateOrderDeps {
 export type CreateOrderResult = { order: Order; replayed: boolean };
 
 /**
- * POST /orders after validation (CONTRACT order of checks: idempotency replay / conflict →
+ * POST /orders after validation (docs/api.md "Order of checks": idempotency replay / conflict →
  * quote checks (quote_mismatch, quote_expired) → live_unavailable → insufficient_balance). Only a request that creates an order binds its
  * key: every failure before the commit leaves no row behind.
  */
@@ -93,14 +93,14 @@ export async function createOrder(deps: CreateOrderDeps, input: CreateOrderInput
   });
 }
 
-/** The CONTRACT's checks after idempotency: quote_mismatch, quote_expired, live_unavailable; then the amount. */
+/** The checks after idempotency (docs/api.md "Order of checks"): quote_mismatch, quote_expired, live_unavailable; then the amount. */
 async function priceOrder(deps: CreateOrderDeps, input: CreateOrderInput): Promise<{ amount: bigint; quote: Quote | undefined }> {
   const now = (deps.now ?? Date.now)();
   const quote = input.quoteId ? await usableQuote(deps.db, input.quoteId, input, now) : undefined;
   if (input.mode === 'live' && !(await deps.liveAvailable())) {
     throw new ApiError('live_unavailable', 'Live orders cannot be fulfilled right now; nothing was reserved. Retry later.');
   }
-  // A valid quote locks its price: the spec's "may differ slightly" no longer applies.
+  // A valid quote locks its price: docs/api.md "GET /quote"'s "can differ slightly" no longer applies.
   const amount = quote ? quote.amount : await freshPrice(deps.prices, input.product, input.quantity, input.mode);
   return { amount, quote };
 }

@@ -2,7 +2,7 @@ import { ApiError } from '../domain/api-error.js';
 
 /**
  * Makes a request wait for an earlier in-flight request with the same idempotency key in this
- * process (CONTRACT "Orders": the later waits up to 10 s, then 409 idempotency_key_in_use).
+ * process (docs/api.md "Idempotency": the later waits up to 10 s, then 409 idempotency_key_in_use).
  * Across processes the unique index on the key does the same job: the loser re-reads.
  */
 export const IDEMPOTENCY_WAIT_MS = 10_000;

@@ -94,7 +94,7 @@ export function eventFromRow(row: EventFields): OrderEvent {
 }
 
 /**
- * What makes two creation requests "the same parameters" (CONTRACT "Orders"), plus the
+ * What makes two creation requests "the same parameters" (docs/api.md "Idempotency"), plus the
  * `quote_id` extension. An order without a quote keeps the original four-element form, so the
  * fingerprints of orders created before quotes existed still match their replays.
  */

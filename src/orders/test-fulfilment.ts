@@ -13,7 +13,7 @@ export interface TestFulfilmentTiming {
 }
 
 /**
- * Test mode's simulated fulfilment (CONTRACT "Test mode"). Each call takes a batch of claimed
+ * Test mode's simulated fulfilment (docs/api.md "Test mode"). Each call takes a batch of claimed
  * orders through the steps that are due and schedules the next through `next_run_at`, so a
  * slow order holds no worker and a restart resumes where the database says. The steps only
  * write to the database, so the worker runs a whole batch of them in the transaction that

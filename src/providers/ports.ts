@@ -3,7 +3,7 @@ import type { Decimal } from '../domain/decimal.js';
 import type { Product } from '../domain/products.js';
 
 /**
- * The ports through which the core reaches the outside world (DESIGN "Providers"). The core
+ * The ports through which the core reaches the outside world (docs/architecture.md "Ports and adapters"). The core
  * depends on these interfaces only; adapters are chosen at the composition root.
  */
 

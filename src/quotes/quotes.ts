@@ -9,7 +9,7 @@ import type { Db } from '../db/engine.js';
 import type { Database } from '../db/schema.js';
 
 /**
- * Price-locked quotes (issue 6). GET /quote answers hot and often, so it writes nothing: the
+ * Price-locked quotes. GET /quote answers hot and often, so it writes nothing: the
  * quote id is itself the quote, signed. `quo_` + 63 base62 characters encode 45 bytes:
  *
  *   version (1) | product (1) | quantity (2) | amount in nanotons (7) | expires_at ms (6)
@@ -101,7 +101,7 @@ export function readQuote(key: Buffer, id: string, accountId: string, mode: Mode
  * Node's one-shot hash over buffers that hold the padded key once per key; its first 16 bytes
  * are written to `target` at `at`. m is the body, then `\0account\0mode`. Why not createHmac:
  * it made a JavaScript object and an OpenSSL context per call, and under load GET /quote cost
- * 53 µs of CPU with it against 38 µs without (docs/performance.md, eleventh round). Why
+ * 53 µs of CPU with it against 38 µs without (docs/performance-history.md, "Eleventh round"). Why
  * 'binary' (latin1) digests: a string of 32 one-byte characters is cheaper to make than a
  * Buffer. A test checks the result against createHmac.
  */

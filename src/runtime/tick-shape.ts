@@ -1,7 +1,7 @@
 import { executionAsyncResource } from 'node:async_hooks';
 
 /**
- * Keeps one of Node's own `process.nextTick` entries alive for the life of the process (issue 10).
+ * Keeps one of Node's own `process.nextTick` entries alive for the life of the process.
  *
  * Node 20 builds each entry as `{ [async_id_symbol]: …, [trigger_async_id_symbol]: …, callback,
  * args }`. V8 gives it its shape through map transitions that it holds only weakly, and an entry
@@ -11,7 +11,7 @@ import { executionAsyncResource } from 'node:async_hooks';
  * `nextTick` adds three of its four properties through V8's runtime, for the rest of the
  * process: 228 ns each instead of 38 in `serve` processes measured after 20,000 requests, and 6
  * of 8 of them had ended up so. Node's streams make about seven `nextTick`s per HTTP request.
- * (docs/performance.md, ninth round.)
+ * (docs/performance-history.md, "Ninth round".)
  *
  * One entry kept alive keeps its maps, and with them the transitions and the feedback, stable.
  * The entry is the async resource of its own callback. Nothing depends on what it holds.

@@ -1,7 +1,7 @@
 import { beginCell, type Cell, loadMessage, type Message, storeMessage } from '@ton/core';
 
 /**
- * TEP-467 normalized hash of an external-in message (research/ton.md §4.3): source none,
+ * TEP-467 normalized hash of an external-in message (docs/upstreams.md "Normalized message hash (TEP-467)"): source none,
  * import fee 0, no StateInit, body stored as a reference. Unlike the raw hash it does not
  * depend on whether the StateInit was attached or how a node re-serialised the message, so it
  * is the key under which a signed message is looked up on chain.

@@ -1,5 +1,5 @@
 /**
- * A small client for the toncenter HTTP API v2 (research/ton.md §1.2), fetch-based: the REST
+ * A small client for the toncenter HTTP API v2 (docs/upstreams.md "toncenter v2"), fetch-based: the REST
  * form (`GET {base}/getTransactions?…`, `POST {base}/sendBoc`), the key in the `X-API-Key`
  * header (never in the URL, so it cannot end up in a logged URL), a timeout per request, and
  * typed errors so that callers can tell a retryable failure (429, 5xx, timeout, network) from

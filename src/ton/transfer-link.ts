@@ -2,7 +2,7 @@ import QRCode from 'qrcode';
 import { formatTon, MoneyFormatError, parseTon } from '../domain/money.js';
 
 /**
- * The live top-up's `ton://transfer` link (research/ton.md §5): the deposit address, the
+ * The live top-up's `ton://transfer` link (docs/upstreams.md "Transfer links"): the deposit address, the
  * amount in nanotons, and the account's memo as the text comment (percent-encoded, never `+`).
  */
 export const MAX_TOPUP_TON = 1_000_000n;

@@ -63,7 +63,7 @@ function byBalanceRow(a: Order, b: Order): number {
 }
 
 /**
- * The orders table is the queue (DESIGN "Orders as the queue"): the worker claims due orders
+ * The orders table is the queue (docs/architecture.md "Orders as the queue"): the worker claims due orders
  * (`next_run_at <= now`, no live lease) by writing a lease, runs one step for each, and sleeps
  * until the next due time, a wake-up from a new order, or the poll interval.
  */

@@ -6,7 +6,7 @@ import { afterEach, beforeEach, expect, test } from 'vitest';
 import { openSqlite, SqliteConnection } from '../../src/db/sqlite.js';
 
 /**
- * SqliteConnection builds row objects in JS from better-sqlite3's raw arrays (issue 10). The
+ * SqliteConnection builds row objects in JS from better-sqlite3's raw arrays (docs/performance-history.md "Eighth round"). The
  * rows must be exactly what better-sqlite3's own object rows are: checked here against them,
  * statement by statement, on the same connection.
  */

@@ -415,7 +415,7 @@ describe('a backlog longer than one poll may page through', () => {
   });
 });
 
-describe('a published mainnet transaction served by the fake (V8, research/ton.md §7)', () => {
+describe('a published mainnet transaction served by the fake (V8, ton-org/ton-core)', () => {
   // ton-org/ton-core src/types/Transaction.spec.ts: an external-in order of wallet
   // EQCD39VS…xqB2N sending 10000 TON out (one internal out message).
   const V8 =

@@ -4,7 +4,7 @@ import { verifyLedger } from '../../src/ledger/verify.js';
 import { type Harness, startHarness } from '../support/harness.js';
 import { balanceOf, call, expectError, expectOk, MONEY, postOrder, quiesce, REQUEST_ID, STARS_50, TIMESTAMP, waitForStatus } from '../support/http.js';
 
-/** GET /balance/history (issue 6): the journal of the key's mode, newest first, cursor-paginated. */
+/** GET /balance/history: the journal of the key's mode, newest first, cursor-paginated. */
 
 let h: Harness;
 beforeAll(async () => {

@@ -14,7 +14,7 @@ import {
   waitForStatus,
 } from '../support/http.js';
 
-/** GET /balance (spec 4.5, CONTRACT "Balance") and the money rules behind it. */
+/** GET /balance (docs/api.md "GET /balance") and the money rules behind it. */
 
 let h: Harness;
 beforeAll(async () => {

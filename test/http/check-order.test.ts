@@ -14,7 +14,7 @@ import {
 } from '../support/http.js';
 
 /**
- * CONTRACT "Order of checks": unknown route 404 → authentication 401 → (429) → body size 413 →
+ * docs/api.md "Order of checks": unknown route 404 → authentication 401 → (429) → body size 413 →
  * content type 415 → invalid_json → Idempotency-Key header → body fields (missing, then
  * malformed, each in the order product, recipient, quantity, external_id, then unknown fields)
  * → idempotency replay / conflict → live_unavailable → insufficient_balance.

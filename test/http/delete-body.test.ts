@@ -2,7 +2,7 @@ import { afterAll, beforeAll, expect, test } from 'vitest';
 import { type Harness, startHarness } from '../support/harness.js';
 
 /**
- * CONTRACT "Wire format": a body is only read, and its content type only checked, on POST. A
+ * docs/api.md "Conventions": a body is only read, and its content type only checked, on POST. A
  * DELETE that carries one is answered as if it had none (found by the reliability fuzzer: a
  * text body on DELETE /webhook_endpoints/{id} got 415).
  */

@@ -4,7 +4,7 @@ import { call, expectOk, expectOrderRejected, expectRejected, newKey, REQUEST_ID
 
 /**
  * What the framework would otherwise answer on its own — body size, media type, JSON syntax,
- * routing — must leave as contract error bodies (CONTRACT "Wire format", "Errors").
+ * routing — must leave as contract error bodies (docs/api.md "Conventions", "Errors").
  */
 
 let h: Harness;

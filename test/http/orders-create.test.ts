@@ -31,7 +31,7 @@ async function created(body: Record<string, unknown>, funds = '100') {
 }
 
 describe('a created order', () => {
-  test('201 with the order object (no events), fulfillment_pending, formats per CONTRACT', async () => {
+  test('201 with the order object (no events), fulfillment_pending, formats per docs/api.md "Conventions"', async () => {
     const before = Date.now();
     const a = await h.account({ test: '10' });
     const res = await postOrder(h, a.testKey, { product: 'stars', recipient: '@durov', quantity: 50, external_id: 'inv-1' });
@@ -80,7 +80,7 @@ describe('a created order', () => {
   });
 });
 
-describe('quantity rules (spec 2.1)', () => {
+describe('quantity rules (docs/api.md "GET /quote")', () => {
   test.each([
     { product: 'stars', quantity: 50, value: '0.25' },
     { product: 'stars', quantity: 51, value: '0.255' },
@@ -157,7 +157,7 @@ describe('product', () => {
   );
 });
 
-describe('recipient (CONTRACT "Recipients")', () => {
+describe('recipient (docs/api.md "POST /recipients/validate")', () => {
   const valid = ['abcd', '@abcd', 'Durov', '@DuRoV', 'a_b_c', 'A1_2', 'abc1', `a${'b'.repeat(31)}`, `@a${'b'.repeat(31)}`, 'test_user_1', 'x___y'];
   test.each(valid)('%s is accepted and shown as "@" + the name as supplied', async (recipient) => {
     const body = await created({ product: 'stars', recipient, quantity: 50 });

@@ -8,7 +8,7 @@ import { orderPageQuery } from '../../src/orders/list-orders.js';
 import { type Harness, startHarness, type TestAccount } from '../support/harness.js';
 import { call, expectError, expectOk, newKey, ORDER_ID, postOrder, quiesce, seedLiveOrder, STARS_50 } from '../support/http.js';
 
-/** GET /orders (issue 6): Stripe-style cursor list of the key's account and mode, with filters. */
+/** GET /orders: Stripe-style cursor list of the key's account and mode, with filters. */
 
 let h: Harness;
 beforeAll(async () => {

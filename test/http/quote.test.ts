@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { type Harness, startHarness } from '../support/harness.js';
 import { call, expectOk, expectRejected, getQuote, MONEY, quiesce, TIMESTAMP } from '../support/http.js';
 
-/** GET /quote (spec 4.4, CONTRACT "Quote and pricing"), with the default price list. */
+/** GET /quote (docs/api.md "GET /quote"), with the default price list. */
 
 let h: Harness;
 beforeAll(async () => {
@@ -27,7 +27,7 @@ async function rejected(query: string, code: string, param: string) {
   return expectRejected(h, () => getQuote(h, a.testKey, query), 400, code, param);
 }
 
-describe('prices (CONTRACT defaults)', () => {
+describe('prices (docs/api.md defaults)', () => {
   test.each([
     { product: 'stars', quantity: 50, value: '0.25' },
     { product: 'stars', quantity: 51, value: '0.255' },

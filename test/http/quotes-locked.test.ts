@@ -15,7 +15,7 @@ import {
   STARS_50,
 } from '../support/http.js';
 
-/** Price-locked quotes (issue 6): GET /quote's id, POST /orders quote_id. */
+/** Price-locked quotes: GET /quote's id, POST /orders quote_id. */
 
 let h: Harness;
 beforeAll(async () => {

@@ -3,7 +3,7 @@ import { verifyLedger } from '../../src/ledger/verify.js';
 import { type Harness, startHarness } from '../support/harness.js';
 import { balanceOf, call, expectError, expectOk, expectRejected, postOrder, quiesce, STARS_50, waitForStatus } from '../support/http.js';
 
-/** POST /test_helpers/fund (issue 6): test keys credit their test balance through the ledger. */
+/** POST /test_helpers/fund: test keys credit their test balance through the ledger. */
 
 let h: Harness;
 beforeAll(async () => {

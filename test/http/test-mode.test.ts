@@ -3,7 +3,7 @@ import { type Harness, startHarness } from '../support/harness.js';
 import { balanceOf, type Body, EVENT_ID, expectOk, getOrder, postOrder, TIMESTAMP, waitForStatus } from '../support/http.js';
 
 /**
- * Test-mode fulfilment end to end (CONTRACT "Test mode", "Events", "Orders", "Balance"), with
+ * Test-mode fulfilment end to end (docs/api.md "Test mode", "Events", "Orders and statuses", "GET /balance"), with
  * the harness timings: TEST_FULFILMENT_DELAY_MS=100, TEST_SLOW_DELAY_MS=1500. Orders are
  * polled every 50 ms against a deadline; nothing sleeps a fixed time.
  */
@@ -60,7 +60,7 @@ describe('a normal recipient', () => {
     expect(await balanceOf(h, a.testKey)).toEqual({ value: '9.5', reserved: '0', currency: 'TON' });
   });
 
-  test('delivered within 5 s of the 201 (CONTRACT), and the order passes through processing', async () => {
+  test('delivered within 5 s of the 201 (docs/api.md "Test mode"), and the order passes through processing', async () => {
     const a = await h.account({ test: '10' });
     const started = Date.now();
     const order = await place(a.testKey, { product: 'premium', recipient: 'bob_the_user', quantity: 12 });

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest'
 import { type Harness, startHarness } from '../support/harness.js';
 import { call, expectOk, expectRejected, quiesce, validate } from '../support/http.js';
 
-/** POST /recipients/validate (spec 4.3, CONTRACT "Recipients" and "Test mode"). */
+/** POST /recipients/validate (docs/api.md "POST /recipients/validate" and "Test mode"). */
 
 let h: Harness;
 let testKey: string;

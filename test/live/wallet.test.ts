@@ -15,7 +15,7 @@ import { mnemonicToPrivateKey } from '@ton/crypto';
 import { WalletContractV5R1 } from '@ton/ton';
 
 /**
- * The paying wallet (issue 8 part B) through the real service: live orders bought on the fake
+ * The paying wallet through the real service: live orders bought on the fake
  * Fragment and paid from a V5R1 wallet on the fake toncenter, whose @ton/sandbox emulator
  * really executes the signed messages (signature, seqno, valid_until).
  */

@@ -24,7 +24,7 @@ import { type Receiver, startReceiver } from '../support/webhook-receiver.js';
  */
 
 /**
- * Statuses an operation may add for a key of the wrong mode (CONTRACT: deposits are live-only,
+ * Statuses an operation may add for a key of the wrong mode (docs/api.md "Errors": deposits are live-only,
  * test helpers test-only). Taken from each operation's documented error codes.
  */
 const MODE_RESTRICTED_CODES = ['live_key_required', 'test_key_required'];

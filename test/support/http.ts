@@ -13,7 +13,7 @@ import type { Harness, TestAccount } from './harness.js';
 
 /**
  * Request helpers for the HTTP suite. Every response that goes through `call` is checked for
- * the invariants every response must have (CONTRACT "Wire format", "Errors"): a JSON body with
+ * the invariants every response must have (docs/api.md "Conventions", "Errors"): a JSON body with
  * a boolean `ok`, a `Request-Id: req_…` header, and for errors the exact error body shape with
  * `request_id` equal to the header.
  */

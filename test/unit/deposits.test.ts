@@ -4,7 +4,7 @@ import { checkCharacter, derivedMemo, isWellFormedMemo, MEMO_ALPHABET, MEMO_PATT
 import { classify, decodeTransaction, memoOf, textComment } from '../../src/deposits/classify.js';
 import { normalizeTxHash } from '../../src/deposits/store.js';
 
-/** Memo check character, comment decoding and transaction eligibility on published vectors (research/ton.md §7). */
+/** Memo check character, comment decoding and transaction eligibility on published vectors (ton-org/ton-core, ton-org/docs, ton-community/ton-docs). */
 describe('memo check character', () => {
   test('every single substitution and every adjacent transposition is detected, for many memos', () => {
     for (let n = 0; n < 200; n++) {

@@ -1,7 +1,7 @@
 import { expect, test } from 'vitest';
 import { entryId, entryLookup, newEntryIdHead } from '../../src/ledger/entry-id.js';
 
-/** Journal entry ids carry their seq after a random head (issue 10, src/ledger/entry-id.ts). */
+/** Journal entry ids carry their seq after a random head (src/ledger/entry-id.ts). */
 
 test('a new id is a random head and the seq; the lookup reads the seq back', () => {
   const head = newEntryIdHead();

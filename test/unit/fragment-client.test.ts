@@ -173,7 +173,7 @@ describe('page hash and session', () => {
   });
 
   test('"Unknown error" at get*Link means the session or hash expired: the hash is re-scraped once, then session_expired', async () => {
-    // research/fragment.md §4: Fragment's bare "Unknown error" at getBuyStarsLink is a stale session or hash.
+    // docs/upstreams.md "Fragment: errors": Fragment's bare "Unknown error" at getBuyStarsLink is a stale session or hash.
     const invoice = await client.initBuy('stars', (await client.searchRecipient('stars', 'durov', 50)).token, 50);
     fake.failNext('getBuyStarsLink', { json: { ok: false, error: 'Unknown error' } });
     let pages = fake.pages;

@@ -5,7 +5,7 @@ import { fundTestBalance } from '../../src/ledger/test-funding.js';
 import { type Harness, startHarness } from '../support/harness.js';
 import { accountIdOf, signedUp, type WebClient } from '../support/web.js';
 
-/** The dashboard's balance history page (per mode, paginated) and its CSV export (issue 6). */
+/** The dashboard's balance history page (per mode, paginated) and its CSV export. */
 
 let h: Harness;
 let client: WebClient;

@@ -21,7 +21,7 @@ describe('html escaping', () => {
   });
 });
 
-describe('deposit address (research/ton.md vectors V1, V2)', () => {
+describe('deposit address (published vectors of ton-org/ton-core and ton-org/docs)', () => {
   test('raw and user-friendly forms become user-friendly, URL-safe, non-bounceable', () => {
     const nonBounceable = 'UQAs9VlT6S776tq3unJcP5Ogsj-ELLunLXuOb1EKcOQi41-E';
     for (const input of [
@@ -110,7 +110,7 @@ describe('memo, cursor, passwords, next', () => {
   });
 });
 
-describe('TON config (issue 7)', () => {
+describe('TON config', () => {
   test('TON_NETWORK picks the API default and the address form; mismatches and bad values are refused', () => {
     const mainnet = loadConfig({ DEPOSIT_ADDRESS: '0:2cf55953e92efbeadab7ba725c3f93a0b23f842cbba72d7b8e6f510a70e422e3' });
     expect(mainnet).toMatchObject({ tonNetwork: 'mainnet', tonApiUrl: 'https://toncenter.com/api/v2', depositAddress: 'UQAs9VlT6S776tq3unJcP5Ogsj-ELLunLXuOb1EKcOQi41-E', depositMinNanotons: 100_000_000n, depositPollMs: 5000 });

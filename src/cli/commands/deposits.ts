@@ -4,7 +4,7 @@ import { withDatabase } from '../database.js';
 import { ACTOR_HELP, actorOf, actorOption, limitOf, operatorCommand, optionalReasonOf, refuse, table, time, ton } from '../operator.js';
 
 /**
- * Live top-ups for the operator (issue 7): the deposits the watcher recorded, and what becomes
+ * Live top-ups for the operator: the deposits the watcher recorded, and what becomes
  * of an unmatched one (no or mistyped memo, below the minimum): the credit to the account it
  * belongs to (`assign`), or the record that its TON was sent back by hand (`return`).
  */

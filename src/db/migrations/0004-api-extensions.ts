@@ -2,7 +2,7 @@ import { type Kysely, sql } from 'kysely';
 import type { Engine } from '../engine.js';
 
 /**
- * API extensions (issue 6): balance history, order lists and price-locked quotes.
+ * API extensions: balance history, order lists and price-locked quotes.
  *
  * - journal: `seq` (per account and mode, 1, 2, 3… in the order the movements were applied) and
  *   the balance after each movement (`balance_available`, `balance_reserved`), written by

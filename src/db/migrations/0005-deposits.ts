@@ -2,7 +2,7 @@ import { type Kysely, sql } from 'kysely';
 import type { Engine } from '../engine.js';
 
 /**
- * Live top-ups (issue 7): every incoming transfer the deposit watcher decided about, and its
+ * Live top-ups: every incoming transfer the deposit watcher decided about, and its
  * cursor per deposit wallet. A deposit row is unique per transaction hash, and the watcher
  * writes it, the ledger credit and the cursor in one transaction: re-reading a transaction
  * (restart, overlapping pages, a second watcher) finds the row and credits nothing.
@@ -38,7 +38,7 @@ export async function up(db: Kysely<any>, _engine: Engine): Promise<void> {
   await db.schema
     .createTable('deposit_cursors')
     .addColumn('address', 'text', (c) => c.primaryKey())
-    // The newest fully processed transaction (research/ton.md §1.5: keep lt AND hash).
+    // The newest fully processed transaction (docs/upstreams.md "toncenter v2": keep lt AND hash).
     .addColumn('lt', 'bigint', (c) => c.notNull())
     .addColumn('hash', 'text', (c) => c.notNull())
     .addColumn('chain_time', 'bigint', (c) => c.notNull())

@@ -2,7 +2,7 @@ import { type Kysely, sql } from 'kysely';
 import type { Engine } from '../engine.js';
 
 /**
- * Live fulfilment, Fragment side (issue 8, part A):
+ * Live fulfilment, Fragment side:
  * - live_settings: operator-set values every process reads on its next call (the Fragment
  *   session set by `fragment session set`, the last KYC observation). Values may be secrets:
  *   they are never logged or printed.

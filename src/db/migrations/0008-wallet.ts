@@ -2,7 +2,7 @@ import { type Kysely, sql } from 'kysely';
 import type { Engine } from '../engine.js';
 
 /**
- * The paying wallet (issue 8, part B):
+ * The paying wallet (docs/architecture.md "Live fulfilment: the paying wallet"):
  * - wallet_state: one row per paying wallet (raw address). Sending transactions lock it first
  *   (an UPDATE of the row: a row lock on PostgreSQL, the single writer under BEGIN IMMEDIATE on
  *   SQLite), so that every process signs for that wallet one at a time.

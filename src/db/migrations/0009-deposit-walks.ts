@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Engine } from '../engine.js';
 
 /**
- * A deposit-wallet backlog walked in pieces (issue 7, audit): when more transactions are new
+ * A deposit-wallet backlog walked in pieces (docs/architecture.md "Live top-ups: the deposit watcher"): when more transactions are new
  * than one poll may page through (long downtime, or a first start on a wallet with a long
  * history), the watcher processes what it collected, newest first, and records here how far
  * back it got. At most one walk per deposit wallet:

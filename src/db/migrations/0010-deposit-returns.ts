@@ -2,7 +2,7 @@ import { type Kysely, sql } from 'kysely';
 import type { Engine } from '../engine.js';
 
 /**
- * Returned deposits (issue 7: the operator "assigns or returns" unmatched deposits): a deposit
+ * Returned deposits (the operator assigns or returns unmatched deposits): a deposit
  * gains the status `returned` — the operator sent the TON back by hand (`deposit return`;
  * Starport sends nothing itself) — and `returned_at`, when that was recorded.
  *

@@ -2,7 +2,7 @@ import { type Kysely, sql } from 'kysely';
 import type { Engine } from '../engine.js';
 
 /**
- * Fewer index pages written per order (issue 10). On SQLite a commit's cost is mostly the pages
+ * Fewer index pages written per order (docs/performance-history.md "Fourth round"). On SQLite a commit's cost is mostly the pages
  * it writes to the WAL, and an index keyed by a random id or by account puts each order on a
  * page of its own; PostgreSQL writes those pages too.
  *

@@ -3,7 +3,7 @@ import type { Engine } from '../engine.js';
 
 /**
  * Order numbers: an internal key for each order, ascending in the order orders are created
- * (issue 10). Never part of the API; public order ids stay random.
+ * (docs/performance-history.md "Twelfth round"). Never part of the API; public order ids stay random.
  *
  * Why: an order's events and its ledger movements were indexed by the order's random id, so
  * every new order's rows went to a page of their own in `order_events`' primary key and in

@@ -2,7 +2,7 @@ import { type Kysely, sql } from 'kysely';
 import type { Engine } from '../engine.js';
 
 /**
- * Journal entry ids without an index of their own (issue 10; see src/ledger/entry-id.ts).
+ * Journal entry ids without an index of their own (docs/performance-history.md "Sixteenth round"; see src/ledger/entry-id.ts).
  *
  * New entry ids end with the entry's seq, so a cursor is found through `journal_history`
  * (account_id, mode, seq). The unique index on every id (the primary key) goes: its random keys

@@ -23,13 +23,13 @@ const MESSAGES = {
  * the order by its id, or the balance under the key's hash), so that the key and the data take
  * one statement instead of two. Such reads are coalesced like the key's own lookup: the
  * requests of one event-loop turn share one statement. Each is read when the request asks,
- * never from a cache, so a reissued key is refused on the very next request (CONTRACT "Modes
- * and keys"). The handler sees the data only if the key was accepted.
+ * never from a cache, so a reissued key is refused on the very next request (docs/api.md "Authentication").
+ * The handler sees the data only if the key was accepted.
  */
 export type Prefetch = (request: FastifyRequest, keyHash: string) => Promise<{ authentication: Authentication; data: unknown }>;
 
 /**
- * `Authorization: Bearer <key>` (CONTRACT "Modes and keys"): the scheme is case-insensitive
+ * `Authorization: Bearer <key>` (docs/api.md "Authentication"): the scheme is case-insensitive
  * and followed by exactly one space; a missing header, another scheme or an empty credential
  * is missing_api_key; anything else that is not a live, well-formed key is invalid_api_key.
  */
@@ -41,7 +41,7 @@ export function authenticateRequest(db: Db, request: FastifyRequest, prefetch?: 
     throw new ApiError('missing_api_key', 'Send your API key as "Authorization: Bearer sk_live_…" or "Bearer sk_test_…".');
   }
   if (prefetch) return authenticateWithData(request, credential, prefetch);
-  // Most keys are answered from the cache: no promise then (issue 10).
+  // Most keys are answered from the cache: no promise then (docs/performance-history.md "Eighth round").
   const result = authenticate(db, credential);
   if (!(result instanceof Promise)) return callerOf(result);
   return result.then(callerOf);

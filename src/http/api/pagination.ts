@@ -1,6 +1,6 @@
 import { ApiError } from '../../domain/api-error.js';
 
-/** Query parameters shared by the list endpoints (issue 6), parsed after the schema's checks. */
+/** Query parameters shared by the list endpoints (docs/api.md "Conventions", Lists), parsed after the schema's checks. */
 export const DEFAULT_LIMIT = 20;
 export const MAX_LIMIT = 100;
 

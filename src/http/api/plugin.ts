@@ -102,7 +102,7 @@ function isJsonContentType(header: string | undefined): boolean {
 }
 
 /**
- * /api/v1: authentication first, then body handling, then the routes (CONTRACT order of checks).
+ * /api/v1: authentication first, then body handling, then the routes (docs/api.md "Order of checks").
  * `reference` records every route registered here and documents it (openapi/document.ts).
  */
 export async function apiPlugin(app: FastifyInstance, ctx: ApiContext, reference: ApiReference): Promise<void> {
@@ -113,7 +113,7 @@ export async function apiPlugin(app: FastifyInstance, ctx: ApiContext, reference
 
   // Each route's first onRequest hook authenticates, except on the OpenAPI document and the
   // reference page, which need no key. A route's own hooks run after it. The hook is in
-  // callback form and answers a cached key without a promise (issue 10).
+  // callback form and answers a cached key without a promise (docs/performance-history.md "Eighth round").
   const authenticate = authenticationHook(ctx);
   app.addHook('onRoute', (route) => {
     if (route.config?.public) return;
@@ -122,7 +122,7 @@ export async function apiPlugin(app: FastifyInstance, ctx: ApiContext, reference
   });
 
   app.removeAllContentTypeParsers();
-  // A body is only read on POST (CONTRACT "Wire format"): on DELETE it is received (within the
+  // A body is only read on POST (docs/api.md "Conventions"): on DELETE it is received (within the
   // size limit) and ignored, whatever its type or content.
   app.addContentTypeParser('application/json', { parseAs: 'buffer', bodyLimit: BODY_LIMIT_BYTES }, async (request: FastifyRequest, body: string | Buffer) =>
     request.method === 'POST' ? parseJsonObject(request, body as Buffer) : undefined,
@@ -154,7 +154,7 @@ export async function apiPlugin(app: FastifyInstance, ctx: ApiContext, reference
 }
 
 /**
- * The caller from the API key, then the per-key rate limit (CONTRACT order of checks).
+ * The caller from the API key, then the per-key rate limit (docs/api.md "Order of checks").
  *
  * A refusal is answered once the current microtasks have run, never from inside the HTTP
  * parser's callback: the parser goes on with the bytes it already holds, and when the body
@@ -185,7 +185,7 @@ function authenticationHook(ctx: ApiContext, prefetch?: Prefetch): onRequestHook
 
 /**
  * `?quantity=50&quantity=60` is ambiguous: refuse it rather than pick one. Parameters the route
- * does not know are ignored, repeated or not (CONTRACT "Wire format").
+ * does not know are ignored, repeated or not (docs/api.md "Conventions").
  */
 function rejectRepeatedQueryParameters(request: FastifyRequest): void {
   const query = (request.query as Record<string, unknown> | undefined) ?? {};

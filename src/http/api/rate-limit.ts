@@ -1,5 +1,5 @@
 /**
- * Per-key rate limit (CONTRACT "Rate limits"): a token bucket refilled at `rps` tokens per
+ * Per-key rate limit (docs/api.md "Rate limits"): a token bucket refilled at `rps` tokens per
  * second up to `burst`. State lives in this process: each API node limits on its own.
  * Headers follow draft-ietf-httpapi-ratelimit-headers: the policy's quota is the burst and its
  * window the time an empty bucket takes to refill.

@@ -123,10 +123,10 @@ export const webhookEndpointIdParams = {
   properties: { id: { type: 'string', description: 'Webhook endpoint id, we_…' } },
 } as const;
 
-/** POST bodies are always JSON objects (CONTRACT); rotation takes no fields: send `{}`. */
+/** POST bodies are always JSON objects (docs/api.md "Conventions"); rotation takes no fields: send `{}`. */
 export const emptyBody = { type: 'object', additionalProperties: false, properties: {} } as const;
 
-// --- Lists (issue 6) ---------------------------------------------------------------------------
+// --- Lists -------------------------------------------------------------------------------------
 
 const digits = (description: string, example: string) => ({ type: 'string', pattern: '^[0-9]+$', description, examples: [example] }) as const;
 const createdBound = (description: string) =>

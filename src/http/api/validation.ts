@@ -3,7 +3,7 @@ import { ApiError, type ErrorCode } from '../../domain/api-error.js';
 
 /**
  * Turns JSON-schema validation errors (ajv with allErrors) into the one contract error that
- * answers first (CONTRACT "Order of checks"): any missing required field, then any malformed
+ * answers first (docs/api.md "Order of checks"): any missing required field, then any malformed
  * field, each in the order product, recipient, quantity, external_id, quote_id; then unknown fields.
  * (`amount` is POST /test_helpers/fund's only field.)
  */

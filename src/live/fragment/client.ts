@@ -5,7 +5,7 @@ import { decodeEntities, errorFromText, FragmentError } from './errors.js';
 import type { Pacer } from './pacer.js';
 
 /**
- * A client for fragment.com's web JSON API (research/fragment.md §1–2, §6): the page's
+ * A client for fragment.com's web JSON API (docs/upstreams.md "Fragment: web JSON API", "Fragment: methods"): the page's
  * `POST /api?hash=…` RPC with form-encoded `method=…` calls, authenticated by the session
  * cookies of a logged-in, KYC-verified account with a connected TON wallet. No official API
  * exists: this copies what the page does, and every answer is checked before use.
@@ -77,7 +77,7 @@ const METHODS = {
   premium: { search: 'searchPremiumGiftRecipient', state: 'updatePremiumState', init: 'initGiftPremiumRequest', link: 'getGiftPremiumLink', count: 'months' },
 } as const;
 
-/** A TON Connect DeviceInfo as Tonkeeper sends it (research §1.2 step 5). */
+/** A TON Connect DeviceInfo as Tonkeeper sends it (docs/upstreams.md "Fragment: methods"). */
 export const DEFAULT_DEVICE = {
   platform: 'linux',
   appName: 'Tonkeeper',

@@ -1,6 +1,6 @@
 /**
  * What can go wrong talking to Fragment, classified by what the service must do about it
- * (research/fragment.md §4):
+ * (docs/upstreams.md "Fragment: errors"):
  * - `recipient`: the recipient cannot get the product (not found, not a user, cannot receive,
  *   premium already active) → the order fails `recipient_invalid`, validate answers 400;
  * - `unavailable`: the upstream cannot sell to us until the operator acts (session expired,
@@ -79,7 +79,7 @@ const ERROR_TEXTS: [RegExp, FragmentErrorCode][] = [
   // A foreign or outdated page hash (the client re-scrapes once before giving up).
   [/bad request/i, 'session_expired'],
   // get*Link's bare "Unknown error" means the session or the page hash has expired
-  // (research/fragment.md §4, "Session or hash expired"): re-scraped once, like "Bad request".
+  // (docs/upstreams.md "Fragment: errors"): re-scraped once, like "Bad request".
   [/^unknown error\.?$/i, 'session_expired'],
   [/session|log ?in|sign ?in|unauthori[sz]ed/i, 'session_expired'],
   [/price (was )?changed/i, 'price_changed'],

@@ -11,7 +11,7 @@ import type { Database } from '../../db/schema.js';
 const SESSION = 'fragment_session';
 const KYC = 'fragment_kyc';
 
-/** The cookies a working session has (research §1.1: all four are required). */
+/** The cookies a working session has (docs/upstreams.md "Fragment: session and page hash": all four are required). */
 export const REQUIRED_COOKIES = ['stel_ssid', 'stel_dt', 'stel_token', 'stel_ton_token'] as const;
 
 export class SessionFormatError extends Error {}

@@ -66,7 +66,7 @@ const CHAIN_RETRY_MS = 5_000;
 const EXPIRY_GRACE_MS = 5_000;
 
 /**
- * The paying wallet (issue 8 part B) behind the live step's PaymentSender port. Per order:
+ * The paying wallet (docs/upstreams.md "Paying wallet") behind the live step's PaymentSender port. Per order:
  *
  * - Its latest wallet message decides: paid → delivered; pending → look the message up on
  *   chain by its normalized hash, re-broadcast the same stored BOC while it is valid, and at

@@ -2,7 +2,7 @@ import { normalizeUsername } from '../../domain/username.js';
 import type { RecipientDirectory, RecipientLookup } from '../ports.js';
 
 /**
- * Test mode's magic recipients (CONTRACT "Test mode"). Everything else exists and is eligible,
+ * Test mode's magic recipients (docs/api.md "Test mode"). Everything else exists and is eligible,
  * its display name being the username itself. Test mode never touches the outside world.
  */
 export type TestOutcome = 'delivered' | 'recipient_invalid' | 'upstream_error' | 'slow';

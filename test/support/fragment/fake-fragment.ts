@@ -5,7 +5,7 @@ import { beginCell, Cell } from '@ton/core';
 import { formatTon } from '../../../src/domain/money.js';
 
 /**
- * A fake fragment.com on loopback speaking the recorded shapes of research/fragment.md §6:
+ * A fake fragment.com on loopback speaking the shapes of docs/upstreams.md "Fragment: methods":
  * the pages (`/stars/buy`, `/premium/gift`) carrying `ajInit({"apiUrl":"/api?hash=…"})` and
  * a logged-in marker, and the `POST /api?hash=…` JSON methods for stars and premium (search,
  * state, prices, init, get*Link with transaction=1, confirmReq), answering HTTP 200 with
@@ -211,7 +211,7 @@ export class FakeFragment {
     this.calls.push({ method, fields, cookie });
     if (this.injected(method, res)) return;
     const hash = url.searchParams.get('hash');
-    // A missing, foreign or outdated hash (research §1.1: "Bad request").
+    // A missing, foreign or outdated hash (docs/upstreams.md "Fragment: errors": "Bad request").
     if (hash !== this.hash) return json(res, { error: 'Bad request' });
     if (!loggedIn) return json(res, { error: 'Access denied' });
     json(res, this.answer(method, fields));

@@ -6,8 +6,8 @@ import { Blockchain, type SendMessageResult } from '@ton/sandbox';
 /**
  * A fake toncenter API v2 on loopback, backed by TON's emulator (@ton/sandbox): every
  * transaction it serves is a real one the emulator executed (or a real BOC a test injects,
- * such as a published mainnet vector), in toncenter's JSON shapes (research/ton.md §1.2,
- * vectors V4/V5). Shared by the deposit watcher's tests and the paying wallet's (issue 8):
+ * such as a published mainnet vector), in toncenter's JSON shapes (docs/upstreams.md "toncenter v2";
+ * the published vectors of ton-community/ton-docs). Shared by the deposit watcher's tests and the paying wallet's:
  *
  *   GET  /api/v2/getTransactions  address, limit (≤ 100 else 422), lt+hash (inclusive start,
  *        hash hex or base64), to_lt (exclusive lower bound), archival (see archivalBeforeLt),
@@ -99,7 +99,7 @@ export class FakeToncenter {
   }
 
   /**
-   * Block time (issue 8's wallet tests): 0 = sendBoc executes the message at once; > 0 = it
+   * Block time (the paying wallet's tests): 0 = sendBoc executes the message at once; > 0 = it
    * answers ok at once and the message executes at the next block, every `blockMs` (a message
    * the contract refuses then — a replay, an expired one — is dropped, as a validator would).
    */
@@ -469,7 +469,7 @@ function stackItemJson(item: TupleItem): [string, unknown] {
 
 /**
  * TEP-467 normalized hash of an external-in message: source none, import fee 0, no init,
- * body as a reference (research/ton.md §4.3).
+ * body as a reference (docs/upstreams.md "Normalized message hash (TEP-467)").
  */
 export function normalizedHash(messageCell: Cell): Buffer {
   const message = loadMessage(messageCell.beginParse());

@@ -18,7 +18,7 @@ export type JsonSchema = Record<string, unknown>;
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 
-// --- Wire formats (CONTRACT "Wire format") -----------------------------------------------------
+// --- Wire formats (docs/api.md "Conventions") --------------------------------------------------
 
 export const MONEY = {
   type: 'string',
@@ -27,7 +27,7 @@ export const MONEY = {
   examples: ['0.25'],
 } as const;
 
-/** A signed change of a balance (balance history, issue 6). */
+/** A signed change of a balance (balance history). */
 export const SIGNED_MONEY = {
   type: 'string',
   pattern: '^-?(0|[1-9][0-9]*)(\\.[0-9]{0,8}[1-9])?$',
@@ -96,7 +96,7 @@ const orderFields = {
   status_url: { type: 'string', format: 'uri', description: 'Full URL of GET /orders/{id} for this order.' },
 };
 
-/** What each event type moves the order to and carries in `data` (CONTRACT "Events"). */
+/** What each event type moves the order to and carries in `data` (docs/api.md "Events"). */
 const EVENT_SHAPES: Record<EventType, { status: OrderStatus; data: Record<string, unknown>; description: string }> = {
   'order.created': { status: 'fulfillment_pending', data: { amount: { ...MONEY, description: 'Amount reserved.' } }, description: 'The order was created and its price reserved.' },
   'order.processing': { status: 'processing', data: {}, description: 'A worker started buying it.' },
@@ -424,7 +424,7 @@ export interface ErrorDoc {
   details?: Record<string, unknown>;
 }
 
-/** Every contract error code: when it answers, and an example body (CONTRACT "Errors"). */
+/** Every contract error code: when it answers, and an example body (docs/api.md "Errors"). */
 export const ERROR_DOCS = {
   insufficient_balance: {
     when: 'POST /orders: the available balance is less than the fresh price. No order, nothing reserved. `details` = `{available, required}`.',

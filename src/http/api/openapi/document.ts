@@ -55,7 +55,7 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** Documentation of an /api/v1 route (see openapi/document.ts). */
     openapi?: OperationDoc;
-    /** Needs no API key: the OpenAPI document and the reference page (CONTRACT "Wire format"). */
+    /** Needs no API key: the OpenAPI document and the reference page (docs/api.md "Authentication"). */
     public?: boolean;
   }
 }
@@ -72,7 +72,7 @@ const COMMON_ERRORS: readonly ErrorCode[] = [
   'service_unavailable',
   'internal_error',
 ];
-/** A body is only read on POST (CONTRACT "Wire format"). */
+/** A body is only read on POST (docs/api.md "Conventions"). */
 const BODY_ERRORS: readonly ErrorCode[] = ['payload_too_large', 'unsupported_media_type', 'invalid_json'];
 /** A DELETE body is ignored, but the server still refuses to receive one over the size limit. */
 const DELETE_BODY_ERRORS: readonly ErrorCode[] = ['payload_too_large'];

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { ApiReference } from './document.js';
 import { PAGE_CSP } from './page.js';
 
-/** GET openapi.json and the reference page; both need no key (CONTRACT "Wire format"). */
+/** GET openapi.json and the reference page; both need no key (docs/api.md "Authentication"). */
 export function referenceRoutes(app: FastifyInstance, reference: ApiReference, options: { openapi: boolean }): void {
   if (options.openapi) {
     app.get('/openapi.json', { config: { public: true } }, async (_request, reply) => {

@@ -13,7 +13,7 @@ import { parseLimit, unknownCursor } from '../pagination.js';
 import { listDepositsQuery } from '../schemas.js';
 
 /**
- * Live top-ups for API clients (issue 7): where to send TON (GET /deposit_address) and the
+ * Live top-ups for API clients: where to send TON (GET /deposit_address) and the
  * deposits credited to the account (GET /deposits, newest first, Stripe-style cursor
  * pagination). Both are live-only: a test key gets 403 live_key_required.
  */
