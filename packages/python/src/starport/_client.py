@@ -333,6 +333,7 @@ class Starport:
         safe: bool = False,
         max_retries: Optional[int] = None,
         timeout: Optional[float] = None,
+        headers: Optional[Mapping[str, str]] = None,
     ) -> Tuple[Dict[str, Any], ResponseInfo]:
         """One API call with the retry policy; returns the answer's JSON (without ``ok``) and
         the HTTP details. Raises the StarportError subclass of the answer's error code.
@@ -340,23 +341,24 @@ class Starport:
         Retried: network errors, 408, 429 (after Retry-After), 5xx and 409
         ``idempotency_key_in_use``, with exponential backoff and jitter — for GETs, requests
         with an Idempotency-Key (the same key on every attempt) and ``safe`` calls; never for
-        any other POST (or a DELETE).
+        any other POST (or a DELETE). ``headers`` are added to (or replace) the client's own.
         """
         url = self.base_url + path
         params = {name: str(value) for name, value in (query or {}).items() if value is not None}
         if params:
             url += "?" + urllib.parse.urlencode(params)
-        headers = {
+        sent = {
             "Authorization": f"Bearer {self._api_key}",
             "Accept": "application/json",
             "User-Agent": f"starport-python/{VERSION}",
         }
         data = None
         if body is not None:
-            headers["Content-Type"] = "application/json"
+            sent["Content-Type"] = "application/json"
             data = json.dumps(body).encode("utf-8")
         if idempotency_key is not None:
-            headers["Idempotency-Key"] = idempotency_key
+            sent["Idempotency-Key"] = idempotency_key
+        sent.update(headers or {})
         retryable = method == "GET" or idempotency_key is not None or safe
         retries = (self.max_retries if max_retries is None else max_retries) if retryable else 0
         attempt_timeout = self.timeout if timeout is None else timeout
@@ -364,7 +366,7 @@ class Starport:
         attempt = 0
         while True:
             try:
-                status, response_headers, text = self._send(method, url, headers, data, attempt_timeout, path)
+                status, response_headers, text = self._send(method, url, sent, data, attempt_timeout, path)
             except NetworkError:
                 if attempt < retries:
                     time.sleep(self._backoff(attempt))
