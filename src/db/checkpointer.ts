@@ -1,5 +1,5 @@
-import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
+import { driverPath } from './driver.js';
 
 /**
  * The thread's whole program, CommonJS evaluated by the Worker (the service ships bundled,
@@ -51,7 +51,7 @@ export class BackgroundCheckpointer {
 
   /** `writerCheckpointPages(n)` sets the writing connection's wal_autocheckpoint. */
   constructor(file: string, writerCheckpointPages: (pages: number) => void, everyMs = 20) {
-    const driver = createRequire(import.meta.url).resolve('better-sqlite3');
+    const driver = driverPath;
     // No inherited command-line options: under `node --input-type=module -e …` (bench/profile.mjs)
     // the thread's CommonJS program was read as a module and failed to start, and the writer
     // quietly went back to checkpointing on the event loop.

@@ -1,11 +1,12 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import BetterSqlite3 from 'better-sqlite3';
+import type BetterSqlite3 from 'better-sqlite3';
 import { Kysely } from 'kysely';
 import { verifyLedger, type Violation } from '../ledger/verify.js';
 import { migrateToLatest } from './migrate.js';
 import type { Database } from './schema.js';
 import { SQLITE_FILE_NAME, sqliteDialect, sqliteEngine } from './sqlite.js';
+import { SqliteDatabase } from './driver.js';
 
 /**
  * Whole-file operations on the embedded SQLite database: an online backup (SQLite's backup
@@ -36,7 +37,7 @@ function isBusy(error: unknown): boolean {
  * `release`. `serve` turns WAL back on when it opens the database.
  */
 export function holdExclusively(file: string): { db: BetterSqlite3.Database; release(): void } {
-  const db = new BetterSqlite3(file, { fileMustExist: true });
+  const db = new SqliteDatabase(file, { fileMustExist: true });
   try {
     db.pragma('busy_timeout = 0');
     const mode = db.pragma('journal_mode = DELETE', { simple: true });
@@ -151,7 +152,7 @@ export async function backupSqlite(dataDir: string, target: string, options: { o
   const partial = `${destination}.partial-${process.pid}`;
   fs.rmSync(partial, { force: true });
 
-  const live = new BetterSqlite3(source, { fileMustExist: true });
+  const live = new SqliteDatabase(source, { fileMustExist: true });
   try {
     live.pragma('busy_timeout = 10000');
     // One step with every page: a single consistent snapshot, never restarted by concurrent writes.
@@ -166,7 +167,7 @@ export async function backupSqlite(dataDir: string, target: string, options: { o
   let summary: DatabaseSummary;
   let ledger: Violation[];
   try {
-    const copy = new BetterSqlite3(partial, { fileMustExist: true });
+    const copy = new SqliteDatabase(partial, { fileMustExist: true });
     // A backup is one self-contained file: no -wal beside it.
     copy.pragma('journal_mode = DELETE');
     summary = inspectStarportDatabase(copy, 'the backup');
@@ -233,7 +234,7 @@ export async function restoreSqlite(
     } finally {
       source.close();
     }
-    const copy = new BetterSqlite3(staged, { fileMustExist: true });
+    const copy = new SqliteDatabase(staged, { fileMustExist: true });
     copy.pragma('journal_mode = DELETE');
     copy.pragma('foreign_keys = ON');
     const kysely = kyselyOver(copy);
@@ -273,7 +274,7 @@ export async function restoreSqlite(
 
 function openReadOnly(file: string): BetterSqlite3.Database {
   try {
-    return new BetterSqlite3(file, { readonly: true, fileMustExist: true });
+    return new SqliteDatabase(file, { readonly: true, fileMustExist: true });
   } catch (error) {
     throw new SqliteFileError(`cannot open ${file}: ${(error as Error).message}`);
   }
