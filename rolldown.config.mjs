@@ -12,7 +12,7 @@ export default {
   input: 'dist/cli/main.js',
   platform: 'node',
   // Native addons and their optional peers load from node_modules as they are.
-  external: [/^node:/, 'better-sqlite3', 'pg-native', '@node-rs/argon2'],
+  external: [/^node:/, 'better-sqlite3', 'better-sqlite3-napi', 'pg-native', '@node-rs/argon2'],
   output: { dir: 'dist/bin', format: 'esm' },
   logLevel: 'warn',
 };

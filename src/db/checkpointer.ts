@@ -1,6 +1,6 @@
-import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import { sqliteEngine } from './sqlite.js';
+import { driverPath } from './driver.js';
 
 /**
  * The thread's whole program, CommonJS evaluated by the Worker (the service ships bundled,
@@ -89,7 +89,7 @@ export class BackgroundCheckpointer {
   }
 
   private startThread(): Worker {
-    const driver = createRequire(import.meta.url).resolve('better-sqlite3');
+    const driver = driverPath;
     // No inherited command-line options: under `node --input-type=module -e …` (bench/profile.mjs)
     // the thread's CommonJS program was read as a module and failed to start, and the writer
     // quietly went back to checkpointing on the event loop.

@@ -1,9 +1,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import BetterSqlite3 from 'better-sqlite3';
+import type BetterSqlite3 from 'better-sqlite3';
 import { Kysely } from 'kysely';
 import type { Database } from './schema.js';
 import { SQLITE_FILE_NAME, sqliteDialect, sqliteEngine } from './sqlite.js';
+import { SqliteDatabase } from './driver.js';
 
 /**
  * Whole-file pieces of the embedded SQLite database: where the file is, the exclusive hold that
@@ -34,7 +35,7 @@ function isBusy(error: unknown): boolean {
  * `release`. `serve` turns WAL back on when it opens the database.
  */
 export function holdExclusively(file: string): { db: BetterSqlite3.Database; release(): void } {
-  const db = new BetterSqlite3(file, { fileMustExist: true });
+  const db = new SqliteDatabase(file, { fileMustExist: true });
   try {
     db.pragma('busy_timeout = 0');
     const mode = db.pragma('journal_mode = DELETE', { simple: true });

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import BetterSqlite3 from 'better-sqlite3';
+import type BetterSqlite3 from 'better-sqlite3';
 import {
   type DatabaseConnection,
   type Dialect,
@@ -10,6 +10,7 @@ import {
   SqliteIntrospector,
   SqliteQueryCompiler,
 } from 'kysely';
+import { SqliteDatabase } from './driver.js';
 import type { Engine } from './engine.js';
 import type { DirectPath } from './prepared.js';
 
@@ -41,7 +42,7 @@ const STATEMENT_CACHE_SIZE = 500;
 
 export function openSqlite(dataDir: string): BetterSqlite3.Database {
   fs.mkdirSync(dataDir, { recursive: true });
-  const db = new BetterSqlite3(path.join(dataDir, SQLITE_FILE_NAME));
+  const db = new SqliteDatabase(path.join(dataDir, SQLITE_FILE_NAME));
   db.pragma('journal_mode = WAL');
   // FULL: an acknowledged order survives power loss, not only a process crash.
   db.pragma('synchronous = FULL');

@@ -1,7 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import BetterSqlite3 from 'better-sqlite3';
+import type BetterSqlite3 from 'better-sqlite3';
 import type { Kysely } from 'kysely';
+import { SqliteDatabase } from '../db/driver.js';
 import { migrateToLatest } from '../db/migrate.js';
 import type { Database } from '../db/schema.js';
 import { sqliteEngine } from '../db/sqlite.js';
@@ -50,7 +51,7 @@ export async function backupSqlite(dataDir: string, target: string, options: { o
   const partial = `${destination}.partial-${process.pid}`;
   fs.rmSync(partial, { force: true });
 
-  const live = new BetterSqlite3(source, { fileMustExist: true });
+  const live = new SqliteDatabase(source, { fileMustExist: true });
   try {
     live.pragma('busy_timeout = 10000');
     // One step with every page: a single consistent snapshot, never restarted by concurrent writes.
@@ -65,7 +66,7 @@ export async function backupSqlite(dataDir: string, target: string, options: { o
   let summary: DatabaseSummary;
   let ledger: Violation[];
   try {
-    const copy = new BetterSqlite3(partial, { fileMustExist: true });
+    const copy = new SqliteDatabase(partial, { fileMustExist: true });
     // A backup is one self-contained file: no -wal beside it.
     copy.pragma('journal_mode = DELETE');
     summary = inspectStarportDatabase(copy, 'the backup');
@@ -132,7 +133,7 @@ export async function restoreSqlite(
     } finally {
       source.close();
     }
-    const copy = new BetterSqlite3(staged, { fileMustExist: true });
+    const copy = new SqliteDatabase(staged, { fileMustExist: true });
     copy.pragma('journal_mode = DELETE');
     copy.pragma('foreign_keys = ON');
     const kysely = kyselyOver(copy);
@@ -172,7 +173,7 @@ export async function restoreSqlite(
 
 function openReadOnly(file: string): BetterSqlite3.Database {
   try {
-    return new BetterSqlite3(file, { readonly: true, fileMustExist: true });
+    return new SqliteDatabase(file, { readonly: true, fileMustExist: true });
   } catch (error) {
     throw new SqliteFileError(`cannot open ${file}: ${(error as Error).message}`);
   }

@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import BetterSqlite3 from 'better-sqlite3';
+import type BetterSqlite3 from 'better-sqlite3';
+import { SqliteDatabase } from '../../src/db/driver.js';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
 import { authenticate } from '../../src/accounts/accounts.js';
@@ -109,7 +110,7 @@ async function tablesOf(fresh: FreshDatabase): Promise<string[]> {
   }
   const file = path.join(fresh.dataDir, SQLITE_FILE_NAME);
   if (!fs.existsSync(file)) return [];
-  const raw = new BetterSqlite3(file, { readonly: true });
+  const raw = new SqliteDatabase(file, { readonly: true });
   try {
     return raw
       .prepare("select name from sqlite_master where type = 'table'")

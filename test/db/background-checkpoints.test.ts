@@ -3,7 +3,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Worker } from 'node:worker_threads';
-import BetterSqlite3 from 'better-sqlite3';
+import type BetterSqlite3 from 'better-sqlite3';
+import { SqliteDatabase } from '../../src/db/driver.js';
 import { afterEach, beforeEach, expect, test } from 'vitest';
 import { createAccount } from '../../src/accounts/accounts.js';
 import { BackgroundCheckpointer } from '../../src/db/checkpointer.js';
@@ -39,7 +40,7 @@ function accountsInMainFile(): number {
   fs.copyFileSync(path.join(dataDir, SQLITE_FILE_NAME), copy);
   let reader: BetterSqlite3.Database | undefined;
   try {
-    reader = new BetterSqlite3(copy);
+    reader = new SqliteDatabase(copy);
     // Not even the schema has reached the file yet: no accounts either.
     if (!reader.prepare("select 1 from sqlite_master where name = 'accounts'").get()) return 0;
     return Number(reader.prepare('select count(*) as n from accounts').pluck().get());

@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import BetterSqlite3 from 'better-sqlite3';
+import type BetterSqlite3 from 'better-sqlite3';
+import { SqliteDatabase } from '../../src/db/driver.js';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { SQLITE_FILE_NAME } from '../../src/db/sqlite.js';
 import { cliFor, makeTempDir, parseJsonStdout, removeDir } from '../support/cli.js';
@@ -96,7 +97,7 @@ sqliteOnly('backup while the service runs (SQLite only: PostgreSQL is backed up 
     expect(restored).toMatchObject({ ok: true, previous: null, migrated: [] });
     expect(await ok(restoredCli, ['ledger', 'verify', '--json'])).toEqual({ ok: true });
 
-    const raw = new BetterSqlite3(path.join(restoredDir, SQLITE_FILE_NAME), { readonly: true });
+    const raw = new SqliteDatabase(path.join(restoredDir, SQLITE_FILE_NAME), { readonly: true });
     try {
       const ids = new Set((raw.prepare('select id from orders').all() as { id: string }[]).map((r) => r.id));
       const before = acknowledged.filter((o) => o.at < backupStartedAt);
@@ -147,12 +148,12 @@ sqliteOnly('backup while the service runs (SQLite only: PostgreSQL is backed up 
     const notSqlite = path.join(work, 'notes.txt');
     fs.writeFileSync(notSqlite, 'hello, this is not a database at all');
     const otherSqlite = path.join(work, 'other.sqlite');
-    const other = new BetterSqlite3(otherSqlite);
+    const other = new SqliteDatabase(otherSqlite);
     other.exec('create table things (x)');
     other.close();
     const newer = path.join(work, 'newer.sqlite');
     await ok(cli, ['backup', '--to', newer, '--json']);
-    const edit = new BetterSqlite3(newer);
+    const edit = new SqliteDatabase(newer);
     edit.prepare("insert into kysely_migration (name, timestamp) values ('9999-future', '2999-01-01T00:00:00.000Z')").run();
     edit.close();
 

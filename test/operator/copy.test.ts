@@ -1,5 +1,6 @@
 import path from 'node:path';
-import BetterSqlite3 from 'better-sqlite3';
+import type BetterSqlite3 from 'better-sqlite3';
+import { SqliteDatabase } from '../../src/db/driver.js';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { authenticate } from '../../src/accounts/accounts.js';
@@ -76,7 +77,7 @@ describe.skipIf(testEngine !== 'postgres' || !adminUrl)('db copy from SQLite to 
     expect(order.indexOf('orders')).toBeLessThan(order.indexOf('order_events'));
 
     // Row for row the same data, table by table.
-    const raw = new BetterSqlite3(path.join(dataDir, SQLITE_FILE_NAME), { readonly: true });
+    const raw = new SqliteDatabase(path.join(dataDir, SQLITE_FILE_NAME), { readonly: true });
     raw.defaultSafeIntegers(true);
     const target = await openDatabase({ databaseUrl: targetUrl, dataDir });
     try {

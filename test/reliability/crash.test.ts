@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import Database from 'better-sqlite3';
+import { SqliteDatabase as Database } from '../../src/db/driver.js';
 import { afterAll, expect, test } from 'vitest';
 import { createAccount } from '../../src/accounts/accounts.js';
 import { loadConfig } from '../../src/config.js';

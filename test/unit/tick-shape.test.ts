@@ -28,7 +28,11 @@ function literalFeedback(keep: boolean): { monomorphic: number; megamorphic: num
 
 describe('keepTickShape', () => {
   it("keeps nextTick's entries on one shape across full garbage collections", () => {
-    expect(literalFeedback(true)).toEqual({ monomorphic: 4, megamorphic: 0 });
+    // How many of the literal's property sites V8 reports differs by version (4 on Node 20, 5 on
+    // Node 24); what matters is that every one stays monomorphic.
+    const feedback = literalFeedback(true);
+    expect(feedback.megamorphic).toBe(0);
+    expect(feedback.monomorphic).toBeGreaterThanOrEqual(4);
   });
 
   it('is needed: without it the same collections leave the literal megamorphic (if this fails, Node no longer needs the shim)', () => {

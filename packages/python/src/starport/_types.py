@@ -1,0 +1,341 @@
+"""The API's objects as typed, immutable dataclasses. Money is ``Decimal`` (TON, at most 9
+fractional digits), never a float; times are timezone-aware ``datetime``s. Each object keeps
+the JSON it was made from in ``raw`` and, for results of a call, the HTTP details in
+``last_response``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from decimal import Decimal
+from typing import Any, Dict, List, Mapping, Optional
+
+
+def money(value: Any) -> Decimal:
+    """A TON decimal string as a Decimal (the API never sends money as a JSON number)."""
+    if not isinstance(value, str):
+        raise ValueError(f"expected a decimal string, got {value!r}")
+    return Decimal(value)
+
+
+def timestamp(value: Any) -> Optional[datetime]:
+    """RFC 3339 (``2026-11-25T21:30:00.123Z``) as an aware datetime; None stays None."""
+    if value is None:
+        return None
+    text = str(value)
+    if text.endswith("Z"):
+        text = text[:-1] + "+00:00"
+    return datetime.fromisoformat(text)
+
+
+@dataclass(frozen=True)
+class ResponseInfo:
+    """What the client saw of the HTTP exchange behind a result."""
+
+    status: int
+    #: The Request-Id header: quote it to support.
+    request_id: Optional[str]
+    headers: Mapping[str, str]
+    #: The Idempotency-Key sent (create_order), generated when none was given.
+    idempotency_key: Optional[str]
+    #: True when the service answered ``Idempotent-Replayed: true``.
+    replayed: bool
+    #: HTTP attempts it took (1 without retries).
+    attempts: int
+
+
+def _meta() -> Any:
+    return field(default=None, repr=False, compare=False)
+
+
+@dataclass(frozen=True)
+class Amount:
+    value: Decimal
+    currency: str
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> "Amount":
+        return cls(value=money(data["value"]), currency=data["currency"])
+
+
+@dataclass(frozen=True)
+class OrderEvent:
+    """One step of an order's history: ``order.created``, ``order.processing``,
+    ``order.attempt_failed``, ``order.payment_sent``, ``order.delivered`` or ``order.failed``."""
+
+    id: str
+    type: str
+    #: The order status after this event.
+    status: str
+    created_at: datetime
+    data: Dict[str, Any]
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> "OrderEvent":
+        return cls(id=data["id"], type=data["type"], status=data["status"], created_at=timestamp(data["created_at"]), data=dict(data.get("data") or {}))  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True)
+class Order:
+    """An order. ``status``: ``fulfillment_pending`` → ``processing`` → ``delivered`` | ``failed``
+    (the last two are final). ``events`` (oldest first) is there when the order was read with
+    get_order or wait_for_order, else None."""
+
+    id: str
+    external_id: Optional[str]
+    product: str
+    recipient: str
+    quantity: int
+    #: The price reserved at creation; it never changes.
+    amount: Amount
+    status: str
+    failure_reason: Optional[str]
+    created_at: datetime
+    updated_at: datetime
+    status_url: str
+    events: Optional[List[OrderEvent]] = None
+    raw: Dict[str, Any] = _meta()
+    last_response: Optional[ResponseInfo] = _meta()
+
+    @property
+    def is_final(self) -> bool:
+        return self.status in ("delivered", "failed")
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any], response: Optional[ResponseInfo] = None) -> "Order":
+        events = data.get("events")
+        return cls(
+            id=data["id"],
+            external_id=data.get("external_id"),
+            product=data["product"],
+            recipient=data["recipient"],
+            quantity=data["quantity"],
+            amount=Amount.from_json(data["amount"]),
+            status=data["status"],
+            failure_reason=data.get("failure_reason"),
+            created_at=timestamp(data["created_at"]),  # type: ignore[arg-type]
+            updated_at=timestamp(data["updated_at"]),  # type: ignore[arg-type]
+            status_url=data["status_url"],
+            events=[OrderEvent.from_json(e) for e in events] if isinstance(events, list) else None,
+            raw=dict(data),
+            last_response=response,
+        )
+
+
+@dataclass(frozen=True)
+class Quote:
+    #: ``quo_…``: pass it as ``quote_id`` to create_order to be charged exactly ``amount``.
+    id: str
+    product: str
+    quantity: int
+    amount: Amount
+    expires_at: datetime
+    raw: Dict[str, Any] = _meta()
+    last_response: Optional[ResponseInfo] = _meta()
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any], response: Optional[ResponseInfo] = None) -> "Quote":
+        return cls(
+            id=data["id"],
+            product=data["product"],
+            quantity=data["quantity"],
+            amount=Amount.from_json(data["amount"]),
+            expires_at=timestamp(data["expires_at"]),  # type: ignore[arg-type]
+            raw=dict(data),
+            last_response=response,
+        )
+
+
+@dataclass(frozen=True)
+class RecipientValidation:
+    #: Without ``@``.
+    username: str
+    display_name: str
+    eligible: bool
+    raw: Dict[str, Any] = _meta()
+    last_response: Optional[ResponseInfo] = _meta()
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any], response: Optional[ResponseInfo] = None) -> "RecipientValidation":
+        r = data["recipient"]
+        return cls(username=r["username"], display_name=r["display_name"], eligible=r["eligible"], raw=dict(data), last_response=response)
+
+
+@dataclass(frozen=True)
+class BalanceSnapshot:
+    value: Decimal
+    reserved: Decimal
+    currency: str
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> "BalanceSnapshot":
+        return cls(value=money(data["value"]), reserved=money(data["reserved"]), currency=data["currency"])
+
+
+@dataclass(frozen=True)
+class Balance:
+    """The balance of the key's mode: ``value`` can be spent now, ``reserved`` is held by
+    orders not yet final."""
+
+    value: Decimal
+    reserved: Decimal
+    currency: str
+    mode: str
+    raw: Dict[str, Any] = _meta()
+    last_response: Optional[ResponseInfo] = _meta()
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any], response: Optional[ResponseInfo] = None) -> "Balance":
+        b = data["balance"]
+        return cls(value=money(b["value"]), reserved=money(b["reserved"]), currency=b["currency"], mode=data["mode"], raw=dict(data), last_response=response)
+
+
+@dataclass(frozen=True)
+class BalanceEntry:
+    """One movement of the balance: ``deposit``, ``reserve``, ``debit``, ``release`` or ``adjustment``."""
+
+    id: str
+    type: str
+    #: The signed change of the balance's value.
+    amount: Decimal
+    #: The signed change of the reserved amount.
+    reserved_change: Decimal
+    balance_after: BalanceSnapshot
+    order_id: Optional[str]
+    #: For a deposit: its reference (a transaction hash, or a test funding's request id).
+    deposit_reference: Optional[str]
+    created_at: datetime
+    raw: Dict[str, Any] = _meta()
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> "BalanceEntry":
+        deposit = data.get("deposit")
+        return cls(
+            id=data["id"],
+            type=data["type"],
+            amount=money(data["amount"]),
+            reserved_change=money(data["reserved_change"]),
+            balance_after=BalanceSnapshot.from_json(data["balance_after"]),
+            order_id=data.get("order_id"),
+            deposit_reference=deposit.get("reference") if isinstance(deposit, dict) else None,
+            created_at=timestamp(data["created_at"]),  # type: ignore[arg-type]
+            raw=dict(data),
+        )
+
+
+@dataclass(frozen=True)
+class TestFunding:
+    """fund_test_balance's answer: the deposit entry written and the test balance after it."""
+
+    __test__ = False  # not a test case, whatever its name
+
+    entry: BalanceEntry
+    balance: BalanceSnapshot
+    raw: Dict[str, Any] = _meta()
+    last_response: Optional[ResponseInfo] = _meta()
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any], response: Optional[ResponseInfo] = None) -> "TestFunding":
+        return cls(entry=BalanceEntry.from_json(data["entry"]), balance=BalanceSnapshot.from_json(data["balance"]), raw=dict(data), last_response=response)
+
+
+@dataclass(frozen=True)
+class Deposit:
+    """A TON transfer credited to the live balance."""
+
+    id: str
+    amount: Amount
+    status: str
+    tx_hash: str
+    sender: str
+    created_at: datetime
+    credited_at: datetime
+    explorer_url: str
+    raw: Dict[str, Any] = _meta()
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> "Deposit":
+        return cls(
+            id=data["id"],
+            amount=Amount.from_json(data["amount"]),
+            status=data["status"],
+            tx_hash=data["tx_hash"],
+            sender=data["sender"],
+            created_at=timestamp(data["created_at"]),  # type: ignore[arg-type]
+            credited_at=timestamp(data["credited_at"]),  # type: ignore[arg-type]
+            explorer_url=data["explorer_url"],
+            raw=dict(data),
+        )
+
+
+@dataclass(frozen=True)
+class DepositAddress:
+    """Where to send TON for a live top-up: every transfer must carry ``memo`` as its comment."""
+
+    address: str
+    memo: str
+    network: str
+    transfer_link: str
+    raw: Dict[str, Any] = _meta()
+    last_response: Optional[ResponseInfo] = _meta()
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any], response: Optional[ResponseInfo] = None) -> "DepositAddress":
+        return cls(address=data["address"], memo=data["memo"], network=data["network"], transfer_link=data["transfer_link"], raw=dict(data), last_response=response)
+
+
+@dataclass(frozen=True)
+class WebhookEndpoint:
+    """A webhook endpoint. ``secret`` (``whsec_…``) is there only in the answers of
+    create_webhook_endpoint and rotate_webhook_endpoint_secret."""
+
+    id: str
+    url: str
+    #: Event types, or ``["*"]`` for all.
+    events: List[str]
+    mode: str
+    status: str
+    disabled_reason: Optional[str]
+    created_at: datetime
+    secret: Optional[str] = field(default=None, repr=False)
+    raw: Dict[str, Any] = _meta()
+    last_response: Optional[ResponseInfo] = _meta()
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any], response: Optional[ResponseInfo] = None) -> "WebhookEndpoint":
+        return cls(
+            id=data["id"],
+            url=data["url"],
+            events=list(data["events"]),
+            mode=data["mode"],
+            status=data["status"],
+            disabled_reason=data.get("disabled_reason"),
+            created_at=timestamp(data["created_at"]),  # type: ignore[arg-type]
+            secret=data.get("secret"),
+            raw=dict(data),
+            last_response=response,
+        )
+
+
+@dataclass(frozen=True)
+class WebhookEvent:
+    """A verified webhook delivery: an order event with the order as it stood right after it
+    (``order``), or a ``webhook.test`` event (``order`` is None)."""
+
+    id: str
+    type: str
+    created_at: datetime
+    data: Dict[str, Any]
+    order: Optional[Order]
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> "WebhookEvent":
+        body = dict(data.get("data") or {})
+        order = body.get("order")
+        return cls(
+            id=data["id"],
+            type=data["type"],
+            created_at=timestamp(data["created_at"]),  # type: ignore[arg-type]
+            data=body,
+            order=Order.from_json(order) if isinstance(order, dict) else None,
+        )
