@@ -337,7 +337,8 @@ describe.skipIf(!HAVE_CHROMIUM || testEngine === 'postgres')('the dashboard in C
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Balance history' }).click();
     await page.waitForURL(`${h.url}/test/balance`);
     const historyTypes = await page.locator('tbody [data-type]').evaluateAll((cells) => cells.map((c) => c.getAttribute('data-type')));
-    expect(historyTypes).toEqual(['debit', 'reserve', 'adjustment']);
+    // Test funds are a deposit, as through the API's POST /test_helpers/fund.
+    expect(historyTypes).toEqual(['debit', 'reserve', 'deposit']);
     expect(await page.locator('tbody tr').first().innerText()).toContain('49.75 TON');
     const download = await Promise.all([page.waitForEvent('download'), page.getByRole('link', { name: 'Export CSV' }).click()]).then(([d]) => d);
     expect(download.suggestedFilename()).toMatch(/^starport-test-balance-history-\d{4}-\d{2}-\d{2}\.csv$/);

@@ -138,7 +138,13 @@ describe('no secret in the logs', () => {
     secrets['wrong password'] = wrongPassword;
     const signup = await web('GET', '/signup');
     secrets['signup csrf'] = signup.csrf;
-    expect((await web('POST', '/signup', { email, password, _csrf: signup.csrf })).status).toBe(303);
+    // Sign-up answers with both new keys, shown once: they are secrets the logs must not hold.
+    const signedUp = await web('POST', '/signup', { email, password, _csrf: signup.csrf });
+    expect(signedUp.status).toBe(200);
+    secrets['sign-up live key'] = /sk_live_[0-9A-Za-z]{38}/.exec(signedUp.body)?.[0] as string;
+    secrets['sign-up test key'] = /sk_test_[0-9A-Za-z]{38}/.exec(signedUp.body)?.[0] as string;
+    expect(secrets['sign-up live key']).toBeTruthy();
+    expect(secrets['sign-up test key']).toBeTruthy();
     secrets['session cookie'] = jar.get('sp_session') as string;
     secrets['pre-session cookie'] = jar.get('sp_pre') as string;
     const confirm = await web('GET', '/test/keys/reissue?mode=test');
