@@ -69,16 +69,20 @@ export function unavailableError(): ApiError {
   return new ApiError('service_unavailable', ERROR_DOCS.service_unavailable.message);
 }
 
+/** Answers a request failed by an unavailable database: asks for a retry, logs the outage once. */
+export function replyUnavailable(request: FastifyRequest, reply: FastifyReply, error: unknown): void {
+  reply.header('Retry-After', String(UNAVAILABLE_RETRY_AFTER_S));
+  outage.failed(request.log, error);
+}
+
 /**
  * `engine`: the database's, to tell its unavailable answers (a 503 with Retry-After) from
  * other failures (a 500).
  */
 export async function handleError(error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply, engine?: Pick<Engine, 'isUnavailable'>) {
   const apiError = engine?.isUnavailable(error) ? unavailableError() : toApiError(error);
-  if (apiError.code === 'service_unavailable') {
-    reply.header('Retry-After', String(UNAVAILABLE_RETRY_AFTER_S));
-    outage.failed(request.log, error);
-  } else if (apiError.code === 'internal_error') request.log.error({ err: error }, 'unhandled error');
+  if (apiError.code === 'service_unavailable') replyUnavailable(request, reply, error);
+  else if (apiError.code === 'internal_error') request.log.error({ err: error }, 'unhandled error');
   else if (apiError.status >= 500) request.log.warn({ code: apiError.code }, apiError.message);
   return reply.code(apiError.status).send(errorBody(apiError, request.id));
 }

@@ -1,6 +1,6 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import type { Engine } from '../../../db/engine.js';
-import { handleError, handleNotFound, toApiError, UNAVAILABLE_RETRY_AFTER_S, unavailableError } from '../../errors.js';
+import { handleError, handleNotFound, toApiError, replyUnavailable, unavailableError } from '../../errors.js';
 import { type Html } from '../html.js';
 import { pageHeaders, sendHtml } from '../http.js';
 import { errorPage } from '../layout.js';
@@ -54,7 +54,7 @@ export async function errorForBrowsers(error: FastifyError | Error, request: Fas
   if (apiError.code === 'internal_error') request.log.error({ err: error }, 'unhandled error');
   pageHeaders(request, reply);
   if (apiError.code === 'service_unavailable') {
-    reply.header('Retry-After', String(UNAVAILABLE_RETRY_AFTER_S));
+    replyUnavailable(request, reply, error);
     return sendHtml(reply, unavailablePage(), 503);
   }
   const status = apiError.status;
