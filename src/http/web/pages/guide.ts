@@ -5,7 +5,7 @@ import { modePath, ton } from '../format.js';
 import { html } from '../html.js';
 import { originOf, sendHtml } from '../http.js';
 import { dashboardPage } from '../layout.js';
-import type { Web } from '../plugin.js';
+import type { Web } from '../web.js';
 import { activeKeys } from './keys.js';
 
 /** "Your first order": the test-mode path from funds to a delivered order, with curl lines. */

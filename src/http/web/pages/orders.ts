@@ -9,7 +9,7 @@ import { type Html, html } from '../html.js';
 import { field, originOf, redirect, sendHtml } from '../http.js';
 import { dashboardPage, type View } from '../layout.js';
 import { decodeCursor, listOrders } from '../order-list.js';
-import type { Web } from '../plugin.js';
+import type { Web } from '../web.js';
 
 export const ORDERS_PER_PAGE = 25;
 

@@ -9,7 +9,7 @@ import { type Html, html, type Slot } from '../html.js';
 import { sendHtml, field } from '../http.js';
 import { dashboardPage, notice } from '../layout.js';
 import { listOrders } from '../order-list.js';
-import type { Web } from '../plugin.js';
+import type { Web } from '../web.js';
 
 const NOTICES: Record<string, Slot> = {
   welcome: notice(

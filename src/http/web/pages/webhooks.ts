@@ -19,7 +19,7 @@ import { modeLabel, modePath, time } from '../format.js';
 import { html, type Slot } from '../html.js';
 import { field, redirect, sendHtml } from '../http.js';
 import { csrfField, dashboardPage, notice, type View } from '../layout.js';
-import type { Web } from '../plugin.js';
+import type { Web } from '../web.js';
 
 /**
  * Webhooks per mode: add an endpoint (its secret shown once), list, delete, rotate the secret
