@@ -3,7 +3,7 @@ import path from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
 import { Kysely } from 'kysely';
 import type { Database } from './schema.js';
-import { SQLITE_FILE_NAME, sqliteDialect, sqliteEngine } from './sqlite.js';
+import { SQLITE_FILE_NAME, sqliteDialect } from './sqlite.js';
 import { SqliteDatabase } from './driver.js';
 
 /**

@@ -27,7 +27,7 @@ const TYPE_LABELS: Record<JournalEntry['kind'], string> = {
 const signed = (nanotons: bigint) => (nanotons > 0n ? `+${formatTon(nanotons)}` : formatTon(nanotons));
 
 /** Balance history: the journal of the mode being viewed, newest first, with a CSV export. */
-export function balanceHistoryRoutes(app: FastifyInstance, web: Web): void {
+export function balanceHistoryRoutes(_app: FastifyInstance, web: Web): void {
   const { ctx } = web;
 
   web.page('/balance', async (request, reply, mode) => {
