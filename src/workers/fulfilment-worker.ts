@@ -270,7 +270,7 @@ export class FulfilmentWorker {
         if (ofMode.length === 0) continue;
         onBatch?.(ofMode);
         const statuses = await steps[mode]!(tx, ofMode, now);
-        ofMode.forEach((order, i) => results.push([order, statuses[i]]));
+        for (const [i, order] of ofMode.entries()) results.push([order, statuses[i]]);
       }
     });
     return results;

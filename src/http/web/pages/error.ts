@@ -1,7 +1,7 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import type { Engine } from '../../../db/engine.js';
 import { handleError, handleNotFound, toApiError, UNAVAILABLE_RETRY_AFTER_S, unavailableError } from '../../errors.js';
-import { type Html } from '../html.js';
+import type { Html } from '../html.js';
 import { pageHeaders, sendHtml } from '../http.js';
 import { errorPage } from '../layout.js';
 
