@@ -12,7 +12,7 @@ import { field, sendHtml } from '../http.js';
 import { dashboardPage } from '../layout.js';
 import type { Web } from '../plugin.js';
 
-export const ENTRIES_PER_PAGE = 50;
+const ENTRIES_PER_PAGE = 50;
 const CSV_BATCH = 1000;
 
 const TYPE_LABELS: Record<JournalEntry['kind'], string> = {
@@ -109,7 +109,7 @@ function historyTable(entries: JournalEntry[], mode: Mode): Html {
 
 // --- CSV --------------------------------------------------------------------------------------
 
-export const CSV_HEADER = ['id', 'created_at', 'type', 'amount', 'reserved_change', 'balance_value_after', 'balance_reserved_after', 'order_id', 'deposit_reference'];
+const CSV_HEADER = ['id', 'created_at', 'type', 'amount', 'reserved_change', 'balance_value_after', 'balance_reserved_after', 'order_id', 'deposit_reference'];
 
 /**
  * One RFC 4180 cell. Text that a spreadsheet would run as a formula (= + - @, tab, CR) gets a

@@ -11,7 +11,7 @@ import { dashboardPage, type View } from '../layout.js';
 import { decodeCursor, listOrders } from '../order-list.js';
 import type { Web } from '../plugin.js';
 
-export const ORDERS_PER_PAGE = 25;
+const ORDERS_PER_PAGE = 25;
 
 const isStatus = (value: string): value is OrderStatus => (ORDER_STATUSES as readonly string[]).includes(value);
 
