@@ -1,3 +1,4 @@
+// @ts-check
 // The baseline of `npm run bench`: the least a Fastify service on this machine can do for each
 // measured route, with the same driver and durability settings as Starport. Run as a child
 // process: node bench/baseline-server.mjs <sqlite-dir | postgres://…> <accounts> [PostgreSQL pool size, 10]
@@ -57,10 +58,10 @@ if (target.startsWith('postgres')) {
 }
 
 app.post('/tx', async (request, reply) => {
-  await transact(Number(request.body?.account ?? 1));
+  await transact(Number(/** @type {{ account?: unknown } | undefined} */ (request.body)?.account ?? 1));
   return reply.code(201).send({ ok: true });
 });
 
 await app.listen({ port: 0, host: '127.0.0.1' });
-process.stdout.write(`listening on http://127.0.0.1:${app.server.address().port}\n`);
+process.stdout.write(`listening on http://127.0.0.1:${/** @type {import('node:net').AddressInfo} */ (app.server.address()).port}\n`);
 process.on('SIGTERM', () => app.close().then(() => process.exit(0)));

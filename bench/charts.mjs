@@ -1,3 +1,4 @@
+// @ts-check
 // `node bench/charts.mjs [count]`: the overview's chart queries (src/http/web/charts.ts) on one
 // account with a million orders and a million journal rows in its last 30 days, the worst case
 // (every row in the window). Writes rows in bulk, straight into a scratch SQLite database (or
@@ -20,8 +21,8 @@ try {
   const { accountId } = await createAccount(db, `charts-${randomUUID()}@example.com`);
   const now = Date.now();
   const start = now - 30 * 86_400_000;
-  let orderNo = databaseUrl ? undefined : Number((await sql`select coalesce(max(order_no), 0) as n from orders`.execute(db.kysely)).rows[0].n);
-  const seqStart = Number((await sql`select coalesce(max(seq), 0) as n from journal where account_id = ${accountId} and mode = 'test'`.execute(db.kysely)).rows[0].n);
+  let orderNo = databaseUrl ? undefined : Number(/** @type {{ n: unknown }} */ ((await sql`select coalesce(max(order_no), 0) as n from orders`.execute(db.kysely)).rows[0]).n);
+  const seqStart = Number(/** @type {{ n: unknown }} */ ((await sql`select coalesce(max(seq), 0) as n from journal where account_id = ${accountId} and mode = 'test'`.execute(db.kysely)).rows[0]).n);
   const batch = 1000;
   const began = performance.now();
   for (let done = 0; done < COUNT; done += batch) {
@@ -70,7 +71,7 @@ try {
     ]) {
       const params = [accountId, since];
       const plan = await sql.raw(`explain query plan ${text.replace(/\?(\d)?/g, (_, n) => (n ? (n === '1' ? `'${accountId}'` : String(since)) : `'${String(params.shift())}'`))}`).execute(db.kysely);
-      console.log(`plan (${name}):\n  ${plan.rows.map((r) => r.detail).join('\n  ')}`);
+      console.log(`plan (${name}):\n  ${plan.rows.map((r) => /** @type {{ detail: string }} */ (r).detail).join('\n  ')}`);
     }
   }
 } finally {

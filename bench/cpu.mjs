@@ -1,3 +1,4 @@
+// @ts-check
 // Not part of the bench: `node bench/cpu.mjs` compares server CPU time per request (user+sys
 // from /proc) of Starport and the baseline for each read route and for order creation. On a
 // busy machine req/s is noise, CPU time per request much less so: use it while optimising.
@@ -34,6 +35,7 @@ const service = await start(['bin/starport', 'serve'], env);
 const baseline = await start(['bench/baseline-server.mjs', path.join(dataDir, 'baseline'), '100'], {});
 const seeded = await seedBench({ dataDir: env.DATA_DIR, accounts: 100 });
 const auth = { authorization: `Bearer ${seeded.keys[0]}` };
+/** @type {Array<[string, Record<string, unknown>, Record<string, unknown>]>} */
 const rows = [
   ['GET /balance', { url: `${baseline.url}/constant` }, { url: `${service.url}/api/v1/balance`, headers: auth }],
   ['GET /orders/{id}', { url: `${baseline.url}/constant` }, { url: `${service.url}/api/v1/orders/${seeded.orderId}`, headers: auth }],

@@ -1,3 +1,4 @@
+// @ts-check
 // Not part of the bench: `node bench/instructions.mjs <balance|order|quote|create|constant|tx> [requests]`
 // counts the instructions one request costs the server, under valgrind's callgrind. On a shared
 // machine time per request moves by a third within minutes; an instruction count repeats

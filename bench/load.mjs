@@ -1,3 +1,4 @@
+// @ts-check
 // One autocannon run in its own process (so the load generator never shares the server's
 // event loop). Prints autocannon's JSON result on stdout.
 // node bench/load.mjs '{"url": "...", "connections": 32, "duration": 10, "method": "GET", "headers": {}, "bodies": "orders"|"tx", "keys": [...], "accounts": 100}'

@@ -1,3 +1,4 @@
+// @ts-check
 // Not part of the bench: `node bench/profile.mjs <scenario>` runs `serve` under --cpu-prof with
 // one load scenario and prints where the CPU went (self time by function and by package).
 import { spawn, execFileSync } from 'node:child_process';

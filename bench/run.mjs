@@ -1,3 +1,4 @@
+// @ts-check
 // `npm run bench [-- --smoke]`: Starport against baselines measured in the same run on the
 // same machine, printed as ratios (absolute numbers on a shared machine are noise). Runs on
 // SQLite, or on PostgreSQL when DATABASE_URL is set. Results: bench/results/latest.json.

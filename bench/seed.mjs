@@ -1,3 +1,4 @@
+// @ts-check
 // Accounts, keys and orders for the bench, written straight through the service's own modules
 // (dist/) into the database the bench's `serve` uses.
 import { execFileSync } from 'node:child_process';
@@ -8,6 +9,7 @@ import { openDatabase } from '../dist/db/open.js';
 import { parseTon } from '../dist/domain/money.js';
 import { adjustBalance } from '../dist/ledger/adjust.js';
 
+/** @param {{ dataDir: string, databaseUrl?: string, accounts: number }} options (PostgreSQL when databaseUrl is set) */
 export async function seedBench({ dataDir, databaseUrl, accounts }) {
   const db = await openDatabase({ dataDir, databaseUrl });
   const keys = [];
@@ -22,7 +24,7 @@ export async function seedBench({ dataDir, databaseUrl, accounts }) {
   const now = Date.now();
   // SQLite has no sequence for the internal order number: the seeder numbers its orders on from
   // the highest (PostgreSQL's identity column numbers them itself).
-  let orderNo = databaseUrl ? undefined : Number((await sql`select coalesce(max(order_no), 0) as n from orders`.execute(db.kysely)).rows[0].n);
+  let orderNo = databaseUrl ? undefined : Number(/** @type {{ n: unknown }} */ ((await sql`select coalesce(max(order_no), 0) as n from orders`.execute(db.kysely)).rows[0]).n);
   const order = (id, key) => ({
     id, account_id: accountId, mode: 'test', idempotency_key: key, fingerprint: '[]', product: 'stars', recipient: 'bench_user',
     quantity: 50, amount: 250000000, external_id: null, status: 'delivered', created_at: now, updated_at: now, next_run_at: null,

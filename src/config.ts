@@ -106,8 +106,8 @@ export interface WebhookConfig {
   dnsServers: string[];
 }
 
-export type TonNetwork = 'mainnet' | 'testnet';
-export const TON_API_DEFAULTS: Record<TonNetwork, string> = {
+type TonNetwork = 'mainnet' | 'testnet';
+const TON_API_DEFAULTS: Record<TonNetwork, string> = {
   mainnet: 'https://toncenter.com/api/v2',
   testnet: 'https://testnet.toncenter.com/api/v2',
 };

@@ -95,10 +95,6 @@ export async function reissueKey(
   });
 }
 
-export async function accountExists(db: Db, accountId: string): Promise<boolean> {
-  return !!(await db.kysely.selectFrom('accounts').select('id').where('id', '=', accountId).executeTakeFirst());
-}
-
 /** Resolves a bearer key. The layout and checksum are checked before any database lookup. */
 const selectKeys = (db: Kysely<Database>) => db.selectFrom('api_keys as k').innerJoin('accounts as a', 'a.id', 'k.account_id').select(['k.key_hash', ...KEY_VERDICT_COLUMNS]);
 const selectKeyByHash = coalescedRead(

@@ -12,10 +12,10 @@ import { randomBase62 } from '../domain/random.js';
  * Unknown e-mails are counted exactly like known ones, so a throttled answer says nothing
  * about whether an account exists. A successful login clears its e-mail's failures.
  */
-export const LOGIN_WINDOW_MS = 15 * 60 * 1000;
+const LOGIN_WINDOW_MS = 15 * 60 * 1000;
 export const LOGIN_FAILURES_PER_EMAIL = 5;
 export const LOGIN_FAILURES_PER_IP = 30;
-export const SIGNUP_WINDOW_MS = 60 * 60 * 1000;
+const SIGNUP_WINDOW_MS = 60 * 60 * 1000;
 export const SIGNUPS_PER_IP = 10;
 /** Rows older than this are swept when new ones are written. */
 const KEEP_MS = 24 * 60 * 60 * 1000;

@@ -11,7 +11,7 @@ import { deleteAccountSessions } from './sessions.js';
  * user as they are, so they never say whether an e-mail has an account — except sign-up, which
  * cannot create a second account for an e-mail (see docs/dashboard.md).
  */
-export const PASSWORD_LINK_TTL_MS = 72 * 60 * 60 * 1000;
+const PASSWORD_LINK_TTL_MS = 72 * 60 * 60 * 1000;
 
 export type SignUpResult =
   | { ok: true; accountId: string; liveKey: string; testKey: string }

@@ -12,8 +12,7 @@ import type { Database } from '../db/schema.js';
  * (2^-50) falls back to a random memo.
  */
 export const MEMO_ALPHABET = 'ABCDEFGHJKLMNPQRSTUVWXYZ23456789';
-export const MEMO_DATA_LENGTH = 10;
-export const MEMO_LENGTH = MEMO_DATA_LENGTH + 1;
+const MEMO_DATA_LENGTH = 10;
 export const MEMO_PATTERN = /^[A-HJ-NP-Z2-9]{11}$/;
 
 /**

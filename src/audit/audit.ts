@@ -10,7 +10,7 @@ import type { AuditLogRow, Database } from '../db/schema.js';
  * and why, inside the transaction of the action itself, so that the action and its record
  * commit together or not at all.
  */
-export const AUDIT_ACTIONS = [
+const AUDIT_ACTIONS = [
   'account.create',
   'account.disable',
   'account.enable',
@@ -24,7 +24,7 @@ export const AUDIT_ACTIONS = [
   'deposit.assign',
   'deposit.return',
 ] as const;
-export type AuditAction = (typeof AUDIT_ACTIONS)[number];
+type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
 export interface AuditEntry {
   actor: string;
@@ -97,7 +97,7 @@ export async function listAudit(db: Kysely<Database>, filter: AuditFilter): Prom
   return rows.map(auditFromRow);
 }
 
-export function auditFromRow(row: AuditLogRow): AuditRecord {
+function auditFromRow(row: AuditLogRow): AuditRecord {
   return {
     id: row.id,
     createdAt: Number(row.created_at),

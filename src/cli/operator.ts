@@ -64,7 +64,7 @@ const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?(Z|[+-]\d{
  * A point in time for --since / --until: a UTC date (2026-01-31 = its midnight UTC), an RFC 3339
  * time (2026-01-31T12:00:00Z), `today` (midnight UTC), or a duration ago (30m, 24h, 7d).
  */
-export function parseWhen(text: string, name: string, now: number): number {
+function parseWhen(text: string, name: string, now: number): number {
   const value = text.trim();
   const relative = /^(\d{1,6})([mhd])$/.exec(value);
   let at: number | undefined;

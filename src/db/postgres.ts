@@ -42,7 +42,7 @@ export interface PostgresLimits {
 }
 
 /** Connections name their kind, so an operator (or a test) can tell them apart in pg_stat_activity. */
-export const APPLICATION_NAME = { pool: 'starport', statements: 'starport-statements', listener: 'starport-listen' } as const;
+const APPLICATION_NAME = { pool: 'starport', statements: 'starport-statements', listener: 'starport-listen' } as const;
 
 /**
  * The server ends a session left idle inside a transaction this long: a client cut off by a

@@ -1,4 +1,4 @@
-import type { ColumnType, Generated, Insertable, Selectable } from 'kysely';
+import type { ColumnType, Generated, Selectable } from 'kysely';
 
 /**
  * Table types. Integers come back as bigint on both engines (better-sqlite3 safe-integer mode;
@@ -364,9 +364,7 @@ export interface Database {
 }
 
 export type OrderRow = Selectable<OrdersTable>;
-export type NewOrderRow = Insertable<OrdersTable>;
 export type OrderEventRow = Selectable<OrderEventsTable>;
 export type AuditLogRow = Selectable<AuditLogTable>;
 export type DepositRow = Selectable<DepositsTable>;
 export type JournalRow = Selectable<JournalTable>;
-export type QuoteRow = Selectable<QuotesTable>;

@@ -3,7 +3,7 @@ import path from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
 import { Kysely } from 'kysely';
 import type { Database } from './schema.js';
-import { SQLITE_FILE_NAME, sqliteDialect, sqliteEngine } from './sqlite.js';
+import { SQLITE_FILE_NAME, sqliteDialect } from './sqlite.js';
 import { SqliteDatabase } from './driver.js';
 
 /**
@@ -12,10 +12,10 @@ import { SqliteDatabase } from './driver.js';
  * operator's backup, restore and copy (src/operator) are built from them.
  */
 export class SqliteFileError extends Error {}
-export class DatabaseInUseError extends SqliteFileError {}
+class DatabaseInUseError extends SqliteFileError {}
 
 /** The tables every Starport database has (migration 0001-core). */
-export const CORE_TABLES = ['accounts', 'api_keys', 'balances', 'journal', 'orders', 'order_events'] as const;
+const CORE_TABLES = ['accounts', 'api_keys', 'balances', 'journal', 'orders', 'order_events'] as const;
 const SQLITE_HEADER = 'SQLite format 3\u0000';
 
 export function sqliteFile(dataDir: string): string {

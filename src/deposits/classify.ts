@@ -1,4 +1,4 @@
-import { Address, Cell, loadTransaction, type Transaction } from '@ton/core';
+import { type Address, Cell, loadTransaction, type Transaction } from '@ton/core';
 import { isWellFormedMemo, normalizeMemo } from '../accounts/deposit-memo.js';
 
 /**

@@ -14,8 +14,7 @@ import { move } from '../ledger/ledger.js';
  * operator settles an unmatched one: `assign` credits it to an account, `return` records that
  * the TON was sent back by hand (status `returned`, migration 0010-deposit-returns).
  */
-export type UnmatchedReason = NonNullable<DepositsTable['reason']>;
-export const UNMATCHED_REASONS: readonly UnmatchedReason[] = ['no_comment', 'memo_invalid', 'memo_unknown', 'below_minimum'];
+type UnmatchedReason = NonNullable<DepositsTable['reason']>;
 
 export interface Deposit {
   id: string;
@@ -36,9 +35,9 @@ export interface Deposit {
   returnedAt: number | null;
 }
 
-export type DepositStatus = DepositsTable['status'];
+type DepositStatus = DepositsTable['status'];
 
-export function depositFromRow(row: DepositRow): Deposit {
+function depositFromRow(row: DepositRow): Deposit {
   return {
     id: row.id,
     txHash: row.tx_hash,

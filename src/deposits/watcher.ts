@@ -56,7 +56,7 @@ export interface PollResult {
 }
 
 /** Pages did not lead back to the cursor (a broken or shifting server answer): nothing is processed. */
-export class WalkError extends ToncenterError {}
+class WalkError extends ToncenterError {}
 
 export class DepositWatcher {
   readonly wallet: Address;

@@ -10,7 +10,7 @@ import { UNAVAILABLE_RETRY_AFTER_S } from './errors.js';
  * (connections accepted, nothing answered) makes it say so within this, rather than hold the
  * balancer's probe until the query timeout.
  */
-export const READY_TIMEOUT_MS = 2_000;
+const READY_TIMEOUT_MS = 2_000;
 
 class ReadinessTimeout extends Error {}
 

@@ -11,7 +11,7 @@ import type { JournalEntry } from './ledger.js';
  * (account_id, mode, seq) serves every page.
  */
 
-export function entryFromRow(row: JournalRow): JournalEntry {
+function entryFromRow(row: JournalRow): JournalEntry {
   return {
     id: row.id,
     accountId: row.account_id,

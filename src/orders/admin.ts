@@ -36,7 +36,7 @@ export async function listOrders(db: Kysely<Database>, filter: OrderFilter): Pro
   return rows.map(orderFromRow);
 }
 
-export interface JournalEntry {
+interface JournalEntry {
   id: string;
   kind: string;
   availableDelta: bigint;
@@ -46,7 +46,7 @@ export interface JournalEntry {
 }
 
 /** What the fulfilment worker knows about the order. */
-export interface WorkerState {
+interface WorkerState {
   attempts: number;
   nextRunAt: number | null;
   leaseOwner: string | null;
@@ -169,7 +169,7 @@ export interface Resolution {
 }
 
 /** What the client reads in the order.failed event (the operator's reason stays in the audit log). */
-export const OPERATOR_FAILED_MESSAGE = 'The order was reviewed by the operator and failed; its amount was released to the balance.';
+const OPERATOR_FAILED_MESSAGE = 'The order was reviewed by the operator and failed; its amount was released to the balance.';
 
 /**
  * Resolves an order held for review (status processing) by hand, through the same transition

@@ -220,7 +220,7 @@ export async function appendEvent(
 ): Promise<void> {
   const id = newId('evt');
   const row = [tx, id, event.orderId, event.type, event.status, JSON.stringify(event.data), event.now] as const;
-  const endpoints = onPostgres(tx) ? await insertEventReadingEndpoints(...row) : (await insertEvent(...row), undefined);
+  const endpoints = onPostgres(tx) ? await insertEventReadingEndpoints(...row) : await insertEvent(...row).then(() => undefined);
   // The webhook outbox is written in this same transaction: an event is never committed
   // without its deliveries, nor a delivery without its event.
   await enqueueOrderEvent(tx, event.orderId, { id, type: event.type, createdAt: event.now, data: event.data }, endpoints);

@@ -17,7 +17,7 @@ export interface V2Transaction {
   out_msgs?: V2Message[];
 }
 
-export interface V2Message {
+interface V2Message {
   source: string;
   destination: string;
   value: string;

@@ -5,7 +5,7 @@ import { formatTon, MoneyFormatError, parseTon } from '../domain/money.js';
  * The live top-up's `ton://transfer` link (docs/upstreams.md "Transfer links"): the deposit address, the
  * amount in nanotons, and the account's memo as the text comment (percent-encoded, never `+`).
  */
-export const MAX_TOPUP_TON = 1_000_000n;
+const MAX_TOPUP_TON = 1_000_000n;
 
 export function transferLink(address: string, memo: string, amount: bigint | undefined): string {
   const params = [...(amount !== undefined ? [`amount=${amount}`] : []), `text=${encodeURIComponent(memo)}`];

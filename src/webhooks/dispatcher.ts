@@ -12,13 +12,13 @@ import { type Resolver, type SendResult, sendWebhook } from './sender.js';
 import { signedHeaders } from './signing.js';
 
 /** Deliveries in flight at once per worker process. */
-export const WEBHOOK_CONCURRENCY = 8;
+const WEBHOOK_CONCURRENCY = 8;
 /**
  * Deliveries in flight at once to one endpoint, counted over every worker (a live lease is a
  * delivery in flight): an endpoint that answers slowly, or whose name never resolves, holds at
  * most this many of a worker's WEBHOOK_CONCURRENCY slots, and the others go to other endpoints.
  */
-export const WEBHOOK_CONCURRENCY_PER_ENDPOINT = 2;
+const WEBHOOK_CONCURRENCY_PER_ENDPOINT = 2;
 
 export interface DispatcherOptions {
   db: Db;

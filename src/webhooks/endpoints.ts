@@ -8,7 +8,7 @@ import { newWebhookSecret } from './signing.js';
 
 /** Webhook endpoints of one account and mode: create, list, delete, rotate, enable. */
 
-export const MAX_ENDPOINTS_PER_MODE = 16;
+const MAX_ENDPOINTS_PER_MODE = 16;
 /** `webhook.test`: sent only by "send test event"; never matched by an events filter. */
 export const TEST_EVENT_TYPE = 'webhook.test';
 export const WEBHOOK_EVENT_TYPES = [...EVENT_TYPES] as const;

@@ -8,7 +8,7 @@
 export const DEFAULT_RETRY_DELAYS_MS = [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 50_400_000, 72_000_000, 86_400_000];
 
 /** A receiver's Retry-After is honoured up to this long (it cannot stretch the schedule further). */
-export const MAX_RETRY_AFTER_MS = 86_400_000;
+const MAX_RETRY_AFTER_MS = 86_400_000;
 
 /**
  * The delay before the attempt after `attempt` (1-based), or undefined when none is left. A

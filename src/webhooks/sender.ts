@@ -14,14 +14,14 @@ import { type DestinationPolicy, ipLiteral, isLocalhostName, parseWebhookUrl, re
  * has one deadline, and at most RESPONSE_READ_LIMIT bytes of the answer are read.
  */
 
-export const RESPONSE_READ_LIMIT = 4096;
-export const SNIPPET_CHARS = 256;
+const RESPONSE_READ_LIMIT = 4096;
+const SNIPPET_CHARS = 256;
 
 /** The addresses a name resolves to. `signal`: the caller no longer waits. */
 export type Resolver = (hostname: string, signal?: AbortSignal) => Promise<{ address: string; family: number }[]>;
 
 /** How long one lookup of a webhook name may take, whoever waits for it. */
-export const LOOKUP_TIMEOUT_MS = 5_000;
+const LOOKUP_TIMEOUT_MS = 5_000;
 
 /**
  * Webhook names are resolved with DNS queries (c-ares, dns.Resolver), not the system's
@@ -125,8 +125,6 @@ export async function vetDestination(
   }
   return candidates[0] as { address: string; family: number };
 }
-
-export { Refused as DestinationRefused };
 
 export async function sendWebhook(input: SendInput): Promise<SendResult> {
   const started = performance.now();

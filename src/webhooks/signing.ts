@@ -11,7 +11,7 @@ export function newWebhookSecret(): string {
   return `whsec_${randomBytes(32).toString('base64')}`;
 }
 
-export function signature(secret: string, id: string, timestamp: number, body: string): string {
+function signature(secret: string, id: string, timestamp: number, body: string): string {
   const key = Buffer.from(secret.slice('whsec_'.length), 'base64');
   return `v1,${createHmac('sha256', key).update(`${id}.${timestamp}.${body}`).digest('base64')}`;
 }

@@ -20,7 +20,7 @@ export type OrderStep = (order: Order, now: number) => Promise<OrderStatus | und
  * run inside the transaction that claimed the orders, so a whole batch costs one commit and
  * needs no lease. Returns each order's status after its steps (as OrderStep does).
  */
-export type TransactionalStep = (tx: Kysely<Database>, orders: Order[], now: number) => Promise<Array<OrderStatus | undefined>>;
+type TransactionalStep = (tx: Kysely<Database>, orders: Order[], now: number) => Promise<Array<OrderStatus | undefined>>;
 
 export interface FulfilmentWorkerOptions {
   db: Db;
@@ -270,7 +270,7 @@ export class FulfilmentWorker {
         if (ofMode.length === 0) continue;
         onBatch?.(ofMode);
         const statuses = await steps[mode]!(tx, ofMode, now);
-        ofMode.forEach((order, i) => results.push([order, statuses[i]]));
+        for (const [i, order] of ofMode.entries()) results.push([order, statuses[i]]);
       }
     });
     return results;

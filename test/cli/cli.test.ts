@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type BetterSqlite3 from 'better-sqlite3';
 import { SqliteDatabase } from '../../src/db/driver.js';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
@@ -197,7 +196,7 @@ describe('migrate', () => {
       const run = cliFor(fresh.env);
       const args = [['migrate', '--json'], ['migrate', '--json'], ['migrate', '--json'], ['account', 'create', '--email', email(), '--json']];
       const results = await Promise.all(args.map((a) => run(a)));
-      results.forEach((result, i) => expectExit(args[i] as string[], result, 0));
+      for (const [i, result] of results.entries()) expectExit(args[i] as string[], result, 0);
       const verify = await run(['ledger', 'verify', '--json']);
       expect(parseJsonStdout(verify)).toEqual({ ok: true });
     } finally {

@@ -40,7 +40,7 @@ beforeAll(async () => {
   await transfer(fake, { to: wallet.address, value: toNano('1.25'), text: memo });
   await transfer(fake, { to: wallet.address, value: toNano('7.5'), text: typo });
   await transfer(fake, { to: wallet.address, value: toNano('0.05'), text: memo });
-  await transfer(fake, { to: wallet.address, value: toNano('2'), text: 'ABCDEFGHJK' + checkCharacter('ABCDEFGHJK') });
+  await transfer(fake, { to: wallet.address, value: toNano('2'), text: `ABCDEFGHJK${checkCharacter('ABCDEFGHJK')}` });
   const watcher = new DepositWatcher({
     db,
     logger: createLogger('silent'),

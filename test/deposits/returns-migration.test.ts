@@ -1,4 +1,4 @@
-import { Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
 import { expect, test } from 'vitest';
 import type { Engine } from '../../src/db/engine.js';
 import { migrateToLatest, migrateUpTo } from '../../src/db/migrate.js';
@@ -18,8 +18,8 @@ const deposit = (id: string, extra: Record<string, unknown>) => ({
   id,
   tx_hash: id.replace('dep_', '').padStart(64, '0'),
   lt: 1000,
-  address: '0:' + 'a'.repeat(64),
-  sender: '0:' + 'b'.repeat(64),
+  address: `0:${'a'.repeat(64)}`,
+  sender: `0:${'b'.repeat(64)}`,
   amount: 5_000_000_000,
   comment: null,
   chain_time: 10,

@@ -107,7 +107,10 @@ describe('errors and retries', () => {
 
     fake.fault({ kind: 'ok_false', error: 'LITE_SERVER_UNKNOWN: boom' }, { api: 'getTransactions', times: 2 });
     let calls = 0;
-    const refused = await withRetry(() => (calls++, client().getTransactions(wallet.address.toString(), { limit: 1 })), { baseDelayMs: 1 }).catch((e: unknown) => e);
+    const refused = await withRetry(() => {
+      calls++;
+      return client().getTransactions(wallet.address.toString(), { limit: 1 });
+    }, { baseDelayMs: 1 }).catch((e: unknown) => e);
     expect(refused).toBeInstanceOf(ToncenterApiError);
     expect((refused as ToncenterError).retryable).toBe(false);
     expect((refused as Error).message).not.toContain('secret-key-123');
@@ -123,7 +126,10 @@ describe('errors and retries', () => {
   test('retries stop after the attempts allowed', async () => {
     fake.fault({ kind: 'status', status: 503 }, { api: 'getTransactions', times: 3 });
     let calls = 0;
-    await expect(withRetry(() => (calls++, client().getTransactions(wallet.address.toString(), { limit: 1 })), { attempts: 3, baseDelayMs: 1 })).rejects.toMatchObject({ status: 503 });
+    await expect(withRetry(() => {
+      calls++;
+      return client().getTransactions(wallet.address.toString(), { limit: 1 });
+    }, { attempts: 3, baseDelayMs: 1 })).rejects.toMatchObject({ status: 503 });
     expect(calls).toBe(3);
   });
 });

@@ -114,7 +114,7 @@ describe('crediting', () => {
     // On chain: a typo of an existing account's memo, and a well-formed memo nobody holds.
     const typo = [...typos][7] as string;
     const { checkCharacter } = await import('../../src/accounts/deposit-memo.js');
-    const stranger = 'ABCDEFGHJK' + checkCharacter('ABCDEFGHJK');
+    const stranger = `ABCDEFGHJK${checkCharacter('ABCDEFGHJK')}`;
     await transfer(fake, { to: wallet.address, value: toNano('5'), text: typo });
     await transfer(fake, { to: wallet.address, value: toNano('6'), text: stranger });
     await transfer(fake, { to: wallet.address, value: toNano('7') });
@@ -132,7 +132,7 @@ describe('crediting', () => {
     const wallet = await newWallet();
     const alice = await client();
     const nowhere = (await deployWallet(fake, `elsewhere ${Math.random()}`)).address;
-    const uninit = (await import('@ton/core')).Address.parse('0:' + '7'.repeat(64));
+    const uninit = (await import('@ton/core')).Address.parse(`0:${'7'.repeat(64)}`);
     // Outgoing: an external order of the deposit wallet sending TON away.
     await walletSend(fake, wallet, [{ to: nowhere, value: toNano('1') }]);
     // Bounced: a bounceable payout to an account that does not exist comes back.

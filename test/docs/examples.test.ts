@@ -29,7 +29,7 @@ interface Block {
   marker: string | undefined;
 }
 
-export function shellBlocks(file: string): Block[] {
+function shellBlocks(file: string): Block[] {
   const text = fs.readFileSync(path.join(PROJECT_ROOT, file), 'utf8');
   const blocks: Block[] = [];
   for (const match of text.matchAll(/(?:<!-- doc-example: ([^>]*?) -->\n(?:\n)?)?```(?:sh|bash|shell)\n([\s\S]*?)```/g)) {

@@ -19,7 +19,7 @@ const LIMIT = 16 * 1024;
 const VALID = '{"product":"stars","recipient":"durov","quantity":50}';
 
 /** A valid order body padded with JSON whitespace to exactly `bytes` bytes. */
-const padded = (bytes: number) => VALID.slice(0, -1) + ' '.repeat(bytes - VALID.length) + '}';
+const padded = (bytes: number) => `${VALID.slice(0, -1)}${' '.repeat(bytes - VALID.length)}}`;
 
 function rawPost(key: string | undefined, payload: string | Buffer, contentType: string | undefined, path = '/orders') {
   return call(h, {

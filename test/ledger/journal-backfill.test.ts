@@ -1,4 +1,4 @@
-import { Kysely, sql } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import { expect, test } from 'vitest';
 import type { Engine } from '../../src/db/engine.js';
 import { migrateToLatest, migrateUpTo } from '../../src/db/migrate.js';

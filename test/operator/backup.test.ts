@@ -1,6 +1,5 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import type BetterSqlite3 from 'better-sqlite3';
 import { SqliteDatabase } from '../../src/db/driver.js';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { SQLITE_FILE_NAME } from '../../src/db/sqlite.js';

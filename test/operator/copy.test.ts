@@ -1,5 +1,4 @@
 import path from 'node:path';
-import type BetterSqlite3 from 'better-sqlite3';
 import { SqliteDatabase } from '../../src/db/driver.js';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';

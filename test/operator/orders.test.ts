@@ -190,7 +190,7 @@ describe('order resolve', () => {
     const order = await seedOrder(db, account.account_id);
     const args = ['order', 'resolve', order.id, `--${outcome}`, '--reason', 'race', '--json'];
     const results = await Promise.all([cli(args), cli(args), cli(args)]);
-    results.forEach((r) => expectExit(args, r, 0));
+    for (const r of results) expectExit(args, r, 0);
     const documents = results.map(parseJsonStdout);
     expect(documents.filter((d) => d.changed === true)).toHaveLength(1);
     expect(documents.every((d) => d.order.status === outcome)).toBe(true);

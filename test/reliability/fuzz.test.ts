@@ -6,7 +6,7 @@ import { seedLiveOrder } from '../support/http.js';
 import { DocumentChecker } from '../support/openapi.js';
 import { type ApiOperation, contractProblems, fetchDocument, operationsOf } from './support/api-document.js';
 import { requestFor } from './support/arbitraries.js';
-import { RawTimeout, rawRequest } from './support/raw-http.js';
+import { type RawResponse, RawTimeout, rawRequest } from './support/raw-http.js';
 import { announceSeed, RUNS, SEED } from './support/settings.js';
 
 /**
@@ -74,7 +74,7 @@ describe('every operation, hostile input', () => {
     const stats = new Map<string, number>();
     let slowest = 0;
     const property = fc.asyncProperty(requestFor(operation, account, { pathValues, idempotencyKeys }), async ({ request, url }) => {
-      let response;
+      let response: RawResponse;
       try {
         response = await rawRequest(h.url, request, TIMEOUT_MS);
       } catch (error) {

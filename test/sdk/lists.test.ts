@@ -1,4 +1,4 @@
-import { PermissionError, QuoteExpiredError, Starport, StarportError } from '@starport/sdk';
+import { PermissionError, QuoteExpiredError, Starport, type StarportError } from '@starport/sdk';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { verifyLedger } from '../../src/ledger/verify.js';
 import { type Harness, startHarness } from '../support/harness.js';

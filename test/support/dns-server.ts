@@ -74,7 +74,7 @@ function answer(query: Buffer, questionEnd: number, rcode: number, addresses: st
     record.writeUInt16BE(1, 4); // IN
     record.writeUInt32BE(5, 6); // TTL
     record.writeUInt16BE(4, 10);
-    address.split('.').forEach((part, i) => record.writeUInt8(Number(part), 12 + i));
+    for (const [i, part] of address.split('.').entries()) record.writeUInt8(Number(part), 12 + i);
     return record;
   });
   return Buffer.concat([header, query.subarray(12, questionEnd), ...records]);

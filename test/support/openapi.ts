@@ -114,8 +114,8 @@ export class DocumentChecker {
     } catch {
       return [...problems, `${where}: the body is not JSON`];
     }
-    const escape = (segment: string) => segment.replace(/~/g, '~0').replace(/\//g, '~1');
-    const pointer = `/paths/${escape(template)}/${response.method.toLowerCase()}/responses/${response.status}/content/${escape('application/json')}/schema`;
+    const pointerSegment = (segment: string) => segment.replace(/~/g, '~0').replace(/\//g, '~1');
+    const pointer = `/paths/${pointerSegment(template)}/${response.method.toLowerCase()}/responses/${response.status}/content/${pointerSegment('application/json')}/schema`;
     const validate = this.validator(pointer);
     if (!validate(body)) {
       problems.push(`${where}: body does not match the documented schema: ${this.ajv.errorsText(validate.errors, { dataVar: 'body' })}\n  body: ${response.body}`);

@@ -121,12 +121,12 @@ describe('parseApiKey', () => {
     for (const prefix of ['sk_prod_', 'SK_LIVE_', 'sk-live_', 'pk_live_', 'sk_Live_']) {
       expect(parseApiKey(prefix + rest), prefix).toBeUndefined();
     }
-    expect(parseApiKey('sk_prod' + rest)).toBeUndefined();
+    expect(parseApiKey(`sk_prod${rest}`)).toBeUndefined();
   });
 
   it('rejects wrong lengths', () => {
     expect(parseApiKey(live.slice(0, 45))).toBeUndefined();
-    expect(parseApiKey(live + 'A')).toBeUndefined();
+    expect(parseApiKey(`${live}A`)).toBeUndefined();
     expect(parseApiKey('')).toBeUndefined();
     expect(parseApiKey('sk_live_')).toBeUndefined();
   });
@@ -143,7 +143,7 @@ describe('parseApiKey', () => {
   });
 
   it('takes the mode from the prefix (the checksum covers only the random part)', () => {
-    expect(parseApiKey('sk_live_' + test.slice(8))).toEqual({ mode: 'live' });
+    expect(parseApiKey(`sk_live_${test.slice(8)}`)).toEqual({ mode: 'live' });
   });
 });
 

@@ -64,7 +64,7 @@ describe('formatTon', () => {
   });
 
   it('never uses an exponent for large amounts', () => {
-    expect(formatTon(10n ** 30n)).toBe('1' + '0'.repeat(21));
+    expect(formatTon(10n ** 30n)).toBe(`1${'0'.repeat(21)}`);
   });
 });
 

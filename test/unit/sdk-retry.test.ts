@@ -3,7 +3,6 @@ import {
   ConflictError,
   ConnectionError,
   ERROR_CODES,
-  IdempotencyKeyInUseError,
   InternalServerError,
   InvalidRequestError,
   PermissionError,

@@ -9,7 +9,7 @@ describe('parseUsername', () => {
     ['Test_User9', 'Test_User9'],
     ['@Test_User9', 'Test_User9'],
     ['a'.repeat(32), 'a'.repeat(32)],
-    ['@' + 'Z'.repeat(32), 'Z'.repeat(32)],
+    [`@${'Z'.repeat(32)}`, 'Z'.repeat(32)],
     ['a__b', 'a__b'],
     ['ABCD', 'ABCD'],
     ['test_invalid', 'test_invalid'],
@@ -21,7 +21,7 @@ describe('parseUsername', () => {
     'abc', // 3 characters
     '@abc',
     'a'.repeat(33), // 33 characters
-    '@' + 'a'.repeat(33),
+    `@${'a'.repeat(33)}`,
     '1abcd', // starts with a digit
     '_abcd', // starts with an underscore
     'abcd_', // ends with an underscore

@@ -5,7 +5,7 @@ import type { Html } from './html.js';
 export const SESSION_COOKIE = 'sp_session';
 export const PRE_SESSION_COOKIE = 'sp_pre';
 
-export function isHttps(request: FastifyRequest): boolean {
+function isHttps(request: FastifyRequest): boolean {
   return request.protocol === 'https';
 }
 

@@ -24,7 +24,7 @@ const NAV: { section: Section; label: string; path: string }[] = [
   { section: 'guide', label: 'First order', path: '/guide' },
 ];
 
-export function document(options: { title: string; body: Slot; bodyClass?: string; charts?: boolean }): Html {
+function document(options: { title: string; body: Slot; bodyClass?: string; charts?: boolean }): Html {
   return html`<!doctype html>
 <html lang="en">
 <head>

@@ -46,7 +46,7 @@ export interface WalletAccount {
   walletStateInit: string;
 }
 
-export interface TransactionMessage {
+interface TransactionMessage {
   address: string;
   amount: bigint;
   /** The payload BOC exactly as Fragment sent it (base64url, no padding). */
@@ -78,7 +78,7 @@ const METHODS = {
 } as const;
 
 /** A TON Connect DeviceInfo as Tonkeeper sends it (docs/upstreams.md "Fragment: methods"). */
-export const DEFAULT_DEVICE = {
+const DEFAULT_DEVICE = {
   platform: 'linux',
   appName: 'Tonkeeper',
   appVersion: '4.0.0',
@@ -317,7 +317,7 @@ function tonString(value: unknown, what: string): bigint {
  * TON values in Fragment's price HTML: `<div class="tm-value icon-before icon-ton">44<span
  * class="mini-frac">.6172</span></div>` (thousands may be separated by commas).
  */
-export function tonValues(html: string): bigint[] {
+function tonValues(html: string): bigint[] {
   const values: bigint[] = [];
   const pattern = /class="tm-value[^"]*icon-ton[^"]*">\s*([\d,]+)\s*(?:<span class="mini-frac">\s*(\.\d+)\s*<\/span>)?/g;
   for (const match of html.matchAll(pattern)) {

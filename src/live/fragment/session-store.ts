@@ -12,7 +12,7 @@ const SESSION = 'fragment_session';
 const KYC = 'fragment_kyc';
 
 /** The cookies a working session has (docs/upstreams.md "Fragment: session and page hash": all four are required). */
-export const REQUIRED_COOKIES = ['stel_ssid', 'stel_dt', 'stel_token', 'stel_ton_token'] as const;
+const REQUIRED_COOKIES = ['stel_ssid', 'stel_dt', 'stel_token', 'stel_ton_token'] as const;
 
 export class SessionFormatError extends Error {}
 

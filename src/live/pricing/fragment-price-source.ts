@@ -12,7 +12,7 @@ import type { FragmentClient } from '../fragment/client.js';
  * star). Premium: the /premium/gift page's period prices. Reused for RATE_REFRESH_SECONDS,
  * served up to RATE_MAX_AGE_SECONDS when refreshing fails, then 503 price_unavailable.
  */
-export const STARS_REFERENCE = 1000;
+const STARS_REFERENCE = 1000;
 
 export interface FragmentPriceOptions {
   client: FragmentClient;

@@ -50,7 +50,7 @@ export class HttpRateFeed implements RateFeed {
     const fetchedAt = (this.options.now ?? Date.now)();
     const response = await fetch(this.options.url, { headers: { Accept: 'application/json' }, signal: AbortSignal.timeout(this.options.timeoutMs ?? 5000) });
     if (!response.ok) throw new Error(`rate feed answered HTTP ${response.status}`);
-    const body = (await response.json()) as any;
+    const body = (await response.json()) as { rates?: { TON?: { prices?: { USD?: unknown } } }; 'the-open-network'?: { usd?: unknown; last_updated_at?: unknown } } | null;
     const { value, updatedAt } =
       this.options.kind === 'tonapi'
         ? { value: body?.rates?.TON?.prices?.USD, updatedAt: undefined }

@@ -11,7 +11,7 @@ export interface WalletAccountState {
 }
 
 /** One out message of a confirmed transaction: what an order's payment is checked against. */
-export interface OutMessage {
+interface OutMessage {
   /** Raw form (0:hex). */
   destination: string;
   value: bigint;

@@ -24,7 +24,7 @@ export interface StoredMessage {
   createdAt: number;
 }
 
-export type LinkOutcome = 'pending' | 'paid' | 'unpaid' | 'held';
+type LinkOutcome = 'pending' | 'paid' | 'unpaid' | 'held';
 
 export interface MessageLink {
   orderId: string;
@@ -104,7 +104,7 @@ export async function latestLink(db: Kysely<Database>, orderId: string): Promise
   };
 }
 
-export async function linksOf(db: Kysely<Database>, hash: string): Promise<MessageLink[]> {
+async function linksOf(db: Kysely<Database>, hash: string): Promise<MessageLink[]> {
   const rows = await db.selectFrom('wallet_message_orders').selectAll().where('message_hash', '=', hash).orderBy('order_id').execute();
   return rows.map((r) => ({ orderId: r.order_id, destination: r.destination, amount: BigInt(r.amount), bodyHash: r.body_hash, outcome: r.outcome }));
 }

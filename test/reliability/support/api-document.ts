@@ -1,6 +1,6 @@
 import { expect } from 'vitest';
 import { ERROR_STATUS } from '../../../src/domain/api-error.js';
-import { DocumentChecker, type OpenApiDocument } from '../../support/openapi.js';
+import type { DocumentChecker, OpenApiDocument } from '../../support/openapi.js';
 import type { RawResponse } from './raw-http.js';
 
 /**

@@ -12,7 +12,7 @@ import { field, sendHtml } from '../http.js';
 import { dashboardPage } from '../layout.js';
 import type { Web } from '../web.js';
 
-export const ENTRIES_PER_PAGE = 50;
+const ENTRIES_PER_PAGE = 50;
 const CSV_BATCH = 1000;
 
 const TYPE_LABELS: Record<JournalEntry['kind'], string> = {
@@ -27,7 +27,7 @@ const TYPE_LABELS: Record<JournalEntry['kind'], string> = {
 const signed = (nanotons: bigint) => (nanotons > 0n ? `+${formatTon(nanotons)}` : formatTon(nanotons));
 
 /** Balance history: the journal of the mode being viewed, newest first, with a CSV export. */
-export function balanceHistoryRoutes(app: FastifyInstance, web: Web): void {
+export function balanceHistoryRoutes(_app: FastifyInstance, web: Web): void {
   const { ctx } = web;
 
   web.page('/balance', async (request, reply, mode) => {
@@ -109,7 +109,7 @@ function historyTable(entries: JournalEntry[], mode: Mode): Html {
 
 // --- CSV --------------------------------------------------------------------------------------
 
-export const CSV_HEADER = ['id', 'created_at', 'type', 'amount', 'reserved_change', 'balance_value_after', 'balance_reserved_after', 'order_id', 'deposit_reference'];
+const CSV_HEADER = ['id', 'created_at', 'type', 'amount', 'reserved_change', 'balance_value_after', 'balance_reserved_after', 'order_id', 'deposit_reference'];
 
 /**
  * One RFC 4180 cell. Text that a spreadsheet would run as a formula (= + - @, tab, CR) gets a

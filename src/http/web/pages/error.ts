@@ -1,7 +1,7 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import type { Engine } from '../../../db/engine.js';
-import { handleError, handleNotFound, toApiError, replyUnavailable, unavailableError } from '../../errors.js';
-import { type Html } from '../html.js';
+import { handleError, handleNotFound, replyUnavailable, toApiError, unavailableError } from '../../errors.js';
+import type { Html } from '../html.js';
 import { pageHeaders, sendHtml } from '../http.js';
 import { errorPage } from '../layout.js';
 
@@ -11,7 +11,7 @@ import { errorPage } from '../layout.js';
  * JSON error (docs/dashboard.md, "Error pages"). A request is a browser's when it is outside
  * /api and its Accept header names text/html (curl, the SDK and fetch() without one get JSON).
  */
-export function wantsPage(request: FastifyRequest): boolean {
+function wantsPage(request: FastifyRequest): boolean {
   const path = request.url.split('?')[0] ?? '';
   if (path === '/api' || path.startsWith('/api/')) return false;
   if (request.method !== 'GET' && request.method !== 'HEAD') return false;

@@ -9,7 +9,7 @@ import type { Web } from '../web.js';
 import { activeKeys } from './keys.js';
 
 /** "Your first order": the test-mode path from funds to a delivered order, with curl lines. */
-export function guideRoutes(app: FastifyInstance, web: Web): void {
+export function guideRoutes(_app: FastifyInstance, web: Web): void {
   web.page('/guide', async (request, reply, mode) => {
     const view = web.view(request, mode);
     const { accountId } = view.session;

@@ -11,12 +11,12 @@ import { dashboardPage, type View } from '../layout.js';
 import { decodeCursor, listOrders } from '../order-list.js';
 import type { Web } from '../web.js';
 
-export const ORDERS_PER_PAGE = 25;
+const ORDERS_PER_PAGE = 25;
 
 const isStatus = (value: string): value is OrderStatus => (ORDER_STATUSES as readonly string[]).includes(value);
 
 /** Orders: the filtered, searchable, paginated list, and each order with its events. */
-export function orderRoutes(app: FastifyInstance, web: Web): void {
+export function orderRoutes(_app: FastifyInstance, web: Web): void {
   const { ctx } = web;
 
   web.page('/orders', async (request, reply, mode) => {

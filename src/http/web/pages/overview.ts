@@ -56,7 +56,7 @@ function chartsSection(mode: Mode, data: ChartData): Html {
 }
 
 /** Overview: both balances, recent orders of the mode being viewed, disabled webhooks, and first steps. */
-export function overviewRoutes(app: FastifyInstance, web: Web): void {
+export function overviewRoutes(_app: FastifyInstance, web: Web): void {
   web.page('/', async (request, reply, mode) => {
     const view = web.view(request, mode);
     const { accountId } = view.session;

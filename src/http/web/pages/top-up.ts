@@ -16,7 +16,7 @@ import { parseAmountInput, qrSvg, transferLink } from '../../../ton/transfer-lin
 
 
 /** The newest deposits shown on the top-up page (the API lists them all: GET /api/v1/deposits). */
-export const DEPOSITS_SHOWN = 20;
+const DEPOSITS_SHOWN = 20;
 
 /** The account's credited deposits: amount, status, block time and the transaction on an explorer. */
 function depositsTable(deposits: Deposit[], network: 'mainnet' | 'testnet'): Html {
