@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { activeKeys } from '../../../accounts/accounts.js';
 import { readBalance } from '../../../ledger/ledger.js';
 import { copyBlock } from '../components.js';
 import { modePath, ton } from '../format.js';
@@ -6,7 +7,6 @@ import { html } from '../html.js';
 import { originOf, sendHtml } from '../http.js';
 import { dashboardPage } from '../layout.js';
 import type { Web } from '../web.js';
-import { activeKeys } from './keys.js';
 
 /** "Your first order": the test-mode path from funds to a delivered order, with curl lines. */
 export function guideRoutes(_app: FastifyInstance, web: Web): void {
