@@ -169,7 +169,7 @@ function authenticationHook(ctx: ApiContext, prefetch?: Prefetch): onRequestHook
     const decision = ctx.rateLimiter.take(caller.keyId);
     reply.headers(decision.headers);
     if (decision.allowed) return done();
-    refuse(new ApiError('rate_limited', 'Too many requests for this API key; retry after the number of seconds in Retry-After.'), done);
+    refuse(new ApiError('rate_limited'), done);
   };
   return (request, reply, done) => {
     let caller: Caller | Promise<Caller>;
@@ -198,5 +198,5 @@ function rejectRepeatedQueryParameters(request: FastifyRequest): void {
 }
 
 function unsupportedMediaType(): ApiError {
-  return new ApiError('unsupported_media_type', 'Send the request body as JSON with "Content-Type: application/json".');
+  return new ApiError('unsupported_media_type');
 }

@@ -1,5 +1,5 @@
 import type { FastifyInstance, RouteOptions } from 'fastify';
-import { ERROR_STATUS, type ErrorCode } from '../../../domain/api-error.js';
+import { API_ERRORS, ERROR_STATUS, type ErrorCode } from '../../../domain/api-error.js';
 import { type ReferenceDocument, renderReferencePage } from './page.js';
 import {
   COMPONENT_HEADERS,
@@ -303,7 +303,8 @@ const TAG_DESCRIPTIONS: Record<string, string> = {
   'Test helpers': 'Test-mode shortcuts for your CI (test keys only).',
 };
 
-const errorTable = ERROR_CODES.map((code) => `| ${ERROR_STATUS[code]} | \`${code}\` | ${ERROR_DOCS[code].when.replace(/\|/g, '\\|')} |`).join('\n');
+const cell = (text: string) => text.replace(/\|/g, '\\|');
+const errorTable = ERROR_CODES.map((code) => `| ${ERROR_STATUS[code]} | \`${code}\` | ${cell(ERROR_DOCS[code].when)} | ${cell(API_ERRORS[code].message)} |`).join('\n');
 
 export const API_DESCRIPTION = `Starport sells Telegram Stars and Premium subscriptions over HTTP, paid from your prepaid TON balance.
 
@@ -321,7 +322,7 @@ export const API_DESCRIPTION = `Starport sells Telegram Stars and Premium subscr
 
 **Errors.** \`{"ok": false, "error": {"code", "message", "param"?, "details"?}, "request_id"}\`. Match on \`code\`, never on \`message\`. When several checks fail, the first in this order answers: unknown route, authentication, rate limit, body size, content type, JSON, Idempotency-Key, body fields, idempotency replay/conflict, quote (\`quote_mismatch\`, \`quote_expired\`), live availability, balance. On test helpers a live key is refused (403 \`test_key_required\`) right after the rate limit, before the body is read.
 
-| HTTP | code | when |
-|---|---|---|
+| HTTP | code | when | message (an example where it names the request's values) |
+|---|---|---|---|
 ${errorTable}
 `;
