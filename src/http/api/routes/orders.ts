@@ -5,8 +5,7 @@ import { parseUsername } from '../../../domain/username.js';
 import { createOrder } from '../../../orders/create-order.js';
 import type { OrderStatus } from '../../../domain/order-status.js';
 import { listOrders } from '../../../orders/list-orders.js';
-import { findOrder, findOrderWithEvents, inScope, readOrderOfKey } from '../../../orders/order-store.js';
-import { onPostgres } from '../../../db/prepared.js';
+import { findOrder, findOrderWithEvents, inScope, orderWithKeyReader, type readOrderOfKey } from '../../../orders/order-store.js';
 import { prefetched } from '../auth.js';
 import type { ApiContext } from '../context.js';
 import { CREATE_ORDER, GET_ORDER, LIST_ORDERS } from '../openapi/operations.js';
@@ -34,7 +33,7 @@ const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
 /** Idempotency-Key checks come after the body is parsed and before its fields (order of checks). */
 function idempotencyKey(header: string | string[] | undefined): string {
   if (header === undefined) {
-    throw new ApiError('idempotency_key_required', 'POST /orders needs an Idempotency-Key header: a unique string per new order, such as a UUID.');
+    throw new ApiError('idempotency_key_required');
   }
   const key = Array.isArray(header) ? header.join(', ') : header;
   const length = [...key].length;
@@ -100,8 +99,9 @@ export function orderRoutes(app: FastifyInstance, ctx: ApiContext): void {
     return { ok: true, object: 'list', data: page.orders.map((order) => orderBody(order, publicUrl)), has_more: page.hasMore };
   });
 
-  // PostgreSQL: the key's verdict and the order in one statement (auth.ts Prefetch).
-  const prefetch = onPostgres(ctx.db.kysely) ? (request: FastifyRequest, keyHash: string) => readOrderOfKey(ctx.db.kysely, keyHash, (request.params as { id: string }).id) : undefined;
+  // The key's verdict and the order in one read, where the store offers it (auth.ts Prefetch).
+  const withKey = orderWithKeyReader(ctx.db.kysely);
+  const prefetch = withKey && ((request: FastifyRequest, keyHash: string) => withKey(keyHash, (request.params as { id: string }).id));
   app.get<{ Params: { id: string } }>('/orders/:id', { schema: { params: orderIdParams }, config: { openapi: GET_ORDER, prefetch } }, async (request) => {
     const { caller } = request;
     const early = prefetched<Awaited<ReturnType<typeof readOrderOfKey>>['data']>(request);
