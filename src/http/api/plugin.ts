@@ -7,7 +7,7 @@ import { referenceRoutes } from './openapi/routes.js';
 import { balanceRoutes } from './routes/balance.js';
 import { depositRoutes } from './routes/deposits.js';
 import { orderRoutes } from './routes/orders.js';
-import { quoteRoutes } from './routes/quote.js';
+import { getQuote } from './operations/quotes/get-quote.js';
 import { recipientRoutes } from './routes/recipients.js';
 import { webhookRoutes } from './routes/webhooks.js';
 import { testHelperRoutes } from './routes/test-helpers.js';
@@ -146,7 +146,7 @@ export async function apiPlugin(app: FastifyInstance, ctx: ApiContext, reference
   referenceRoutes(app, reference, { openapi: true });
   orderRoutes(app, ctx);
   recipientRoutes(app, ctx);
-  quoteRoutes(app, ctx);
+  getQuote(app, ctx);
   balanceRoutes(app, ctx);
   depositRoutes(app, ctx);
   webhookRoutes(app, ctx);

@@ -74,15 +74,6 @@ export const validateRecipientBody = {
   allOf: quantityByProduct,
 } as const;
 
-export const quoteQuery = {
-  type: 'object',
-  required: ['product', 'quantity'],
-  properties: {
-    product,
-    quantity: { type: 'string', pattern: '^[0-9]+$', description: quantity.description, examples: ['100'] },
-  },
-} as const;
-
 export const orderIdParams = {
   type: 'object',
   required: ['id'],

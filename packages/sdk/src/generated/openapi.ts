@@ -522,27 +522,6 @@ export interface components {
                 amount: string;
             };
         };
-        /** @description The current price. */
-        Quote: {
-            /**
-             * @description Always `true` on success.
-             * @constant
-             */
-            ok: true;
-            /** @description Quote id: pass it as `quote_id` to POST /orders to be charged exactly `amount` (one order, until `expires_at`). */
-            id: string;
-            /** @enum {string} */
-            product: "stars" | "premium";
-            quantity: number;
-            /** @description What would be debited now. */
-            amount: components["schemas"]["Amount"];
-            /**
-             * Format: date-time
-             * @description An order with this `quote_id` is charged `amount` until then; without it orders are priced afresh.
-             * @example 2026-11-25T21:30:00.123Z
-             */
-            expires_at: string;
-        };
         /** @description The recipient exists and can receive the product. */
         RecipientValidation: {
             /**
@@ -902,6 +881,27 @@ export interface components {
             };
             /** @description Equals the Request-Id header. */
             request_id: string;
+        };
+        /** @description The current price. */
+        Quote: {
+            /**
+             * @description Always `true` on success.
+             * @constant
+             */
+            ok: true;
+            /** @description Quote id: pass it as `quote_id` to POST /orders to be charged exactly `amount` (one order, until `expires_at`). */
+            id: string;
+            /** @enum {string} */
+            product: "stars" | "premium";
+            quantity: number;
+            /** @description What would be debited now. */
+            amount: components["schemas"]["Amount"];
+            /**
+             * Format: date-time
+             * @description An order with this `quote_id` is charged `amount` until then; without it orders are priced afresh.
+             * @example 2026-11-25T21:30:00.123Z
+             */
+            expires_at: string;
         };
         CreateOrderRequest: {
             /**

@@ -210,18 +210,6 @@ export const COMPONENT_SCHEMAS: Record<string, JsonSchema> = {
     },
   },
   ...eventSchemas,
-  Quote: closed(
-    {
-      ok: okTrue,
-      id: id('quo', 'Quote id: pass it as `quote_id` to POST /orders to be charged exactly `amount` (one order, until `expires_at`).'),
-      product: { type: 'string', enum: [...PRODUCTS] },
-      quantity: { type: 'integer' },
-      amount: { ...ref('Amount'), description: 'What would be debited now.' },
-      expires_at: { ...TIMESTAMP, description: 'An order with this `quote_id` is charged `amount` until then; without it orders are priced afresh.' },
-    },
-    undefined,
-    'The current price.',
-  ),
   RecipientValidation: closed(
     {
       ok: okTrue,
@@ -551,7 +539,6 @@ export const EXAMPLES = {
       },
     ],
   },
-  quote: { ok: true, id: 'quo_04gfIWW00046309g70Koe42BgLoZ7bk8AKC5pBFqeT9m7wGguHWZuBcF3AHTXaT', product: 'stars', quantity: 50, amount: { value: '0.25', currency: 'TON' }, expires_at: '2026-11-25T21:31:00.123Z' },
   recipient: { ok: true, recipient: { username: 'durov', display_name: 'Pavel Durov', eligible: true } },
   balance: { ok: true, balance: { value: '12.5', reserved: '0.25', currency: 'TON' }, mode: 'test' },
   depositList: {

@@ -42,8 +42,11 @@ export interface OperationDoc {
   success: {
     status: 200 | 201;
     description: string;
-    /** A `components.schemas` name. */
-    schema: string;
+    /**
+     * A `components.schemas` name (a shape shared in components.ts), or the operation's own
+     * response schema with the name it is published under.
+     */
+    schema: string | { name: string; schema: JsonSchema };
     headers?: readonly HeaderName[];
     examples: Record<string, Example>;
   };
@@ -134,7 +137,10 @@ export class ApiReference {
   private build(): Document {
     const paths: Document['paths'] = {};
     const requestSchemas: Record<string, JsonSchema> = {};
+    const responseSchemas: Record<string, JsonSchema> = {};
     for (const route of this.routes) {
+      const success = route.doc?.success.schema;
+      if (typeof success === 'object') responseSchemas[success.name] = success.schema;
       const operation = route.doc ? documentedOperation(route, route.doc, requestSchemas) : undocumentedOperation(route);
       (paths[route.path] ??= {})[route.method] = operation;
     }
@@ -151,7 +157,7 @@ export class ApiReference {
       tags: tags.map((name) => ({ name, description: TAG_DESCRIPTIONS[name] ?? name })),
       paths,
       components: {
-        schemas: { ...COMPONENT_SCHEMAS, ...requestSchemas },
+        schemas: { ...COMPONENT_SCHEMAS, ...responseSchemas, ...requestSchemas },
         headers: COMPONENT_HEADERS,
         securitySchemes: {
           bearerAuth: {
@@ -165,6 +171,11 @@ export class ApiReference {
       },
     };
   }
+}
+
+function successSchemaName(doc: OperationDoc): string {
+  const { schema } = doc.success;
+  return typeof schema === 'string' ? schema : schema.name;
 }
 
 function openApiPath(url: string): string {
@@ -273,7 +284,7 @@ function documentedOperation(route: CollectedRoute, doc: OperationDoc, requestSc
       [String(doc.success.status)]: {
         description: doc.success.description,
         headers: responseHeaders(doc.success.status, doc.success.headers),
-        content: { 'application/json': { schema: { $ref: `#/components/schemas/${doc.success.schema}` }, examples: doc.success.examples } },
+        content: { 'application/json': { schema: { $ref: `#/components/schemas/${successSchemaName(doc)}` }, examples: doc.success.examples } },
       },
       ...errorResponses([...errors]),
     },

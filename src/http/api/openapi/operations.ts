@@ -89,23 +89,6 @@ export const VALIDATE_RECIPIENT: OperationDoc = {
   errors: ['invalid_product', 'recipient_invalid', 'invalid_quantity', 'live_unavailable'],
 };
 
-export const GET_QUOTE: OperationDoc = {
-  operationId: 'getQuote',
-  summary: 'Get a price',
-  description:
-    'What an order would cost now. Pass the answer’s `id` as `quote_id` to POST /orders (same product and quantity, before `expires_at`) and the order is charged exactly this `amount`; ' +
-    'a quote prices one order. Without `quote_id`, orders are priced afresh at creation, so the amount charged may differ slightly. ' +
-    '`quantity` must be digits only (`50`, not `50.0` or `+50`).',
-  tag: 'Pricing',
-  success: {
-    status: 200,
-    description: 'The current price.',
-    schema: 'Quote',
-    examples: { stars: { summary: '50 Stars', value: EXAMPLES.quote } },
-  },
-  errors: ['invalid_product', 'invalid_quantity', 'price_unavailable'],
-};
-
 export const GET_BALANCE: OperationDoc = {
   operationId: 'getBalance',
   summary: 'Retrieve the balance',
