@@ -7,6 +7,7 @@ import { referenceRoutes } from './openapi/routes.js';
 import { balanceRoutes } from './routes/balance.js';
 import { depositRoutes } from './routes/deposits.js';
 import { orderRoutes } from './routes/orders.js';
+import { createOrderOperation } from './operations/orders/create-order.js';
 import { getQuote } from './operations/quotes/get-quote.js';
 import { recipientRoutes } from './routes/recipients.js';
 import { webhookRoutes } from './routes/webhooks.js';
@@ -144,6 +145,7 @@ export async function apiPlugin(app: FastifyInstance, ctx: ApiContext, reference
   });
 
   referenceRoutes(app, reference, { openapi: true });
+  createOrderOperation(app, ctx);
   orderRoutes(app, ctx);
   recipientRoutes(app, ctx);
   getQuote(app, ctx);

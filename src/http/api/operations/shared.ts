@@ -1,6 +1,5 @@
 import { type TSchema, Type } from '@sinclair/typebox';
-import type { Product } from '../../../domain/products.js';
-import { PRODUCTS } from '../../../domain/products.js';
+import { PREMIUM_MONTHS, type Product, PRODUCTS, STARS_MAX, STARS_MIN } from '../../../domain/products.js';
 import { MONEY, TIMESTAMP } from '../openapi/components.js';
 
 /**
@@ -47,3 +46,40 @@ export const OkTrue = Type.Literal(true, { description: 'Always `true` on succes
  */
 export const SuccessBody = <P extends Record<string, TSchema>>(properties: P, description: string) =>
   Type.Object({ ok: OkTrue, ...properties }, { additionalProperties: false, description });
+
+/** A Telegram username as a request field: 5–32 characters, with or without one leading "@". */
+export const USERNAME_PATTERN = '^@?[A-Za-z][A-Za-z0-9_]{2,30}[A-Za-z0-9]$';
+
+/**
+ * Free text (an external_id): no U+0000, which PostgreSQL cannot store (refusing it keeps both
+ * engines identical), and no lone surrogate, which is not Unicode and would be stored as U+FFFD,
+ * so the order could no longer be found by what was sent. Schema patterns are Unicode-aware
+ * (Ajv's unicodeRegExp): a surrogate pair is one character and matches.
+ */
+export const FREE_TEXT_PATTERN = '^[^\\u0000\\uD800-\\uDFFF]*$';
+
+export const Recipient = Type.Unsafe<string>({
+  type: 'string',
+  pattern: USERNAME_PATTERN,
+  description: 'Public username of the recipient, with or without a leading "@".',
+  examples: ['@durov'],
+});
+
+/** Any integer here: its range depends on the product (QUANTITY_BY_PRODUCT). */
+export const Quantity = Type.Unsafe<number>({
+  type: 'integer',
+  description: `stars: ${STARS_MIN}–${STARS_MAX}; premium: ${PREMIUM_MONTHS.join(', ')} (months).`,
+  examples: [100],
+});
+
+/** The quantity rule of each product, as if/then pairs for a body's `allOf`. */
+export const QUANTITY_BY_PRODUCT = [
+  {
+    if: { properties: { product: { const: 'stars' } }, required: ['product'] },
+    then: { properties: { quantity: { type: 'integer', minimum: STARS_MIN, maximum: STARS_MAX } } },
+  },
+  {
+    if: { properties: { product: { const: 'premium' } }, required: ['product'] },
+    then: { properties: { quantity: { enum: [...PREMIUM_MONTHS] } } },
+  },
+];
