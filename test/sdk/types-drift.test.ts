@@ -107,7 +107,7 @@ test('the committed generated types equal a fresh generation from the served doc
     execFile(process.execPath, [script, '--check'], (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, output: stdout + stderr }));
   });
   expect(outcome, outcome.output).toEqual({ code: 0, output: expect.stringContaining('is up to date') });
-}, 60_000);
+}, 120_000);
 
 test('the SDK types are identical to the types generated from the served OpenAPI document', async () => {
   fs.writeFileSync(path.join(dir, 'openapi.ts'), astToString(await openapiTS(document as never)));
@@ -121,7 +121,7 @@ test('the SDK types are identical to the types generated from the served OpenAPI
   const aboutWrong = complaints.filter((complaint) => wrong.some((_, i) => complaint.includes(`check${PAIRS.length + i}:`)));
   expect(complaints.filter((complaint) => !aboutWrong.includes(complaint))).toEqual([]);
   expect(aboutWrong).toHaveLength(wrong.length);
-}, 60_000);
+}, 120_000);
 
 test('the SDK knows exactly the error codes the document lists', () => {
   expect([...ERROR_CODES].sort()).toEqual([...document.components.schemas.ErrorCode.enum].sort());
