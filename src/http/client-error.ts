@@ -31,7 +31,7 @@ export function clientErrorHandler(this: FastifyInstance, error: NodeJS.ErrnoExc
   const requestId = newId('req');
   const apiError =
     error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
-      ? new ApiError('request_timeout', 'The request was not received in time; the connection is closed.')
+      ? new ApiError('request_timeout')
       : new ApiError('invalid_request', MESSAGES[error.code ?? ''] ?? 'The request could not be read: it is not valid HTTP.');
   this.log.debug({ request_id: requestId, code: error.code }, 'unreadable request');
   if (!alreadyAnswered(socket as HttpSocket)) writeRawError(socket, apiError, requestId);

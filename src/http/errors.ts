@@ -2,7 +2,6 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, type ErrorCode } from '../domain/api-error.js';
 import type { Engine } from '../db/engine.js';
 import { Outage } from '../db/outage.js';
-import { ERROR_DOCS } from './api/openapi/components.js';
 import { validationError } from './api/validation.js';
 
 /**
@@ -20,10 +19,8 @@ const FRAMEWORK_CODES: Record<string, ErrorCode> = {
   FST_ERR_BAD_URL: 'invalid_request',
 };
 
+/** A framework error's message: the code's own (domain/api-error.ts), but a more specific one for invalid_request. */
 const FRAMEWORK_MESSAGES: Partial<Record<ErrorCode, string>> = {
-  payload_too_large: 'The request body is larger than 16 KiB.',
-  unsupported_media_type: 'Send the request body as JSON with "Content-Type: application/json".',
-  invalid_json: 'The request body is not valid JSON.',
   invalid_request: 'The request could not be read (a malformed URL, percent-escape or header).',
 };
 
@@ -32,13 +29,13 @@ export function toApiError(error: FastifyError | Error): ApiError {
   const fastifyError = error as FastifyError;
   if (fastifyError.validation) return validationError(fastifyError.validation, fastifyError.validationContext ?? 'body');
   const mapped = fastifyError.code ? FRAMEWORK_CODES[fastifyError.code] : undefined;
-  if (mapped) return new ApiError(mapped, FRAMEWORK_MESSAGES[mapped] ?? error.message);
-  if (fastifyError.statusCode === 413) return new ApiError('payload_too_large', FRAMEWORK_MESSAGES.payload_too_large as string);
-  if (error instanceof SyntaxError) return new ApiError('invalid_json', FRAMEWORK_MESSAGES.invalid_json as string);
+  if (mapped) return new ApiError(mapped, FRAMEWORK_MESSAGES[mapped]);
+  if (fastifyError.statusCode === 413) return new ApiError('payload_too_large');
+  if (error instanceof SyntaxError) return new ApiError('invalid_json');
   if (fastifyError.statusCode && fastifyError.statusCode >= 400 && fastifyError.statusCode < 500) {
     return new ApiError('invalid_request', FRAMEWORK_MESSAGES.invalid_request as string);
   }
-  return new ApiError('internal_error', 'Something went wrong on our side. Retry later; if it persists, contact support with the request_id.');
+  return new ApiError('internal_error');
 }
 
 export function errorBody(error: ApiError, requestId: string) {
@@ -66,7 +63,7 @@ export const UNAVAILABLE_RETRY_AFTER_S = 1;
  * Idempotency-Key, may be sent again (docs/api.md "Errors").
  */
 export function unavailableError(): ApiError {
-  return new ApiError('service_unavailable', ERROR_DOCS.service_unavailable.message);
+  return new ApiError('service_unavailable');
 }
 
 /** Answers a request failed by an unavailable database: asks for a retry, logs the outage once. */

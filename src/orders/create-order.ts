@@ -98,7 +98,7 @@ async function priceOrder(deps: CreateOrderDeps, input: CreateOrderInput): Promi
   const now = (deps.now ?? Date.now)();
   const quote = input.quoteId ? await usableQuote(deps.db, input.quoteId, input, now) : undefined;
   if (input.mode === 'live' && !(await deps.liveAvailable())) {
-    throw new ApiError('live_unavailable', 'Live orders cannot be fulfilled right now; nothing was reserved. Retry later.');
+    throw new ApiError('live_unavailable');
   }
   // A valid quote locks its price: docs/api.md "GET /quote"'s "can differ slightly" no longer applies.
   const amount = quote ? quote.amount : await freshPrice(deps.prices, input.product, input.quantity, input.mode);
@@ -124,10 +124,7 @@ async function placeDirectly(deps: CreateOrderDeps, order: Order): Promise<boole
 
 function replay(order: Order, fingerprint: string): CreateOrderResult {
   if (order.fingerprint !== fingerprint) {
-    throw new ApiError(
-      'idempotency_conflict',
-      'This Idempotency-Key was already used for an order with different parameters; use a new key for a new order.',
-    );
+    throw new ApiError('idempotency_conflict');
   }
   return { order, replayed: true };
 }
@@ -203,7 +200,7 @@ async function insertOrder(deps: CreateOrderDeps, order: Order, quote: Quote | u
     const ref = { accountId: order.accountId, mode: order.mode };
     if (!(await move(tx, ref, { kind: 'reserve', amount, orderId: order.id, now }))) {
       const available = (await readBalance(tx, ref))?.available ?? 0n;
-      throw new ApiError('insufficient_balance', 'The available balance does not cover this order; nothing was reserved.', 'quantity', {
+      throw new ApiError('insufficient_balance', undefined, 'quantity', {
         available: formatTon(available),
         required: formatTon(amount),
       });

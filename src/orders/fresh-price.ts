@@ -9,7 +9,7 @@ export async function freshPrice(prices: PriceSource, product: Product, quantity
     return await prices.priceNanotons(product, quantity, mode);
   } catch (error) {
     if (error instanceof PriceUnavailableError) {
-      throw new ApiError('price_unavailable', 'No fresh price is available right now; nothing was charged. Retry later.');
+      throw new ApiError('price_unavailable');
     }
     throw error;
   }

@@ -8,10 +8,7 @@ import { ApiError } from '../domain/api-error.js';
 export const IDEMPOTENCY_WAIT_MS = 10_000;
 
 export function keyInUse(): ApiError {
-  return new ApiError(
-    'idempotency_key_in_use',
-    'A request with this Idempotency-Key is still being processed; retry shortly with the same key.',
-  );
+  return new ApiError('idempotency_key_in_use');
 }
 
 export class IdempotencyGate {

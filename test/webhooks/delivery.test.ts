@@ -123,7 +123,7 @@ describe('endpoint API', () => {
     ['an unknown event type', 'test', { url: 'http://127.0.0.1:9/h', events: ['order.shipped'] }, 400, 'invalid_events', 'events'],
     ['an empty events list', 'test', { url: 'http://127.0.0.1:9/h', events: [] }, 400, 'invalid_events', 'events'],
     ['"*" with other types', 'test', { url: 'http://127.0.0.1:9/h', events: ['*', 'order.created'] }, 400, 'invalid_events', 'events'],
-    ['events that are not strings', 'test', { url: 'http://127.0.0.1:9/h', events: [1] }, 400, 'invalid_request', 'events'],
+    ['events that are not strings (docs/api.md: not an array of event types)', 'test', { url: 'http://127.0.0.1:9/h', events: [1] }, 400, 'invalid_events', 'events'],
   ] as const)('refuses %s and writes nothing', async (_name, mode, json, status, code, param) => {
     const account = await h.account();
     const res = await createEndpoint(mode === 'live' ? account.liveKey : account.testKey, json);

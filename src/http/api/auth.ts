@@ -12,12 +12,6 @@ export interface Caller {
   keyId: string;
 }
 
-const MESSAGES = {
-  invalid_api_key: 'The API key is not valid. Check that it was copied whole, e.g. sk_test_… (46 characters).',
-  api_key_revoked: 'This API key was revoked (it was reissued). Use the current key from the dashboard.',
-  account_disabled: 'This account is disabled. Contact support.',
-} as const;
-
 /**
  * PostgreSQL: a route's read that takes the key's verdict with it (KEY_VERDICT_COLUMNS beside
  * the order by its id, or the balance under the key's hash), so that the key and the data take
@@ -38,7 +32,7 @@ export function authenticateRequest(db: Db, request: FastifyRequest, prefetch?: 
   const match = header === undefined ? null : /^([^ ]*)(?: ([\s\S]*))?$/.exec(header);
   const credential = match && match[1]?.toLowerCase() === 'bearer' ? match[2] : undefined;
   if (!credential) {
-    throw new ApiError('missing_api_key', 'Send your API key as "Authorization: Bearer sk_live_…" or "Bearer sk_test_…".');
+    throw new ApiError('missing_api_key');
   }
   if (prefetch) return authenticateWithData(request, credential, prefetch);
   // Most keys are answered from the cache: no promise then (docs/performance-history.md "Eighth round").
@@ -64,6 +58,6 @@ export function prefetched<T>(request: FastifyRequest): Promise<T> | undefined {
 }
 
 function callerOf(result: Authentication): Caller {
-  if (!result.ok) throw new ApiError(result.code, MESSAGES[result.code]);
+  if (!result.ok) throw new ApiError(result.code);
   return { accountId: result.accountId, mode: result.mode, keyId: result.keyId };
 }

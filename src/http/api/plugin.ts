@@ -7,7 +7,8 @@ import { referenceRoutes } from './openapi/routes.js';
 import { balanceRoutes } from './routes/balance.js';
 import { depositRoutes } from './routes/deposits.js';
 import { orderRoutes } from './routes/orders.js';
-import { quoteRoutes } from './routes/quote.js';
+import { createOrderOperation } from './operations/orders/create-order.js';
+import { getQuote } from './operations/quotes/get-quote.js';
 import { recipientRoutes } from './routes/recipients.js';
 import { webhookRoutes } from './routes/webhooks.js';
 import { testHelperRoutes } from './routes/test-helpers.js';
@@ -144,9 +145,10 @@ export async function apiPlugin(app: FastifyInstance, ctx: ApiContext, reference
   });
 
   referenceRoutes(app, reference, { openapi: true });
+  createOrderOperation(app, ctx);
   orderRoutes(app, ctx);
   recipientRoutes(app, ctx);
-  quoteRoutes(app, ctx);
+  getQuote(app, ctx);
   balanceRoutes(app, ctx);
   depositRoutes(app, ctx);
   webhookRoutes(app, ctx);
@@ -169,7 +171,7 @@ function authenticationHook(ctx: ApiContext, prefetch?: Prefetch): onRequestHook
     const decision = ctx.rateLimiter.take(caller.keyId);
     reply.headers(decision.headers);
     if (decision.allowed) return done();
-    refuse(new ApiError('rate_limited', 'Too many requests for this API key; retry after the number of seconds in Retry-After.'), done);
+    refuse(new ApiError('rate_limited'), done);
   };
   return (request, reply, done) => {
     let caller: Caller | Promise<Caller>;
@@ -198,5 +200,5 @@ function rejectRepeatedQueryParameters(request: FastifyRequest): void {
 }
 
 function unsupportedMediaType(): ApiError {
-  return new ApiError('unsupported_media_type', 'Send the request body as JSON with "Content-Type: application/json".');
+  return new ApiError('unsupported_media_type');
 }

@@ -1,86 +1,16 @@
 import { ORDER_STATUSES } from '../../domain/order-status.js';
-import { PREMIUM_MONTHS, PRODUCTS, STARS_MAX, STARS_MIN } from '../../domain/products.js';
+import { FREE_TEXT_PATTERN, ProductName, QUANTITY_BY_PRODUCT, Quantity, Recipient } from './operations/shared.js';
 
 /**
  * Request schemas: they validate requests (strictly: no coercion, unknown fields rejected) and
  * document them. Quantity rules depend on the product, hence the if/then pairs.
  */
-export const USERNAME_PATTERN = '^@?[A-Za-z][A-Za-z0-9_]{2,30}[A-Za-z0-9]$';
-
-/**
- * Free text (an external_id): no U+0000, which PostgreSQL cannot store (refusing it keeps both
- * engines identical), and no lone surrogate, which is not Unicode and would be stored as U+FFFD,
- * so the order could no longer be found by what was sent. Schema patterns are Unicode-aware
- * (Ajv's unicodeRegExp): a surrogate pair is one character and matches.
- */
-const FREE_TEXT_PATTERN = '^[^\\u0000\\uD800-\\uDFFF]*$';
-
-const product = { type: 'string', enum: [...PRODUCTS], description: 'What to buy.', examples: ['stars'] } as const;
-const recipient = {
-  type: 'string',
-  pattern: USERNAME_PATTERN,
-  description: 'Public username of the recipient, with or without a leading "@".',
-  examples: ['@durov'],
-} as const;
-const quantity = {
-  type: 'integer',
-  description: `stars: ${STARS_MIN}–${STARS_MAX}; premium: ${PREMIUM_MONTHS.join(', ')} (months).`,
-  examples: [100],
-} as const;
-const quantityByProduct = [
-  {
-    if: { properties: { product: { const: 'stars' } }, required: ['product'] },
-    then: { properties: { quantity: { type: 'integer', minimum: STARS_MIN, maximum: STARS_MAX } } },
-  },
-  {
-    if: { properties: { product: { const: 'premium' } }, required: ['product'] },
-    then: { properties: { quantity: { enum: [...PREMIUM_MONTHS] } } },
-  },
-];
-
-export const createOrderBody = {
-  type: 'object',
-  required: ['product', 'recipient', 'quantity'],
-  additionalProperties: false,
-  properties: {
-    product,
-    recipient,
-    quantity,
-    external_id: {
-      type: ['string', 'null'],
-      minLength: 1,
-      maxLength: 128,
-      pattern: FREE_TEXT_PATTERN,
-      description: 'Your own order number (1–128 characters, no NUL, well-formed Unicode), echoed in every response.',
-      examples: ['invoice-1042'],
-    },
-    quote_id: {
-      type: ['string', 'null'],
-      pattern: '^quo_[0-9A-Za-z]{1,64}$',
-      description:
-        'The `id` of a GET /quote answer for the same product and quantity: the order is charged the quoted amount if the quote has not expired. ' +
-        'A quote prices one order. Part of the idempotency fingerprint.',
-      examples: ['quo_04gfIWW00046309g70Koe42BgLoZ7bk8AKC5pBFqeT9m7wGguHWZuBcF3AHTXaT'],
-    },
-  },
-  allOf: quantityByProduct,
-} as const;
-
 export const validateRecipientBody = {
   type: 'object',
   required: ['product', 'recipient', 'quantity'],
   additionalProperties: false,
-  properties: { product, recipient, quantity },
-  allOf: quantityByProduct,
-} as const;
-
-export const quoteQuery = {
-  type: 'object',
-  required: ['product', 'quantity'],
-  properties: {
-    product,
-    quantity: { type: 'string', pattern: '^[0-9]+$', description: quantity.description, examples: ['100'] },
-  },
+  properties: { product: ProductName({ description: 'What to buy.', examples: ['stars'] }), recipient: Recipient, quantity: Quantity },
+  allOf: QUANTITY_BY_PRODUCT,
 } as const;
 
 export const orderIdParams = {

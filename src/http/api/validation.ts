@@ -1,29 +1,36 @@
 import type { FastifySchemaValidationError } from 'fastify/types/schema.js';
-import { ApiError, type ErrorCode } from '../../domain/api-error.js';
+import { API_ERRORS, ApiError, type ErrorCode } from '../../domain/api-error.js';
 
 /**
  * Turns JSON-schema validation errors (ajv with allErrors) into the one contract error that
  * answers first (docs/api.md "Order of checks"): any missing required field, then any malformed
  * field, each in the order product, recipient, quantity, external_id, quote_id; then unknown fields.
- * (`amount` is POST /test_helpers/fund's only field.)
+ * (`amount` is POST /test_helpers/fund's only field; `url` and `events` are POST
+ * /webhook_endpoints' fields: a malformed `events`, a string say, is invalid_events like any
+ * other bad events list; a `url` that is not a string is a plain invalid_request.)
  */
-const FIELD_ORDER = ['product', 'recipient', 'quantity', 'external_id', 'quote_id', 'amount'] as const;
+const FIELD_ORDER = ['product', 'recipient', 'quantity', 'external_id', 'quote_id', 'amount', 'url', 'events'] as const;
 type Field = (typeof FIELD_ORDER)[number];
 
-const MALFORMED: Record<Field, { code: ErrorCode; message: string }> = {
-  product: { code: 'invalid_product', message: 'product must be "stars" or "premium".' },
+const ownError = (code: 'invalid_product' | 'invalid_quantity' | 'invalid_external_id' | 'invalid_events') => ({ code, message: API_ERRORS[code].message });
+
+/** The fields whose malformed value has an error of its own (the others: invalid_request naming the field). */
+const MALFORMED: Partial<Record<Field, { code: ErrorCode; message: string }>> = {
+  product: ownError('invalid_product'),
   recipient: {
     code: 'recipient_invalid',
     message: 'recipient must be a username: 4–32 letters, digits or underscores, starting with a letter, optionally with one leading "@".',
   },
-  quantity: { code: 'invalid_quantity', message: 'quantity must be an integer from 50 to 10000 for stars, or 3, 6 or 12 for premium.' },
-  external_id: { code: 'invalid_external_id', message: 'external_id must be null or a string of 1 to 128 characters.' },
+  quantity: ownError('invalid_quantity'),
+  external_id: ownError('invalid_external_id'),
   quote_id: { code: 'invalid_request', message: 'quote_id must be null or the id (quo_…) of a GET /quote answer.' },
   amount: { code: 'invalid_request', message: 'amount must be a TON amount as a decimal string with at most 9 fractional digits, e.g. "100" or "0.5".' },
+  events: ownError('invalid_events'),
 };
 
-export function malformedField(field: Field): ApiError {
-  return new ApiError(MALFORMED[field].code, MALFORMED[field].message, field);
+export function malformedField(field: 'product' | 'recipient' | 'quantity' | 'external_id' | 'quote_id' | 'amount' | 'events'): ApiError {
+  const own = MALFORMED[field] as { code: ErrorCode; message: string };
+  return new ApiError(own.code, own.message, field);
 }
 
 export function missingField(field: string, where: 'body' | 'query'): ApiError {
@@ -56,7 +63,7 @@ export function validationError(errors: FastifySchemaValidationError[], context:
   // In a query string only GET /quote's product and quantity have codes of their own; a list's
   // malformed `external_id` filter is a plain invalid_request.
   const ownCode = where === 'body' || firstMalformed === 'product' || firstMalformed === 'quantity';
-  if (firstMalformed !== undefined && firstMalformed in MALFORMED && ownCode) return malformedField(firstMalformed as Field);
+  if (firstMalformed !== undefined && MALFORMED[firstMalformed as Field] !== undefined && ownCode) return malformedField(firstMalformed as Exclude<Field, 'url'>);
   const firstUnknown = unknown[0];
   if (firstUnknown !== undefined) {
     return new ApiError('invalid_request', `Unknown body field "${firstUnknown}".`, firstUnknown);

@@ -1,4 +1,4 @@
-import { ERROR_STATUS, type ErrorCode } from '../../../domain/api-error.js';
+import { API_ERRORS, ERROR_CODES, type ErrorCode, type ErrorDefinition } from '../../../domain/api-error.js';
 import { MODES } from '../../../domain/api-key.js';
 import { EVENT_TYPES, type EventType, FAILURE_REASONS, ORDER_STATUSES, type OrderStatus } from '../../../domain/order-status.js';
 import { PRODUCTS } from '../../../domain/products.js';
@@ -191,7 +191,7 @@ const WEBHOOK_SCHEMAS: Record<string, JsonSchema> = {
   ),
 };
 
-export const errorCodeSchema = { type: 'string', enum: Object.keys(ERROR_STATUS) as ErrorCode[] };
+export const errorCodeSchema = { type: 'string', enum: ERROR_CODES };
 
 export const COMPONENT_SCHEMAS: Record<string, JsonSchema> = {
   Amount: amount,
@@ -210,18 +210,6 @@ export const COMPONENT_SCHEMAS: Record<string, JsonSchema> = {
     },
   },
   ...eventSchemas,
-  Quote: closed(
-    {
-      ok: okTrue,
-      id: id('quo', 'Quote id: pass it as `quote_id` to POST /orders to be charged exactly `amount` (one order, until `expires_at`).'),
-      product: { type: 'string', enum: [...PRODUCTS] },
-      quantity: { type: 'integer' },
-      amount: { ...ref('Amount'), description: 'What would be debited now.' },
-      expires_at: { ...TIMESTAMP, description: 'An order with this `quote_id` is charged `amount` until then; without it orders are priced afresh.' },
-    },
-    undefined,
-    'The current price.',
-  ),
   RecipientValidation: closed(
     {
       ok: okTrue,
@@ -417,123 +405,54 @@ export const IDEMPOTENCY_KEY_PARAMETER = {
 
 // --- Errors --------------------------------------------------------------------------------------
 
-export interface ErrorDoc {
-  when: string;
-  message: string;
-  param?: string;
-  details?: Record<string, unknown>;
-}
-
-/** Every contract error code: when it answers, and an example body (docs/api.md "Errors"). */
+/** When each contract error code answers, for the OpenAPI document (its statuses and messages: domain/api-error.ts). */
 export const ERROR_DOCS = {
   insufficient_balance: {
     when: 'POST /orders: the available balance is less than the fresh price. No order, nothing reserved. `details` = `{available, required}`.',
-    message: 'The available balance does not cover this order; nothing was reserved.',
-    param: 'quantity',
-    details: { available: '0.1', required: '0.25' },
   },
-  idempotency_conflict: {
-    when: 'An Idempotency-Key that created an order, sent again with different parameters.',
-    message: 'This Idempotency-Key was already used for an order with different parameters; use a new key for a new order.',
-  },
-  idempotency_key_in_use: {
-    when: 'The first request with this Idempotency-Key is still running after 10 s of waiting. Retry with the same key.',
-    message: 'A request with this Idempotency-Key is still being processed; retry shortly with the same key.',
-  },
+  idempotency_conflict: { when: 'An Idempotency-Key that created an order, sent again with different parameters.' },
+  idempotency_key_in_use: { when: 'The first request with this Idempotency-Key is still running after 10 s of waiting. Retry with the same key.' },
   recipient_invalid: {
     when: 'The username is malformed (any non-string too), does not exist or cannot receive the product (validate); a malformed username (POST /orders).',
-    message: 'No account @nosuchuser exists.',
-    param: 'recipient',
   },
-  idempotency_key_required: { when: 'POST /orders without an `Idempotency-Key` header.', message: 'POST /orders needs an Idempotency-Key header: a unique string per new order, such as a UUID.' },
-  idempotency_key_invalid: { when: 'The key is empty or longer than 255 characters.', message: 'Idempotency-Key must be 1 to 255 characters.' },
-  invalid_json: { when: 'The body is not valid JSON, or not a JSON object.', message: 'The request body is not valid JSON.' },
+  idempotency_key_required: { when: 'POST /orders without an `Idempotency-Key` header.' },
+  idempotency_key_invalid: { when: 'The key is empty or longer than 255 characters.' },
+  invalid_json: { when: 'The body is not valid JSON, or not a JSON object.' },
   invalid_request: {
-    when:
-      'A required field or query parameter is missing, a body field is unknown, or a query parameter is repeated or malformed (lists: `limit`, a filter or a cursor; `quote_id`; test funding `amount`); `param` names it.',
-    message: 'Missing required body field "quantity".',
-    param: 'quantity',
+    when: 'A required field or query parameter is missing, a body field is unknown, or a query parameter is repeated or malformed (lists: `limit`, a filter or a cursor; `quote_id`; test funding `amount`); `param` names it.',
   },
-  invalid_product: { when: '`product` is present but not `"stars"` or `"premium"`.', message: 'product must be "stars" or "premium".', param: 'product' },
-  invalid_quantity: {
-    when: '`quantity` is present but not an integer 50–10000 (stars) or 3, 6, 12 (premium).',
-    message: 'quantity must be an integer from 50 to 10000 for stars, or 3, 6 or 12 for premium.',
-    param: 'quantity',
-  },
-  invalid_external_id: {
-    when: '`external_id` is present, not `null`, and not a string of 1–128 characters.',
-    message: 'external_id must be null or a string of 1 to 128 characters.',
-    param: 'external_id',
-  },
-  missing_api_key: {
-    when: 'No `Authorization` header, another scheme than `Bearer`, or `Bearer` with nothing after it.',
-    message: 'Send your API key as "Authorization: Bearer sk_live_…" or "Bearer sk_test_…".',
-  },
-  invalid_api_key: {
-    when: 'A malformed key (prefix, length, alphabet or checksum) or an unknown key.',
-    message: 'The API key is not valid. Check that it was copied whole, e.g. sk_test_… (46 characters).',
-  },
-  api_key_revoked: { when: 'A key that was reissued or revoked.', message: 'This API key was revoked (it was reissued). Use the current key from the dashboard.' },
-  account_disabled: { when: 'The key’s account was disabled by the operator.', message: 'This account is disabled. Contact support.' },
-  live_key_required: { when: 'A live-only endpoint (deposits) called with a test key.', message: 'This endpoint needs a live key (sk_live_…).' },
-  test_key_required: { when: 'A test-only endpoint (test helpers) called with a live key.', message: 'This endpoint needs a test key (sk_test_…).' },
-  quote_expired: { when: 'POST /orders with a `quote_id` past its `expires_at` (extension).', message: 'The quote expired; ask for a new one.', param: 'quote_id' },
-  quote_mismatch: {
-    when: 'A `quote_id` for another product, quantity or account, or already used (extension).',
-    message: 'The quote does not match this order.',
-    param: 'quote_id',
-  },
-  order_not_found: {
-    when: 'Unknown or malformed id, another account’s order, or an order of the other mode.',
-    message: 'No order ord_7hQ2mZ0bV4nC8xK1pL5sWd in test mode for this account.',
-    param: 'id',
-  },
-  not_found: { when: 'Unknown route.', message: 'No route GET /api/v1/order.' },
-  payload_too_large: { when: 'The body is over 16 KiB.', message: 'The request body is larger than 16 KiB.' },
-  unsupported_media_type: { when: 'A POST body that is not `application/json`.', message: 'Send the request body as JSON with "Content-Type: application/json".' },
-  rate_limited: {
-    when: 'Over the per-key rate; wait the `Retry-After` seconds.',
-    message: 'Too many requests for this API key; retry after the number of seconds in Retry-After.',
-  },
-  live_unavailable: {
-    when: 'A live-mode operation needs an upstream that is not configured or is paused; nothing is reserved. Retry later.',
-    message: 'Live orders cannot be fulfilled right now; nothing was reserved. Retry later.',
-  },
-  price_unavailable: { when: 'No fresh exchange rate or upstream price; nothing is charged. Retry later.', message: 'No fresh price is available right now; nothing was charged. Retry later.' },
+  invalid_product: { when: '`product` is present but not `"stars"` or `"premium"`.' },
+  invalid_quantity: { when: '`quantity` is present but not an integer 50–10000 (stars) or 3, 6, 12 (premium).' },
+  invalid_external_id: { when: '`external_id` is present, not `null`, and not a string of 1–128 characters.' },
+  missing_api_key: { when: 'No `Authorization` header, another scheme than `Bearer`, or `Bearer` with nothing after it.' },
+  invalid_api_key: { when: 'A malformed key (prefix, length, alphabet or checksum) or an unknown key.' },
+  api_key_revoked: { when: 'A key that was reissued or revoked.' },
+  account_disabled: { when: 'The key’s account was disabled by the operator.' },
+  live_key_required: { when: 'A live-only endpoint (deposits) called with a test key.' },
+  test_key_required: { when: 'A test-only endpoint (test helpers) called with a live key.' },
+  quote_expired: { when: 'POST /orders with a `quote_id` past its `expires_at` (extension).' },
+  quote_mismatch: { when: 'A `quote_id` for another product, quantity or account, or already used (extension).' },
+  order_not_found: { when: 'Unknown or malformed id, another account’s order, or an order of the other mode.' },
+  not_found: { when: 'Unknown route.' },
+  payload_too_large: { when: 'The body is over 16 KiB.' },
+  unsupported_media_type: { when: 'A POST body that is not `application/json`.' },
+  rate_limited: { when: 'Over the per-key rate; wait the `Retry-After` seconds.' },
+  live_unavailable: { when: 'A live-mode operation needs an upstream that is not configured or is paused; nothing is reserved. Retry later.' },
+  price_unavailable: { when: 'No fresh exchange rate or upstream price; nothing is charged. Retry later.' },
   service_unavailable: {
     when: 'The database (or another dependency the request needs) cannot be reached right now; `Retry-After` is set. May replace any other answer of a request that needs it. Nothing half-done is kept: a retry with the same Idempotency-Key is safe.',
-    message: 'The service cannot reach its database right now. Retry after the number of seconds in Retry-After; a retry with the same Idempotency-Key is safe.',
   },
-  request_timeout: {
-    when: 'The request’s headers or body did not arrive within the server’s time limits; the connection is closed.',
-    message: 'The request did not arrive in time; the connection is closed.',
-  },
-  internal_error: {
-    when: 'A bug on our side; never leaks a stack trace. Retry later; if it persists, contact support with the request_id.',
-    message: 'Something went wrong on our side. Retry later; if it persists, contact support with the request_id.',
-  },
+  request_timeout: { when: 'The request’s headers or body did not arrive within the server’s time limits; the connection is closed.' },
+  internal_error: { when: 'A bug on our side; never leaks a stack trace. Retry later; if it persists, contact support with the request_id.' },
   invalid_url: {
     when: 'POST /webhook_endpoints: `url` is not an absolute http(s) URL, is not https:// in live mode, carries credentials or a fragment, or points to a private, loopback, link-local or otherwise non-public address (extension).',
-    message: 'url points to 10.0.0.5, a private address; webhooks are only sent to public internet addresses.',
-    param: 'url',
   },
-  invalid_events: {
-    when: 'POST /webhook_endpoints: `events` is not a non-empty array of order event types, or `["*"]` (extension).',
-    message: 'events may only contain order.created, order.processing, order.attempt_failed, order.payment_sent, order.delivered, order.failed or "*".',
-    param: 'events',
-  },
-  webhook_endpoint_not_found: {
-    when: 'Unknown or malformed webhook endpoint id, another account’s endpoint, or one of the other mode (extension).',
-    message: 'No webhook endpoint we_3kP9sQ2wE5rT8yU1iOpZxC in test mode for this account.',
-    param: 'id',
-  },
-  webhook_endpoint_limit: {
-    when: 'POST /webhook_endpoints when the account already has 16 endpoints in this mode (extension).',
-    message: 'An account can have at most 16 webhook endpoints per mode; delete one first.',
-  },
-} satisfies Record<ErrorCode, ErrorDoc>;
+  invalid_events: { when: 'POST /webhook_endpoints: `events` is not a non-empty array of order event types, or `["*"]` (extension).' },
+  webhook_endpoint_not_found: { when: 'Unknown or malformed webhook endpoint id, another account’s endpoint, or one of the other mode (extension).' },
+  webhook_endpoint_limit: { when: 'POST /webhook_endpoints when the account already has 16 endpoints in this mode (extension).' },
+} satisfies Record<ErrorCode, { when: string }>;
 
-export const ERROR_CODES = Object.keys(ERROR_STATUS) as ErrorCode[];
+export { ERROR_CODES };
 
 export const STATUS_TEXT: Record<number, string> = {
   200: 'OK',
@@ -554,7 +473,7 @@ export const STATUS_TEXT: Record<number, string> = {
 
 /** An example error body for `code`. */
 export function errorExample(code: ErrorCode) {
-  const doc: ErrorDoc = ERROR_DOCS[code];
+  const doc: ErrorDefinition = API_ERRORS[code];
   return {
     ok: false,
     error: {
@@ -620,7 +539,6 @@ export const EXAMPLES = {
       },
     ],
   },
-  quote: { ok: true, id: 'quo_04gfIWW00046309g70Koe42BgLoZ7bk8AKC5pBFqeT9m7wGguHWZuBcF3AHTXaT', product: 'stars', quantity: 50, amount: { value: '0.25', currency: 'TON' }, expires_at: '2026-11-25T21:31:00.123Z' },
   recipient: { ok: true, recipient: { username: 'durov', display_name: 'Pavel Durov', eligible: true } },
   balance: { ok: true, balance: { value: '12.5', reserved: '0.25', currency: 'TON' }, mode: 'test' },
   depositList: {

@@ -1,5 +1,5 @@
 import type { FastifyInstance, RouteOptions } from 'fastify';
-import { ERROR_STATUS, type ErrorCode } from '../../../domain/api-error.js';
+import { API_ERRORS, ERROR_STATUS, type ErrorCode } from '../../../domain/api-error.js';
 import { type ReferenceDocument, renderReferencePage } from './page.js';
 import {
   COMPONENT_HEADERS,
@@ -42,8 +42,11 @@ export interface OperationDoc {
   success: {
     status: 200 | 201;
     description: string;
-    /** A `components.schemas` name. */
-    schema: string;
+    /**
+     * A `components.schemas` name (a shape shared in components.ts), or the operation's own
+     * response schema with the name it is published under.
+     */
+    schema: string | { name: string; schema: JsonSchema };
     headers?: readonly HeaderName[];
     examples: Record<string, Example>;
   };
@@ -134,7 +137,10 @@ export class ApiReference {
   private build(): Document {
     const paths: Document['paths'] = {};
     const requestSchemas: Record<string, JsonSchema> = {};
+    const responseSchemas: Record<string, JsonSchema> = {};
     for (const route of this.routes) {
+      const success = route.doc?.success.schema;
+      if (typeof success === 'object') responseSchemas[success.name] = success.schema;
       const operation = route.doc ? documentedOperation(route, route.doc, requestSchemas) : undocumentedOperation(route);
       (paths[route.path] ??= {})[route.method] = operation;
     }
@@ -151,7 +157,7 @@ export class ApiReference {
       tags: tags.map((name) => ({ name, description: TAG_DESCRIPTIONS[name] ?? name })),
       paths,
       components: {
-        schemas: { ...COMPONENT_SCHEMAS, ...requestSchemas },
+        schemas: { ...COMPONENT_SCHEMAS, ...responseSchemas, ...requestSchemas },
         headers: COMPONENT_HEADERS,
         securitySchemes: {
           bearerAuth: {
@@ -165,6 +171,11 @@ export class ApiReference {
       },
     };
   }
+}
+
+function successSchemaName(doc: OperationDoc): string {
+  const { schema } = doc.success;
+  return typeof schema === 'string' ? schema : schema.name;
 }
 
 function openApiPath(url: string): string {
@@ -273,7 +284,7 @@ function documentedOperation(route: CollectedRoute, doc: OperationDoc, requestSc
       [String(doc.success.status)]: {
         description: doc.success.description,
         headers: responseHeaders(doc.success.status, doc.success.headers),
-        content: { 'application/json': { schema: { $ref: `#/components/schemas/${doc.success.schema}` }, examples: doc.success.examples } },
+        content: { 'application/json': { schema: { $ref: `#/components/schemas/${successSchemaName(doc)}` }, examples: doc.success.examples } },
       },
       ...errorResponses([...errors]),
     },
@@ -303,7 +314,8 @@ const TAG_DESCRIPTIONS: Record<string, string> = {
   'Test helpers': 'Test-mode shortcuts for your CI (test keys only).',
 };
 
-const errorTable = ERROR_CODES.map((code) => `| ${ERROR_STATUS[code]} | \`${code}\` | ${ERROR_DOCS[code].when.replace(/\|/g, '\\|')} |`).join('\n');
+const cell = (text: string) => text.replace(/\|/g, '\\|');
+const errorTable = ERROR_CODES.map((code) => `| ${ERROR_STATUS[code]} | \`${code}\` | ${cell(ERROR_DOCS[code].when)} | ${cell(API_ERRORS[code].message)} |`).join('\n');
 
 export const API_DESCRIPTION = `Starport sells Telegram Stars and Premium subscriptions over HTTP, paid from your prepaid TON balance.
 
@@ -321,7 +333,7 @@ export const API_DESCRIPTION = `Starport sells Telegram Stars and Premium subscr
 
 **Errors.** \`{"ok": false, "error": {"code", "message", "param"?, "details"?}, "request_id"}\`. Match on \`code\`, never on \`message\`. When several checks fail, the first in this order answers: unknown route, authentication, rate limit, body size, content type, JSON, Idempotency-Key, body fields, idempotency replay/conflict, quote (\`quote_mismatch\`, \`quote_expired\`), live availability, balance. On test helpers a live key is refused (403 \`test_key_required\`) right after the rate limit, before the body is read.
 
-| HTTP | code | when |
-|---|---|---|
+| HTTP | code | when | message (an example where it names the request's values) |
+|---|---|---|---|
 ${errorTable}
 `;

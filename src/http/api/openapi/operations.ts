@@ -6,49 +6,6 @@ import type { OperationDoc } from './document.js';
  * `config.openapi`). The request side is taken from the route schemas; see document.ts.
  */
 
-export const CREATE_ORDER: OperationDoc = {
-  operationId: 'createOrder',
-  summary: 'Create an order',
-  description:
-    'Prices the order afresh, reserves the amount on the balance of the key’s mode and queues the order for fulfilment. ' +
-    'With `quote_id` (from GET /quote, same product and quantity, not expired, not used by another order) the order is charged the quoted amount instead. ' +
-    'Answers 201 with the order in `fulfillment_pending`. Retrying with the same `Idempotency-Key` and body answers 201 with the same order ' +
-    '(in its current state) and `Idempotent-Replayed: true`. Then poll GET /orders/{id} every 5–15 s (test orders settle within about 2 s).',
-  tag: 'Orders',
-  requestBody: {
-    name: 'CreateOrderRequest',
-    description: '`quantity`: stars 50–10000, premium 3, 6 or 12 (months). `external_id` is optional: your own order number, echoed back.',
-    examples: {
-      stars: { summary: '50 Stars', value: EXAMPLES.createOrderRequest },
-      premium: { summary: '3 months of Premium', value: EXAMPLES.createPremiumRequest },
-    },
-  },
-  headers: [IDEMPOTENCY_KEY_PARAMETER],
-  success: {
-    status: 201,
-    description: 'The order was created, or (with `Idempotent-Replayed: true`) an earlier request with this key created it.',
-    schema: 'Order',
-    headers: ['Idempotent-Replayed'],
-    examples: { created: { summary: 'A new order', value: EXAMPLES.orderCreated } },
-  },
-  errors: [
-    'idempotency_key_required',
-    'idempotency_key_invalid',
-    'invalid_product',
-    'recipient_invalid',
-    'invalid_quantity',
-    'invalid_external_id',
-    'invalid_request',
-    'idempotency_conflict',
-    'quote_mismatch',
-    'quote_expired',
-    'idempotency_key_in_use',
-    'live_unavailable',
-    'price_unavailable',
-    'insufficient_balance',
-  ],
-};
-
 export const GET_ORDER: OperationDoc = {
   operationId: 'getOrder',
   summary: 'Retrieve an order',
@@ -87,23 +44,6 @@ export const VALIDATE_RECIPIENT: OperationDoc = {
     examples: { eligible: { value: EXAMPLES.recipient } },
   },
   errors: ['invalid_product', 'recipient_invalid', 'invalid_quantity', 'live_unavailable'],
-};
-
-export const GET_QUOTE: OperationDoc = {
-  operationId: 'getQuote',
-  summary: 'Get a price',
-  description:
-    'What an order would cost now. Pass the answer’s `id` as `quote_id` to POST /orders (same product and quantity, before `expires_at`) and the order is charged exactly this `amount`; ' +
-    'a quote prices one order. Without `quote_id`, orders are priced afresh at creation, so the amount charged may differ slightly. ' +
-    '`quantity` must be digits only (`50`, not `50.0` or `+50`).',
-  tag: 'Pricing',
-  success: {
-    status: 200,
-    description: 'The current price.',
-    schema: 'Quote',
-    examples: { stars: { summary: '50 Stars', value: EXAMPLES.quote } },
-  },
-  errors: ['invalid_product', 'invalid_quantity', 'price_unavailable'],
 };
 
 export const GET_BALANCE: OperationDoc = {

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { ERROR_STATUS } from '../../../domain/api-error.js';
+import { API_ERRORS, ERROR_STATUS } from '../../../domain/api-error.js';
 import { ERROR_CODES, ERROR_DOCS } from './components.js';
 
 /**
@@ -368,7 +368,7 @@ ${OBJECTS.map((name) => objectSection(doc, name)).join('\n')}
 <h2 id="errors">Errors</h2>
 <p>Every error answers <code>{"ok": false, "error": {"code", "message", "param"?, "details"?}, "request_id"}</code>. Match on <code>code</code>;
 <code>message</code> is for people and may change. <code>param</code> names the input at fault.</p>
-${pre(json({ ok: false, error: { code: 'insufficient_balance', message: ERROR_DOCS.insufficient_balance.message, param: 'quantity', details: { available: '0.1', required: '0.25' } }, request_id: 'req_4Xb0Yw3kq9T2mZlF8sV1aC' }))}
+${pre(json({ ok: false, error: { code: 'insufficient_balance', message: API_ERRORS.insufficient_balance.message, param: 'quantity', details: { available: '0.1', required: '0.25' } }, request_id: 'req_4Xb0Yw3kq9T2mZlF8sV1aC' }))}
 <p>When several checks fail, the first in this order answers: unknown route (404), authentication (401), rate limit (429), body size (413), content type (415),
 <code>invalid_json</code>, the Idempotency-Key header, body fields, idempotency replay or conflict, live availability, balance.</p>
 <table><thead><tr><th>HTTP</th><th>code</th><th>when</th></tr></thead><tbody>${errorRows}</tbody></table>

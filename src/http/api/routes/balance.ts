@@ -1,8 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { formatTon } from '../../../domain/money.js';
 import { balanceHistory, findEntry } from '../../../ledger/history.js';
-import { type Balance, readBalance, readBalanceOfKey } from '../../../ledger/ledger.js';
-import { onPostgres } from '../../../db/prepared.js';
+import { type Balance, balanceWithKeyReader, readBalance } from '../../../ledger/ledger.js';
 import { prefetched } from '../auth.js';
 import type { ApiContext } from '../context.js';
 import { GET_BALANCE, LIST_BALANCE_HISTORY } from '../openapi/operations.js';
@@ -11,8 +10,9 @@ import { balanceHistoryQuery } from '../schemas.js';
 import { entryBody } from '../serialize.js';
 
 export function balanceRoutes(app: FastifyInstance, ctx: ApiContext): void {
-  // PostgreSQL: the key's verdict and the balance in one statement (auth.ts Prefetch).
-  const prefetch = onPostgres(ctx.db.kysely) ? (_request: unknown, keyHash: string) => readBalanceOfKey(ctx.db.kysely, keyHash) : undefined;
+  // The key's verdict and the balance in one read, where the store offers it (auth.ts Prefetch).
+  const withKey = balanceWithKeyReader(ctx.db.kysely);
+  const prefetch = withKey && ((_request: unknown, keyHash: string) => withKey(keyHash));
   const callerBalance = async (request: FastifyRequest): Promise<Balance> => {
     const early = prefetched<Balance>(request);
     if (early) return early;

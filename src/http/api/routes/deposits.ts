@@ -51,7 +51,7 @@ export function depositRoutes(app: FastifyInstance, ctx: ApiContext): void {
 }
 
 async function requireLiveKey(request: FastifyRequest): Promise<void> {
-  if (request.caller.mode !== 'live') throw new ApiError('live_key_required', 'Deposits are live-only: call this endpoint with a live key (sk_live_…).');
+  if (request.caller.mode !== 'live') throw new ApiError('live_key_required');
 }
 
 export function depositJson(deposit: Deposit, network: 'mainnet' | 'testnet') {

@@ -1,26 +1,14 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ApiError } from '../../../domain/api-error.js';
-import type { Product } from '../../../domain/products.js';
-import { parseUsername } from '../../../domain/username.js';
-import { createOrder } from '../../../orders/create-order.js';
 import type { OrderStatus } from '../../../domain/order-status.js';
 import { listOrders } from '../../../orders/list-orders.js';
-import { findOrder, findOrderWithEvents, inScope, readOrderOfKey } from '../../../orders/order-store.js';
-import { onPostgres } from '../../../db/prepared.js';
+import { findOrder, findOrderWithEvents, inScope, orderWithKeyReader, type readOrderOfKey } from '../../../orders/order-store.js';
 import { prefetched } from '../auth.js';
 import type { ApiContext } from '../context.js';
-import { CREATE_ORDER, GET_ORDER, LIST_ORDERS } from '../openapi/operations.js';
+import { GET_ORDER, LIST_ORDERS } from '../openapi/operations.js';
 import { checkOneCursor, type PageQuery, parseLimit, parseTimeParam, unknownCursor } from '../pagination.js';
-import { createOrderBody, listOrdersQuery, orderIdParams } from '../schemas.js';
+import { listOrdersQuery, orderIdParams } from '../schemas.js';
 import { eventBody, orderBody } from '../../../orders/wire-format.js';
-
-interface CreateOrderRequest {
-  product: Product;
-  recipient: string;
-  quantity: number;
-  external_id?: string | null;
-  quote_id?: string | null;
-}
 
 interface ListOrdersQuery extends PageQuery {
   status?: OrderStatus;
@@ -29,49 +17,7 @@ interface ListOrdersQuery extends PageQuery {
   'created[lt]'?: string;
 }
 
-const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
-
-/** Idempotency-Key checks come after the body is parsed and before its fields (order of checks). */
-function idempotencyKey(header: string | string[] | undefined): string {
-  if (header === undefined) {
-    throw new ApiError('idempotency_key_required', 'POST /orders needs an Idempotency-Key header: a unique string per new order, such as a UUID.');
-  }
-  const key = Array.isArray(header) ? header.join(', ') : header;
-  const length = [...key].length;
-  if (length === 0 || length > MAX_IDEMPOTENCY_KEY_LENGTH) {
-    throw new ApiError('idempotency_key_invalid', `Idempotency-Key must be 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} characters.`);
-  }
-  return key;
-}
-
 export function orderRoutes(app: FastifyInstance, ctx: ApiContext): void {
-  app.post<{ Body: CreateOrderRequest }>(
-    '/orders',
-    {
-      schema: { body: createOrderBody },
-      config: { openapi: CREATE_ORDER },
-      preValidation: async (request) => {
-        request.idempotencyKey = idempotencyKey(request.headers['idempotency-key']);
-      },
-    },
-    async (request, reply) => {
-      const { accountId, mode } = request.caller;
-      const body = request.body;
-      const result = await createOrder(ctx.orders, {
-        accountId,
-        mode,
-        idempotencyKey: request.idempotencyKey,
-        product: body.product,
-        username: parseUsername(body.recipient) as string,
-        quantity: body.quantity,
-        externalId: body.external_id ?? null,
-        quoteId: body.quote_id ?? null,
-      });
-      if (result.replayed) reply.header('Idempotent-Replayed', 'true');
-      return reply.code(201).send({ ok: true, ...orderBody(result.order, ctx.publicUrl(request)) });
-    },
-  );
-
   app.get<{ Querystring: ListOrdersQuery }>('/orders', { schema: { querystring: listOrdersQuery }, config: { openapi: LIST_ORDERS } }, async (request) => {
     const { query, caller } = request;
     const limit = parseLimit(query.limit);
@@ -100,8 +46,9 @@ export function orderRoutes(app: FastifyInstance, ctx: ApiContext): void {
     return { ok: true, object: 'list', data: page.orders.map((order) => orderBody(order, publicUrl)), has_more: page.hasMore };
   });
 
-  // PostgreSQL: the key's verdict and the order in one statement (auth.ts Prefetch).
-  const prefetch = onPostgres(ctx.db.kysely) ? (request: FastifyRequest, keyHash: string) => readOrderOfKey(ctx.db.kysely, keyHash, (request.params as { id: string }).id) : undefined;
+  // The key's verdict and the order in one read, where the store offers it (auth.ts Prefetch).
+  const withKey = orderWithKeyReader(ctx.db.kysely);
+  const prefetch = withKey && ((request: FastifyRequest, keyHash: string) => withKey(keyHash, (request.params as { id: string }).id));
   app.get<{ Params: { id: string } }>('/orders/:id', { schema: { params: orderIdParams }, config: { openapi: GET_ORDER, prefetch } }, async (request) => {
     const { caller } = request;
     const early = prefetched<Awaited<ReturnType<typeof readOrderOfKey>>['data']>(request);

@@ -20,7 +20,7 @@ export function testHelperRoutes(app: FastifyInstance, ctx: ApiContext): void {
       config: { openapi: FUND_TEST_BALANCE },
       onRequest: async (request) => {
         if (request.caller.mode !== 'test') {
-          throw new ApiError('test_key_required', 'Test helpers need a test key (sk_test_…); they never touch the live balance.');
+          throw new ApiError('test_key_required');
         }
       },
     },
