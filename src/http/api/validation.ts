@@ -10,11 +10,13 @@ import { ApiError, type ErrorCode } from '../../domain/api-error.js';
 const FIELD_ORDER = ['product', 'recipient', 'quantity', 'external_id', 'quote_id', 'amount'] as const;
 type Field = (typeof FIELD_ORDER)[number];
 
-const MALFORMED: Record<Field, { code: ErrorCode; message: string }> = {
+const MALFORMED: Record<Field, { code: ErrorCode; message: string; details?: Record<string, unknown> }> = {
   product: { code: 'invalid_product', message: 'product must be "stars" or "premium".' },
   recipient: {
     code: 'recipient_invalid',
     message: 'recipient must be a username: 4–32 letters, digits or underscores, starting with a letter, optionally with one leading "@".',
+    // No account can have a malformed username (docs/api.md "Recipient refusals").
+    details: { reason: 'not_found' },
   },
   quantity: { code: 'invalid_quantity', message: 'quantity must be an integer from 50 to 10000 for stars, or 3, 6 or 12 for premium.' },
   external_id: { code: 'invalid_external_id', message: 'external_id must be null or a string of 1 to 128 characters.' },
@@ -23,7 +25,7 @@ const MALFORMED: Record<Field, { code: ErrorCode; message: string }> = {
 };
 
 export function malformedField(field: Field): ApiError {
-  return new ApiError(MALFORMED[field].code, MALFORMED[field].message, field);
+  return new ApiError(MALFORMED[field].code, MALFORMED[field].message, field, MALFORMED[field].details);
 }
 
 export function missingField(field: string, where: 'body' | 'query'): ApiError {
