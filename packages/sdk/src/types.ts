@@ -14,7 +14,22 @@ export type Mode = 'live' | 'test';
  */
 export type OrderStatus = 'fulfillment_pending' | 'processing' | 'delivered' | 'failed';
 export type FinalOrderStatus = 'delivered' | 'failed';
-export type FailureReason = 'recipient_invalid' | 'upstream_error' | 'upstream_unavailable' | 'price_moved' | 'operator_failed';
+/**
+ * Why a recipient cannot receive a product: `details.reason` of a 400 `recipient_invalid`, and
+ * the `failure_reason` of an order the upstream refused for that recipient. `not_found`: no
+ * account has the username (a malformed one neither); `not_a_user`: a bot, channel or group;
+ * `already_premium`: has Telegram Premium, cannot be gifted it now; `not_eligible`: cannot
+ * receive the product right now.
+ */
+export type RecipientRefusalReason = 'not_found' | 'not_a_user' | 'already_premium' | 'not_eligible';
+/** `recipient_invalid` is test mode's `@test_invalid` (and orders failed before refusals had reasons). */
+export type FailureReason =
+  | 'recipient_invalid'
+  | RecipientRefusalReason
+  | 'upstream_error'
+  | 'upstream_unavailable'
+  | 'price_moved'
+  | 'operator_failed';
 
 /** TON as a decimal string (`"0.25"`): at most 9 fractional digits. Never parse it into a float. */
 export type Money = string;
@@ -331,7 +346,8 @@ export interface ErrorBody {
     code: ErrorCode;
     message: string;
     param?: string;
-    details?: { [key: string]: unknown };
+    /** `insufficient_balance`: `{available, required}`; `recipient_invalid`: `{reason}`. */
+    details?: { reason?: RecipientRefusalReason } & { [key: string]: unknown };
   };
   request_id: string;
 }
