@@ -50,7 +50,7 @@ try {
   if (error instanceof InsufficientBalanceError) {
     console.error(`Not enough test balance: ${error.available} TON available, ${error.required} TON needed. Credit the test balance first.`);
   } else if (error instanceof RecipientInvalidError) {
-    console.error(`${recipient} cannot receive Stars: ${error.message}`);
+    console.error(`${recipient} cannot receive Stars (${error.reason ?? 'no reason given'}): ${error.message}`);
   } else if (error instanceof StarportError) {
     console.error(`Starport error ${error.status ?? ''} ${error.code}: ${error.message} (request ${error.requestId ?? 'n/a'})`);
   } else {

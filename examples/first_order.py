@@ -52,7 +52,7 @@ def main() -> int:
     except InsufficientBalance as error:
         print(f"Not enough test balance: {error.available} TON available, {error.required} TON needed. Credit the test balance first.", file=sys.stderr)
     except RecipientInvalid as error:
-        print(f"{recipient} cannot receive Stars: {error.message}", file=sys.stderr)
+        print(f"{recipient} cannot receive Stars ({error.reason or 'no reason given'}): {error.message}", file=sys.stderr)
     except StarportError as error:
         print(f"Starport error {error.status or ''} {error.code}: {error.message} (request {error.request_id or 'n/a'})", file=sys.stderr)
     return 1

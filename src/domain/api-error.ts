@@ -30,7 +30,7 @@ export const API_ERRORS = {
     status: 409,
     message: 'A request with this Idempotency-Key is still being processed; retry shortly with the same key.',
   },
-  recipient_invalid: { status: 400, message: 'No account @nosuchuser exists.', param: 'recipient' },
+  recipient_invalid: { status: 400, message: 'No Telegram account @nosuchuser exists. Check the spelling of the username.', param: 'recipient', details: { reason: 'not_found' } },
   idempotency_key_required: {
     status: 400,
     message: 'POST /orders needs an Idempotency-Key header: a unique string per new order, such as a UUID.',

@@ -1,3 +1,5 @@
+import { RECIPIENT_REFUSALS } from './recipient-refusal.js';
+
 /**
  * The order state machine (docs/api.md "Orders and statuses"): fulfillment_pending → processing →
  * delivered | failed, and fulfillment_pending → failed. delivered and failed are final.
@@ -5,8 +7,15 @@
 export const ORDER_STATUSES = ['fulfillment_pending', 'processing', 'delivered', 'failed'] as const;
 export type OrderStatus = (typeof ORDER_STATUSES)[number];
 
+/**
+ * Why an order failed (docs/api.md "Orders and statuses"). A recipient the upstream refused
+ * fails with the refusal's own word (RECIPIENT_REFUSALS: not_found, not_a_user,
+ * already_premium, not_eligible); `recipient_invalid` remains for test mode's `@test_invalid`
+ * and for orders that failed before the refusals had reasons.
+ */
 export const FAILURE_REASONS = [
   'recipient_invalid',
+  ...RECIPIENT_REFUSALS,
   'upstream_error',
   'upstream_unavailable',
   'price_moved',

@@ -8,8 +8,9 @@ import { FragmentError } from './fragment/errors.js';
 /**
  * Live recipient checks (POST /recipients/validate with a live key) asked of Fragment: stars →
  * searchStarsRecipient; premium → searchPremiumGiftRecipient, then init for that period,
- * because only init tells "already subscribed" (docs/upstreams.md "Fragment: errors"). Answers are cached for
- * LIVE_VALIDATE_CACHE_SECONDS (found and not found alike; upstream failures never).
+ * because only init tells "already subscribed" (docs/upstreams.md "Fragment: errors"). Fragment's
+ * refusals become their reasons (FragmentError.refusal). Answers are cached for
+ * LIVE_VALIDATE_CACHE_SECONDS (found and refused alike; upstream failures never).
  * While the breaker is open, or without a session, the upstream is not asked at all.
  */
 export interface LiveDirectoryOptions {
@@ -24,15 +25,15 @@ export interface LiveDirectoryOptions {
 const MAX_CACHE_ENTRIES = 10_000;
 
 export class LiveRecipientDirectory implements RecipientDirectory {
-  private cache = new Map<string, { value: RecipientLookup | undefined; until: number }>();
+  private cache = new Map<string, { value: RecipientLookup; until: number }>();
 
   constructor(private readonly options: LiveDirectoryOptions) {}
 
-  async lookup(username: string, product: Product, quantity: number): Promise<RecipientLookup | undefined> {
+  async lookup(username: string, product: Product, quantity: number): Promise<RecipientLookup> {
     const now = (this.options.now ?? Date.now)();
     const key = `${product}:${product === 'premium' ? quantity : ''}:${normalizeUsername(username)}`;
     const cached = this.cache.get(key);
-    if (cached && cached.until > now) return cached.value && { ...cached.value, username };
+    if (cached && cached.until > now) return { ...cached.value, username };
     if (!(await this.options.configured())) throw new UpstreamUnavailableError('no Fragment session is configured');
     if (await this.options.breaker.isOpen()) throw new UpstreamUnavailableError('live fulfilment is paused');
     const value = await this.ask(username, product, quantity);
@@ -41,7 +42,7 @@ export class LiveRecipientDirectory implements RecipientDirectory {
     return value;
   }
 
-  private async ask(username: string, product: Product, quantity: number): Promise<RecipientLookup | undefined> {
+  private async ask(username: string, product: Product, quantity: number): Promise<RecipientLookup> {
     const { client, breaker } = this.options;
     try {
       const found = await client.searchRecipient(product, username, quantity);
@@ -50,9 +51,10 @@ export class LiveRecipientDirectory implements RecipientDirectory {
       return { username, displayName: found.name, eligible: true };
     } catch (error) {
       if (!(error instanceof FragmentError)) throw error;
-      if (error.kind === 'recipient') {
+      const reason = error.refusal;
+      if (reason) {
         await breaker.recordSuccess();
-        return error.code === 'recipient_not_found' ? undefined : { username, displayName: username, eligible: false };
+        return { eligible: false, username, reason };
       }
       if (error.kind === 'unavailable') await breaker.open(error.code, error.message);
       else await breaker.recordTransient(error.message);

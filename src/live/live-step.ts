@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import { type Decimal, pow10 } from '../domain/decimal.js';
 import { formatTon } from '../domain/money.js';
 import type { FailureReason, OrderStatus } from '../domain/order-status.js';
+import { refusalMessage } from '../domain/recipient-refusal.js';
 import type { Database } from '../db/schema.js';
 import type { Order } from '../orders/order.js';
 import { appendEvent } from '../orders/order-store.js';
@@ -24,8 +25,8 @@ import type { PaymentSender, StoredPayment } from './payment-sender.js';
  *    payment request (live_payments), then hand over to the PaymentSender.
  * 3. processing with a stored payment request: the PaymentSender's turn, every time it is due.
  *
- * Outcomes before anything is stored (so nothing can have been paid): recipient problems fail
- * the order recipient_invalid; transient errors record order.attempt_failed and retry with
+ * Outcomes before anything is stored (so nothing can have been paid): a refused recipient fails
+ * the order with the refusal's reason (not_found, not_a_user, already_premium, not_eligible); transient errors record order.attempt_failed and retry with
  * backoff; upstream unavailable opens the breaker and the order waits; an order still without a
  * payment request LIVE_MAX_WAIT_SECONDS after creation fails upstream_unavailable; an upstream
  * amount (+ fee allowance) above the reserve (+ tolerance) fails price_moved. Failures release
@@ -141,9 +142,10 @@ export function withinReserve(upstream: bigint, reserved: bigint, feeAllowance: 
 async function upstreamFailed(options: LiveStepOptions, order: Order, error: FragmentError, now: number): Promise<OrderStatus | undefined> {
   const { breaker, db, logger } = options;
   if (error instanceof PriceMoved) return fail(options, order, 'price_moved', error.explanation, now);
-  if (error.kind === 'recipient') {
+  const refusal = error.refusal;
+  if (refusal) {
     await breaker.recordSuccess(now);
-    return fail(options, order, 'recipient_invalid', recipientMessage(order, error), now);
+    return fail(options, order, refusal, refusalMessage(refusal, order.recipient, order.product), now);
   }
   if (error.kind === 'unavailable') {
     if (error.code === 'kyc_required') await recordKyc(db, 'required', now);
@@ -159,17 +161,6 @@ async function upstreamFailed(options: LiveStepOptions, order: Order, error: Fra
   logger.warn({ order_id: order.id, code: error.code, attempt: attempts + 1 }, 'live order: transient upstream error, will retry');
   await attemptFailed(db, order, { reason: 'upstream_error', message: 'The upstream marketplace did not answer properly; retrying.', nextRunAt: now + delay, now });
   return 'processing';
-}
-
-function recipientMessage(order: Order, error: FragmentError): string {
-  switch (error.code) {
-    case 'recipient_not_found':
-      return `No account @${order.recipient} exists.`;
-    case 'premium_already_active':
-      return `@${order.recipient} already has Telegram Premium.`;
-    default:
-      return `@${order.recipient} cannot receive ${order.product} right now.`;
-  }
 }
 
 async function handOver(options: LiveStepOptions, order: Order, payment: StoredPayment, now: number): Promise<OrderStatus | undefined> {

@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
 import type { OrderStatus } from '../domain/order-status.js';
+import { refusalMessage } from '../domain/recipient-refusal.js';
 import { type TestOutcome, testOutcome } from '../providers/simulated/test-recipients.js';
 import type { Order } from './order.js';
 import { type Transition, transitionMany } from './transitions.js';
@@ -34,10 +35,10 @@ export function testFulfilmentStep(timing: TestFulfilmentTiming) {
  * transaction rather than costing another claim and another commit.
  */
 function dueTransitions(order: Order, timing: TestFulfilmentTiming, now: number): Transition[] {
-  const outcome = testOutcome(order.recipient);
+  const outcome = testOutcome(order.recipient, order.product);
   const steps: Transition[] = [];
   let status = order.status;
-  for (let step = nextTransition(status, outcome, timing, now); step; step = nextTransition(status, outcome, timing, now)) {
+  for (let step = nextTransition(order, status, outcome, timing, now); step; step = nextTransition(order, status, outcome, timing, now)) {
     steps.push(step);
     if (step.nextRunAt === null || step.nextRunAt > now) break;
     status = step.to;
@@ -45,12 +46,16 @@ function dueTransitions(order: Order, timing: TestFulfilmentTiming, now: number)
   return steps;
 }
 
-function nextTransition(status: OrderStatus, outcome: TestOutcome, timing: TestFulfilmentTiming, now: number): Transition | undefined {
+function nextTransition(order: Order, status: OrderStatus, outcome: TestOutcome, timing: TestFulfilmentTiming, now: number): Transition | undefined {
   if (status === 'fulfillment_pending') {
     const delay = outcome === 'slow' ? timing.slowDelayMs : timing.delayMs;
     return { to: 'processing', nextRunAt: now + delay, now };
   }
   if (status !== 'processing') return undefined;
+  if (typeof outcome === 'object') {
+    const reason = outcome.refused;
+    return { to: 'failed', failureReason: reason, message: refusalMessage(reason, order.recipient, order.product), nextRunAt: null, now };
+  }
   if (outcome === 'recipient_invalid') {
     return { to: 'failed', failureReason: 'recipient_invalid', message: 'The recipient does not exist or cannot receive this product.', nextRunAt: null, now };
   }

@@ -1,6 +1,7 @@
 import type { Mode } from '../domain/api-key.js';
 import type { Decimal } from '../domain/decimal.js';
 import type { Product } from '../domain/products.js';
+import type { RecipientRefusal } from '../domain/recipient-refusal.js';
 
 /**
  * The ports through which the core reaches the outside world (docs/architecture.md "Ports and adapters"). The core
@@ -29,13 +30,12 @@ export interface RateFeed {
   tonUsdRate(): Promise<Decimal>;
 }
 
-export interface RecipientLookup {
-  username: string;
-  displayName: string;
-  eligible: boolean;
-}
+/** What a recipient check found: an account able to receive the product, or why it cannot. */
+export type RecipientLookup =
+  | { eligible: true; username: string; displayName: string }
+  | { eligible: false; username: string; reason: RecipientRefusal };
 
 export interface RecipientDirectory {
-  /** undefined when the username does not exist. */
-  lookup(username: string, product: Product, quantity: number): Promise<RecipientLookup | undefined>;
+  /** May throw UpstreamUnavailableError (the upstream cannot answer now). */
+  lookup(username: string, product: Product, quantity: number): Promise<RecipientLookup>;
 }

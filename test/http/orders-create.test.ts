@@ -193,9 +193,10 @@ describe('recipient (docs/api.md "POST /recipients/validate")', () => {
     ['abcd'],
     { username: 'abcd' },
   ];
-  test.each(invalid)('%j → 400 recipient_invalid', async (recipient) => {
+  test.each(invalid)('%j → 400 recipient_invalid, details.reason not_found (no account can have it)', async (recipient) => {
     const a = await h.account({ test: '10' });
-    await expectOrderRejected(h, a.testKey, { product: 'stars', recipient, quantity: 50 }, 400, 'recipient_invalid', 'recipient');
+    const res = await expectOrderRejected(h, a.testKey, { product: 'stars', recipient, quantity: 50 }, 400, 'recipient_invalid', 'recipient');
+    expect(res.body.error.details).toEqual({ reason: 'not_found' });
   });
 });
 

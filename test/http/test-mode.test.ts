@@ -188,3 +188,33 @@ describe('balance while orders are open', () => {
     expect(await balanceOf(h, a.testKey)).toEqual({ value: '4.67', reserved: '0', currency: 'TON' });
   });
 });
+
+/** docs/api.md "Test mode": an order to a refused magic recipient fails with the refusal's reason, as a live order would. */
+describe('refused recipients', () => {
+  test.each([
+    ['@test_not_found', 'stars', 50, 'not_found', /^No Telegram account @test_not_found exists\./],
+    ['@Test_Not_A_User', 'premium', 3, 'not_a_user', /^@Test_Not_A_User is a bot, channel or group/],
+    ['@test_already_premium', 'premium', 12, 'already_premium', /^@test_already_premium already has Telegram Premium/],
+    ['@test_not_eligible', 'stars', 100, 'not_eligible', /^@test_not_eligible cannot receive Telegram Stars right now/],
+  ])('%s (%s) → processing → failed with failure_reason %s; the reserve is released', async (recipient, product, quantity, reason, message) => {
+    const a = await h.account({ test: '10' });
+    const order = await place(a.testKey, { product, recipient, quantity });
+    const done = await waitForStatus(h, a.testKey, order.id);
+    expect(done).toMatchObject({ status: 'failed', failure_reason: reason, recipient });
+    expectEventShape(done.events);
+    expect(done.events.map((e: Body) => [e.type, e.status])).toEqual([
+      ['order.created', 'fulfillment_pending'],
+      ['order.processing', 'processing'],
+      ['order.failed', 'failed'],
+    ]);
+    expect(done.events[2].data).toEqual({ reason, message: expect.stringMatching(message), amount: order.amount.value });
+    expect(await balanceOf(h, a.testKey)).toEqual({ value: '10', reserved: '0', currency: 'TON' });
+  });
+
+  test('@test_already_premium still receives stars', async () => {
+    const a = await h.account({ test: '10' });
+    const order = await place(a.testKey, { product: 'stars', recipient: '@test_already_premium', quantity: 50 });
+    const done = await waitForStatus(h, a.testKey, order.id);
+    expect(done).toMatchObject({ status: 'delivered', failure_reason: null });
+  });
+});

@@ -52,17 +52,55 @@ describe('eligible recipients', () => {
 });
 
 describe('recipient_invalid', () => {
-  test.each(['@test_invalid', 'test_invalid', 'TEST_INVALID', '@Test_Invalid'])('%s (not found in test mode) → 400 recipient_invalid', async (recipient) => {
-    await rejected({ product: 'stars', recipient, quantity: 50 }, 400, 'recipient_invalid', 'recipient');
-    await rejected({ product: 'premium', recipient, quantity: 3 }, 400, 'recipient_invalid', 'recipient');
+  test.each(['@test_invalid', 'test_invalid', 'TEST_INVALID', '@Test_Invalid'])('%s (not found in test mode) → 400 recipient_invalid, reason not_found', async (recipient) => {
+    const stars = await rejected({ product: 'stars', recipient, quantity: 50 }, 400, 'recipient_invalid', 'recipient');
+    expect(stars.body.error.details).toEqual({ reason: 'not_found' });
+    expect(stars.body.error.message).toBe(`No Telegram account @${recipient.replace(/^@/, '')} exists. Check the spelling of the username.`);
+    const premium = await rejected({ product: 'premium', recipient, quantity: 3 }, 400, 'recipient_invalid', 'recipient');
+    expect(premium.body.error.details).toEqual({ reason: 'not_found' });
   });
 
-  test.each(['abc', `a${'b'.repeat(32)}`, '1abc', '_abc', 'abc_', '@@abcd', 'ab cd', 'ab-cd', 'https://t.me/durov', '', '@', 5, null, true, ['durov'], {}])(
-    'malformed %j → 400 recipient_invalid',
+  test.each(['abc', `a${'b'.repeat(32)}`, '1abc', '_abc', 'abc_', '@@abcd', 'ab cd', 'ab-cd', 'https://t.me/durov', '', '@', 5, null, true, ['durov'], {}, '\ud800abcd'])(
+    'malformed %j → 400 recipient_invalid, reason not_found, the message saying what a username is',
     async (recipient) => {
-      await rejected({ product: 'stars', recipient, quantity: 50 }, 400, 'recipient_invalid', 'recipient');
+      const res = await rejected({ product: 'stars', recipient, quantity: 50 }, 400, 'recipient_invalid', 'recipient');
+      expect(res.body.error.details).toEqual({ reason: 'not_found' });
+      expect(res.body.error.message).toMatch(/^recipient must be a username/);
     },
   );
+});
+
+/** docs/api.md "Test mode": each refusal reason has its magic recipient. */
+describe('refusal reasons in test mode', () => {
+  const REASONS = [
+    ['@test_not_found', 'not_found', /^No Telegram account @test_not_found exists\. Check the spelling/],
+    ['@Test_Not_A_User', 'not_a_user', /^@Test_Not_A_User is a bot, channel or group, not a person's account\./],
+    ['test_already_premium', 'already_premium', /^@test_already_premium already has Telegram Premium and cannot be gifted it now\. Send Telegram Stars instead/],
+    ['@TEST_NOT_ELIGIBLE', 'not_eligible', /^@TEST_NOT_ELIGIBLE cannot receive Telegram Premium right now/],
+  ] as const;
+
+  test.each(REASONS)('%s (premium) → 400 recipient_invalid, details.reason %s, a message to act on; nothing written', async (recipient, reason, message) => {
+    const res = await rejected({ product: 'premium', recipient, quantity: 6 }, 400, 'recipient_invalid', 'recipient');
+    expect(res.body.error).toEqual({ code: 'recipient_invalid', message: expect.stringMatching(message), param: 'recipient', details: { reason } });
+  });
+
+  test.each([
+    ['@test_not_found', 'not_found'],
+    ['@test_not_a_user', 'not_a_user'],
+    ['@test_not_eligible', 'not_eligible'],
+  ])('%s (stars) → details.reason %s', async (recipient, reason) => {
+    const res = await rejected({ product: 'stars', recipient, quantity: 50 }, 400, 'recipient_invalid', 'recipient');
+    expect(res.body.error.details).toEqual({ reason });
+  });
+
+  test('@test_already_premium can still receive stars', async () => {
+    const body = await eligible({ product: 'stars', recipient: '@test_already_premium', quantity: 50 });
+    expect(body.recipient).toEqual({ username: 'test_already_premium', display_name: 'test_already_premium', eligible: true });
+  });
+
+  test('a name that only starts like a magic one is eligible', async () => {
+    await eligible({ product: 'premium', recipient: 'test_not_found_2', quantity: 3 });
+  });
 });
 
 describe('quantity is required and follows 2.1', () => {
@@ -135,7 +173,8 @@ describe('live key', () => {
   });
 
   test('body checks come before live_unavailable', async () => {
-    await rejected({ product: 'stars', recipient: '!', quantity: 50 }, 400, 'recipient_invalid', 'recipient', liveKey);
+    const malformed = await rejected({ product: 'stars', recipient: '!', quantity: 50 }, 400, 'recipient_invalid', 'recipient', liveKey);
+    expect(malformed.body.error.details).toEqual({ reason: 'not_found' });
     await rejected({ product: 'stars', recipient: 'durov', quantity: 49 }, 400, 'invalid_quantity', 'quantity', liveKey);
     await rejected({ product: 'stars', recipient: 'durov' }, 400, 'invalid_request', 'quantity', liveKey);
   });

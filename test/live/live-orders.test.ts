@@ -73,14 +73,34 @@ describe('POST /recipients/validate with a live key', () => {
     expectOk(await validate(h, liveKey, { product: 'premium', recipient: 'durov', quantity: 6 }));
   });
 
+  // docs/upstreams.md "Fragment: errors": each of Fragment's refusals is its reason.
   test.each([
-    ['stars', 'ghost', 50],
-    ['stars', 'somechannel', 50],
-    ['stars', 'closedacc', 50],
-    ['premium', 'premiumuser', 3],
-  ])('%s for @%s → 400 recipient_invalid', async (product, recipient, quantity) => {
+    ['stars', 'ghost', 50, 'not_found', /^No Telegram account @ghost exists/],
+    ['premium', 'Ghost', 6, 'not_found', /^No Telegram account @Ghost exists/],
+    ['stars', 'somechannel', 50, 'not_a_user', /^@somechannel is a bot, channel or group/],
+    ['premium', 'somechannel', 3, 'not_a_user', /^@somechannel is a bot, channel or group/],
+    ['stars', 'closedacc', 50, 'not_eligible', /^@closedacc cannot receive Telegram Stars right now/],
+    ['premium', 'premiumuser', 3, 'already_premium', /^@premiumuser already has Telegram Premium/],
+  ])('%s for @%s → 400 recipient_invalid, details.reason %s', async (product, recipient, quantity, reason, message) => {
     const { liveKey } = await h.account();
-    await expectRejected(h, () => validate(h, liveKey, { product, recipient, quantity }), 400, 'recipient_invalid', 'recipient');
+    const res = await expectRejected(h, () => validate(h, liveKey, { product, recipient, quantity }), 400, 'recipient_invalid', 'recipient');
+    expect(res.body.error).toEqual({ code: 'recipient_invalid', message: expect.stringMatching(message), param: 'recipient', details: { reason } });
+    // A cached refusal keeps its reason.
+    const again = await validate(h, liveKey, { product, recipient, quantity });
+    expect(again.body.error.details).toEqual({ reason });
+  });
+
+  test.each([
+    ['searchStarsRecipient', 'stars', 50, { json: { ok: true } }, 'not_found'],
+    ['initGiftPremiumRequest', 'premium', 12, { error: 'User already has premium' }, 'already_premium'],
+    ['searchPremiumGiftRecipient', 'premium', 3, { error: 'Please enter a username assigned to a user.' }, 'not_a_user'],
+  ] as const)('Fragment answers %s with %j → details.reason %s', async (method, product, quantity, fault, reason) => {
+    const { liveKey } = await h.account();
+    const name = `variant_${reason}`;
+    fake.setRecipient(name);
+    fake.failNext(method, fault);
+    const res = await expectRejected(h, () => validate(h, liveKey, { product, recipient: name, quantity }), 400, 'recipient_invalid', 'recipient');
+    expect(res.body.error.details).toEqual({ reason });
   });
 
   test('premium already active does not stop stars', async () => {
@@ -142,16 +162,18 @@ describe('live orders: the Fragment step', () => {
   });
 
   test.each([
-    ['ghost', 'stars', 50, 'recipient_invalid'],
-    ['closedacc', 'stars', 50, 'recipient_invalid'],
-    ['premiumuser', 'premium', 3, 'recipient_invalid'],
-  ])('@%s (%s) → failed %s, reserve released', async (recipient, product, quantity, reason) => {
+    ['ghost', 'stars', 50, 'not_found', /^No Telegram account @ghost exists/],
+    ['somechannel', 'stars', 50, 'not_a_user', /^@somechannel is a bot, channel or group/],
+    ['closedacc', 'stars', 50, 'not_eligible', /^@closedacc cannot receive Telegram Stars right now/],
+    ['premiumuser', 'premium', 3, 'already_premium', /^@premiumuser already has Telegram Premium/],
+  ])('@%s (%s) → failed %s, reserve released', async (recipient, product, quantity, reason, message) => {
     const a = await h.account({ live: '10' });
     const res = await postOrder(h, a.liveKey, { product, recipient, quantity });
     expectOk(res, 201);
     const order = await waitForStatus(h, a.liveKey, res.body.id);
     expect(order).toMatchObject({ status: 'failed', failure_reason: reason });
-    expect(order.events.at(-1)).toMatchObject({ type: 'order.failed', data: { reason } });
+    expect(order.events.at(-1)).toMatchObject({ type: 'order.failed', data: { reason, message: expect.stringMatching(message) } });
+    expect(order.events.map((e: { type: string }) => e.type)).not.toContain('order.attempt_failed');
     expect(await balanceOf(h, a.liveKey)).toMatchObject({ value: '10', reserved: '0' });
     await ledgerClean();
   });

@@ -70,7 +70,7 @@ describe('successes', () => {
     const delivered = await expectConforms({ path: `/orders/${created.json.id}` }, 200);
     expect(delivered.json.events.map((e: { type: string }) => e.type)).toEqual(['order.created', 'order.processing', 'order.delivered']);
 
-    for (const recipient of ['@test_failed', '@test_invalid']) {
+    for (const recipient of ['@test_failed', '@test_invalid', '@test_already_premium']) {
       const order = await expectConforms({ method: 'POST', path: '/orders', json: { product: 'premium', recipient, quantity: 3, external_id: null }, headers: { 'idempotency-key': newKey() } }, 201);
       await waitForStatus(h, account.testKey, order.json.id, ['failed']);
       const failed = await expectConforms({ path: `/orders/${order.json.id}` }, 200);
@@ -106,6 +106,10 @@ describe('errors', () => {
     await expectConforms(order(STARS_50, { 'idempotency-key': 'k'.repeat(256) }), 400, 'idempotency_key_invalid');
     await expectConforms({ method: 'POST', path: '/orders', raw: '{"product":', headers: { 'content-type': 'application/json', 'idempotency-key': newKey() } }, 400, 'invalid_json');
     await expectConforms({ method: 'POST', path: '/recipients/validate', json: { product: 'stars', recipient: '@test_invalid', quantity: 50 } }, 400, 'recipient_invalid');
+    // Each refusal reason is in the Error schema's details.reason enum.
+    for (const reason of ['not_found', 'not_a_user', 'already_premium', 'not_eligible']) {
+      await expectConforms({ method: 'POST', path: '/recipients/validate', json: { product: 'premium', recipient: `@test_${reason}`, quantity: 3 } }, 400, 'recipient_invalid');
+    }
     await expectConforms({ path: '/quote?product=stars' }, 400, 'invalid_request');
     await expectConforms({ path: '/quote?product=stars&quantity=50.0' }, 400, 'invalid_quantity');
     await expectConforms({ path: '/quote?product=stars&quantity=1&quantity=2' }, 400, 'invalid_request');

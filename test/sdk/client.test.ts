@@ -5,6 +5,7 @@ import {
   InvalidRequestError,
   LiveUnavailableError,
   NotFoundError,
+  RECIPIENT_REFUSAL_REASONS,
   RecipientInvalidError,
   Starport,
   StarportError,
@@ -169,6 +170,17 @@ describe('typed errors, one per reachable contract code', () => {
     expectApiError(error, RecipientInvalidError, 400, 'recipient_invalid', 'recipient');
     expect(error).toBeInstanceOf(InvalidRequestError);
     expectApiError(await rejection(starport.createOrder({ product: 'stars', recipient: 'not a username', quantity: 50 })), RecipientInvalidError, 400, 'recipient_invalid');
+  });
+
+  test('RecipientInvalidError.reason is details.reason (docs/api.md "Recipient refusals")', async () => {
+    const malformed = await rejection(starport.createOrder({ product: 'stars', recipient: 'not a username', quantity: 50 }));
+    expect((malformed as RecipientInvalidError).reason).toBe('not_found');
+    for (const reason of RECIPIENT_REFUSAL_REASONS) {
+      const error = await rejection(starport.validateRecipient({ product: 'premium', recipient: `@test_${reason}`, quantity: 3 }));
+      expectApiError(error, RecipientInvalidError, 400, 'recipient_invalid', 'recipient');
+      expect((error as RecipientInvalidError).reason).toBe(reason);
+      expect(error.details).toEqual({ reason });
+    }
   });
 
   test('400 idempotency_key_invalid and idempotency_key_required', async () => {

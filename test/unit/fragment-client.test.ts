@@ -2,6 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest'
 import { FragmentClient, type WalletAccount } from '../../src/live/fragment/client.js';
 import { FragmentError, type FragmentErrorCode } from '../../src/live/fragment/errors.js';
 import { Pacer } from '../../src/live/fragment/pacer.js';
+import type { RecipientRefusal } from '../../src/domain/recipient-refusal.js';
 import { payloadCell } from '../../src/live/wallet/signing-wallet.js';
 import { commentOf, FAKE_SESSION, type Fault, FakeFragment, FRAGMENT_ADDRESS } from '../support/fragment/fake-fragment.js';
 
@@ -140,6 +141,34 @@ describe('error texts and signals → typed errors', () => {
     ],
     ['amount not nanotons', 'getBuyStarsLink', { json: { ok: true, transaction: { validUntil: 1, messages: [{ address: 'a', amount: 0.5, payload: 'p' }] } } }, 'bad_response', 'transient'],
   ];
+  // docs/upstreams.md "Fragment: errors": each recipient answer is a refusal reason of docs/api.md.
+  const refusals: [string, string, Fault, RecipientRefusal][] = [
+    ['"No Telegram users found." at search', 'searchStarsRecipient', { error: 'No Telegram users found.' }, 'not_found'],
+    ['search without found.recipient', 'searchStarsRecipient', { json: { ok: true } }, 'not_found'],
+    ['"Please enter a username assigned to a user." (a bot, channel or group)', 'searchStarsRecipient', { error: 'Please enter a username assigned to a user.' }, 'not_a_user'],
+    ['"You can&#39;t gift Telegram Stars to this account at this moment."', 'searchStarsRecipient', { error: 'You can&#39;t gift Telegram Stars to this account at this moment.' }, 'not_eligible'],
+    ['"This account is already subscribed to Telegram Premium." at init', 'initBuyStarsRequest', { error: 'This account is already subscribed to Telegram Premium.' }, 'already_premium'],
+    ['"User already has premium" at init', 'initBuyStarsRequest', { error: 'User already has premium' }, 'already_premium'],
+  ];
+  test.each(refusals)('refusal: %s → %s', async (_name, method, fault, refusal) => {
+    fake.failNext(method, fault);
+    const error = await failure(async () => {
+      const found = await client.searchRecipient('stars', 'durov', 50);
+      await client.initBuy('stars', found.token, 50);
+    });
+    expect({ kind: error.kind, refusal: error.refusal }).toEqual({ kind: 'recipient', refusal });
+  });
+
+  test('errors that are not about the recipient carry no refusal', async () => {
+    fake.failNext('getBuyStarsLink', { error: 'Request not found' });
+    const error = await failure(async () => {
+      const found = await client.searchRecipient('stars', 'durov', 50);
+      const invoice = await client.initBuy('stars', found.token, 50);
+      await client.getTransaction('stars', invoice.reqId, ACCOUNT);
+    });
+    expect({ code: error.code, refusal: error.refusal }).toEqual({ code: 'upstream_error', refusal: undefined });
+  });
+
   test.each(faults)('%s', async (_name, method, fault, code, kind) => {
     fake.failNext(method, fault);
     const error = await failure(async () => {

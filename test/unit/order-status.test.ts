@@ -63,7 +63,17 @@ describe('OPEN_STATUSES', () => {
 describe('FAILURE_REASONS and EVENT_TYPES', () => {
   it('list the contract values', () => {
     expect([...FAILURE_REASONS].sort()).toEqual(
-      ['operator_failed', 'price_moved', 'recipient_invalid', 'upstream_error', 'upstream_unavailable'].sort(),
+      [
+        'already_premium',
+        'not_a_user',
+        'not_eligible',
+        'not_found',
+        'operator_failed',
+        'price_moved',
+        'recipient_invalid',
+        'upstream_error',
+        'upstream_unavailable',
+      ].sort(),
     );
     expect([...EVENT_TYPES].sort()).toEqual(
       [

@@ -11,7 +11,7 @@ import urllib.request
 from typing import Any, Dict
 
 import support
-from starport import ERROR_CLASSES, OPERATIONS, Starport
+from starport import ERROR_CLASSES, OPERATIONS, RECIPIENT_REFUSAL_REASONS, Starport
 
 service: support.Service
 document: Dict[str, Any]
@@ -75,6 +75,10 @@ class Drift(unittest.TestCase):
         self.assertGreaterEqual(len(codes), 33)
         self.assertEqual(sorted(set(codes) - set(ERROR_CLASSES)), [], "error codes the package does not cover")
         self.assertEqual(sorted(set(ERROR_CLASSES) - set(codes)), [], "error codes the service no longer has")
+
+    def test_every_refusal_reason_is_known(self) -> None:
+        reasons = document["components"]["schemas"]["Error"]["properties"]["error"]["properties"]["details"]["properties"]["reason"]["enum"]
+        self.assertEqual(sorted(reasons), sorted(RECIPIENT_REFUSAL_REASONS), "recipient_invalid reasons")
 
 
 if __name__ == "__main__":

@@ -131,6 +131,12 @@ class RealAnswers(ErrorsTestCase):
         self.expect(lambda: s.create_order("stars", "@durov", 50, external_id=""), InvalidExternalId, 400, "invalid_external_id", "external_id")
         error = self.expect(lambda: s.validate_recipient("stars", "@test_invalid", 50), RecipientInvalid, 400, "recipient_invalid", "recipient")
         self.assertIsInstance(error, InvalidRequestError)
+        assert isinstance(error, RecipientInvalid)
+        self.assertEqual(error.reason, "not_found")
+        for reason in ("not_found", "not_a_user", "already_premium", "not_eligible"):
+            refused = self.expect(lambda: s.validate_recipient("premium", f"@test_{reason}", 3), RecipientInvalid, 400, "recipient_invalid", "recipient")
+            assert isinstance(refused, RecipientInvalid)
+            self.assertEqual(refused.reason, reason)
         self.expect(lambda: s.create_order("stars", "@durov", 50, idempotency_key="k" * 256), IdempotencyKeyInvalid, 400, "idempotency_key_invalid")
         self.expect(lambda: s.request("POST", "/orders", body={"product": "stars", "recipient": "@durov", "quantity": 50}), IdempotencyKeyRequired, 400, "idempotency_key_required")
         self.expect(lambda: s.request("POST", "/recipients/validate", body=[1], safe=True), InvalidJson, 400, "invalid_json")

@@ -46,7 +46,7 @@ class Example(unittest.TestCase):
         self.assertIn("Test balance now: 9.75 TON available, 0 TON reserved", done.stdout)
         refused = run_example(sys.executable, account["test_key"], "@test_invalid", pythonpath=str(support.PACKAGE / "src"))
         self.assertEqual(refused.returncode, 1)
-        self.assertIn("@test_invalid cannot receive Stars", refused.stderr)
+        self.assertIn("@test_invalid cannot receive Stars (not_found)", refused.stderr)
         poor = run_example(sys.executable, service.account()["test_key"], pythonpath=str(support.PACKAGE / "src"))
         self.assertIn("Not enough test balance: 0 TON available, 0.25 TON needed", poor.stderr)
         self.assertEqual(run_example(sys.executable, "sk_live_x", pythonpath=str(support.PACKAGE / "src")).returncode, 2)

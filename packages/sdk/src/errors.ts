@@ -1,4 +1,4 @@
-import type { ErrorCode, OrderWithEvents } from './types.js';
+import type { ErrorCode, OrderWithEvents, RecipientRefusalReason } from './types.js';
 
 export interface StarportErrorInit {
   code: string;
@@ -45,7 +45,20 @@ export class StarportError extends Error {
 /** 400, 413, 415: the request is wrong; fix it before sending it again. */
 export class InvalidRequestError extends StarportError {}
 /** 400 `recipient_invalid`: the username is malformed, unknown or cannot receive the product. */
-export class RecipientInvalidError extends InvalidRequestError {}
+export class RecipientInvalidError extends InvalidRequestError {
+  /**
+   * Why: `not_found` (also for a malformed username), `not_a_user` (a bot, channel or group),
+   * `already_premium` (cannot be gifted Premium now) or `not_eligible`. Undefined from a service
+   * that does not say.
+   */
+  get reason(): RecipientRefusalReason | undefined {
+    const reason = this.details?.reason;
+    return typeof reason === 'string' && (RECIPIENT_REFUSAL_REASONS as readonly string[]).includes(reason) ? (reason as RecipientRefusalReason) : undefined;
+  }
+}
+
+/** Every `details.reason` of a `recipient_invalid`. */
+export const RECIPIENT_REFUSAL_REASONS: readonly RecipientRefusalReason[] = ['not_found', 'not_a_user', 'already_premium', 'not_eligible'];
 /** 401: the key is missing, malformed, unknown or revoked, or the account is disabled. */
 export class AuthenticationError extends StarportError {}
 /** 403: the endpoint needs the other kind of key. */

@@ -20,6 +20,7 @@ export {
   QuoteExpiredError,
   RateLimitError,
   RecipientInvalidError,
+  RECIPIENT_REFUSAL_REASONS,
   ServerError,
   ServiceUnavailableError,
   StarportError,

@@ -22,6 +22,14 @@ export type Mode = Schemas['Balance']['mode'];
 export type OrderStatus = Schemas['Order']['status'];
 export type FinalOrderStatus = Extract<OrderStatus, 'delivered' | 'failed'>;
 export type FailureReason = NonNullable<Schemas['Order']['failure_reason']>;
+/**
+ * Why a recipient cannot receive a product: `details.reason` of a 400 `recipient_invalid`, and
+ * the `failure_reason` of an order the upstream refused for that recipient. `not_found`: no
+ * account has the username (a malformed one neither); `not_a_user`: a bot, channel or group;
+ * `already_premium`: has Telegram Premium, cannot be gifted it now; `not_eligible`: cannot
+ * receive the product right now.
+ */
+export type RecipientRefusalReason = 'not_found' | 'not_a_user' | 'already_premium' | 'not_eligible';
 
 /** TON as a decimal string (`"0.25"`): at most 9 fractional digits. Never parse it into a float. */
 export type Money = string;

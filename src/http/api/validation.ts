@@ -15,11 +15,13 @@ type Field = (typeof FIELD_ORDER)[number];
 const ownError = (code: 'invalid_product' | 'invalid_quantity' | 'invalid_external_id' | 'invalid_events') => ({ code, message: API_ERRORS[code].message });
 
 /** The fields whose malformed value has an error of its own (the others: invalid_request naming the field). */
-const MALFORMED: Partial<Record<Field, { code: ErrorCode; message: string }>> = {
+const MALFORMED: Partial<Record<Field, { code: ErrorCode; message: string; details?: Record<string, unknown> }>> = {
   product: ownError('invalid_product'),
   recipient: {
     code: 'recipient_invalid',
     message: 'recipient must be a username: 4–32 letters, digits or underscores, starting with a letter, optionally with one leading "@".',
+    // No account can have a malformed username (docs/api.md "Recipient refusals").
+    details: { reason: 'not_found' },
   },
   quantity: ownError('invalid_quantity'),
   external_id: ownError('invalid_external_id'),
@@ -29,8 +31,8 @@ const MALFORMED: Partial<Record<Field, { code: ErrorCode; message: string }>> = 
 };
 
 export function malformedField(field: 'product' | 'recipient' | 'quantity' | 'external_id' | 'quote_id' | 'amount' | 'events'): ApiError {
-  const own = MALFORMED[field] as { code: ErrorCode; message: string };
-  return new ApiError(own.code, own.message, field);
+  const own = MALFORMED[field] as { code: ErrorCode; message: string; details?: Record<string, unknown> };
+  return new ApiError(own.code, own.message, field, own.details);
 }
 
 export function missingField(field: string, where: 'body' | 'query'): ApiError {

@@ -200,7 +200,7 @@ export class FragmentClient {
   /**
    * One API method. Only search and init can say something about the recipient: a
    * recipient-like text from any other method (e.g. "Request not found" at get*Link) is an
-   * upstream error, never a reason to fail the order as recipient_invalid.
+   * upstream error, never a reason to fail the order as a refused recipient.
    */
   private async call(product: Product, method: string, fields: Record<string, string>): Promise<Json> {
     const recipientErrors = method.startsWith('search') || method.startsWith('init');

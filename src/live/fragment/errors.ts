@@ -1,8 +1,11 @@
+import type { RecipientRefusal } from '../../domain/recipient-refusal.js';
+
 /**
  * What can go wrong talking to Fragment, classified by what the service must do about it
  * (docs/upstreams.md "Fragment: errors"):
  * - `recipient`: the recipient cannot get the product (not found, not a user, cannot receive,
- *   premium already active) → the order fails `recipient_invalid`, validate answers 400;
+ *   premium already active) → the order fails with the refusal's reason (REFUSAL below),
+ *   validate answers 400 recipient_invalid with it in details.reason;
  * - `unavailable`: the upstream cannot sell to us until the operator acts (session expired,
  *   KYC required, no TON wallet connected, access denied, blocked by Cloudflare) → the circuit
  *   breaker opens and live fulfilment pauses;
@@ -52,6 +55,14 @@ const KIND: Record<FragmentErrorCode, FragmentErrorKind> = {
   upstream_error: 'transient',
 };
 
+/** The refusal each recipient error stands for (docs/upstreams.md "Fragment: errors"). */
+const REFUSAL: Partial<Record<FragmentErrorCode, RecipientRefusal>> = {
+  recipient_not_found: 'not_found',
+  recipient_not_user: 'not_a_user',
+  premium_already_active: 'already_premium',
+  recipient_cannot_receive: 'not_eligible',
+};
+
 export class FragmentError extends Error {
   readonly kind: FragmentErrorKind;
 
@@ -61,6 +72,11 @@ export class FragmentError extends Error {
   ) {
     super(message);
     this.kind = KIND[code];
+  }
+
+  /** Why the recipient was refused; undefined unless this is a `recipient` error. */
+  get refusal(): RecipientRefusal | undefined {
+    return REFUSAL[this.code];
   }
 }
 

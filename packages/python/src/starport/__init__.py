@@ -4,6 +4,7 @@ balance. ``from starport import Starport``; see the package README."""
 from ._client import DEFAULT_BASE_URL, OPERATIONS, Starport
 from ._errors import (
     ERROR_CLASSES,
+    RECIPIENT_REFUSAL_REASONS,
     error_from_response,
     StarportError,
     InvalidRequestError,
@@ -78,6 +79,7 @@ __all__ = [
     "OPERATIONS",
     "Starport",
     "ERROR_CLASSES",
+    "RECIPIENT_REFUSAL_REASONS",
     "error_from_response",
     "StarportError",
     "InvalidRequestError",

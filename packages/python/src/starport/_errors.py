@@ -117,8 +117,21 @@ class IdempotencyKeyInUse(ConflictError):
     """409 ``idempotency_key_in_use``: the first request with this key is still running (retried)."""
 
 
+#: Every ``details["reason"]`` of a ``recipient_invalid`` (and the matching ``failure_reason`` of
+#: an order the upstream refused for its recipient).
+RECIPIENT_REFUSAL_REASONS = ("not_found", "not_a_user", "already_premium", "not_eligible")
+
+
 class RecipientInvalid(InvalidRequestError):
     """400 ``recipient_invalid``: the username is malformed, unknown or cannot receive the product."""
+
+    @property
+    def reason(self) -> Optional[str]:
+        """Why: ``not_found`` (also for a malformed username), ``not_a_user`` (a bot, channel or
+        group), ``already_premium`` (cannot be gifted Premium now) or ``not_eligible``; None from
+        a service that does not say."""
+        value = (self.details or {}).get("reason")
+        return value if isinstance(value, str) and value in RECIPIENT_REFUSAL_REASONS else None
 
 
 class IdempotencyKeyRequired(InvalidRequestError):

@@ -2,6 +2,7 @@ import { API_ERRORS, ERROR_CODES, type ErrorCode, type ErrorDefinition } from '.
 import { MODES } from '../../../domain/api-key.js';
 import { EVENT_TYPES, type EventType, FAILURE_REASONS, ORDER_STATUSES, type OrderStatus } from '../../../domain/order-status.js';
 import { PRODUCTS } from '../../../domain/products.js';
+import { RECIPIENT_REFUSALS } from '../../../domain/recipient-refusal.js';
 
 /**
  * The response side of the OpenAPI document: object schemas, response headers and the error
@@ -89,7 +90,9 @@ const orderFields = {
   failure_reason: {
     type: ['string', 'null'],
     enum: [...FAILURE_REASONS, null],
-    description: '`null` unless the order failed.',
+    description:
+      '`null` unless the order failed. A recipient the upstream refused fails with the refusal\'s reason (`not_found`, `not_a_user`, `already_premium`, `not_eligible`); ' +
+      '`recipient_invalid` is test mode\'s `@test_invalid` (and orders failed before the reasons existed).',
   },
   created_at: TIMESTAMP,
   updated_at: TIMESTAMP,
@@ -345,8 +348,17 @@ export const COMPONENT_SCHEMAS: Record<string, JsonSchema> = {
           param: { type: 'string', description: 'The input field at fault, when there is one.' },
           details: {
             type: 'object',
+            properties: {
+              reason: {
+                type: 'string',
+                enum: [...RECIPIENT_REFUSALS],
+                description:
+                  '`recipient_invalid` only: why the recipient cannot receive the product. `not_found`: no account has this username (a malformed one neither); ' +
+                  '`not_a_user`: a bot, channel or group; `already_premium`: has Telegram Premium, cannot be gifted it now; `not_eligible`: cannot receive the product right now.',
+              },
+            },
             additionalProperties: true,
-            description: 'Where the code says so, e.g. `insufficient_balance`: `{available, required}`.',
+            description: 'Where the code says so: `insufficient_balance`: `{available, required}`; `recipient_invalid`: `{reason}`.',
           },
         },
         ['code', 'message'],
@@ -413,7 +425,9 @@ export const ERROR_DOCS = {
   idempotency_conflict: { when: 'An Idempotency-Key that created an order, sent again with different parameters.' },
   idempotency_key_in_use: { when: 'The first request with this Idempotency-Key is still running after 10 s of waiting. Retry with the same key.' },
   recipient_invalid: {
-    when: 'The username is malformed (any non-string too), does not exist or cannot receive the product (validate); a malformed username (POST /orders).',
+    when:
+      'The username is malformed (any non-string too), does not exist or cannot receive the product (validate); a malformed username (POST /orders). ' +
+      '`details.reason` says why: `not_found` (also for a malformed username), `not_a_user`, `already_premium` or `not_eligible`.',
   },
   idempotency_key_required: { when: 'POST /orders without an `Idempotency-Key` header.' },
   idempotency_key_invalid: { when: 'The key is empty or longer than 255 characters.' },

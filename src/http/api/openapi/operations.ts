@@ -29,8 +29,10 @@ export const VALIDATE_RECIPIENT: OperationDoc = {
   operationId: 'validateRecipient',
   summary: 'Check a recipient',
   description:
-    'Answers 200 only when the username exists and can receive the product; otherwise 400 `recipient_invalid`. Nothing is reserved or charged. ' +
-    'In test mode `@test_invalid` is invalid and every other well-formed username is eligible.',
+    'Answers 200 only when the username exists and can receive the product; otherwise 400 `recipient_invalid`, whose `details.reason` says why ' +
+    '(`not_found`, `not_a_user`, `already_premium`, `not_eligible`). Nothing is reserved or charged. ' +
+    'In test mode `@test_invalid` and `@test_not_found` are not found, `@test_not_a_user`, `@test_already_premium` (premium only) and `@test_not_eligible` are refused for that reason, ' +
+    'and every other well-formed username is eligible.',
   tag: 'Recipients',
   requestBody: {
     name: 'ValidateRecipientRequest',

@@ -243,7 +243,12 @@ export function renderReferencePage(doc: ReferenceDocument): string {
 </nav>`;
 
   const magic = [
-    ['@test_invalid', '400 <code>recipient_invalid</code>', 'created (201) → <code>processing</code> → <code>failed</code>, <code>failure_reason: "recipient_invalid"</code>'],
+    ['@test_invalid', '400 <code>recipient_invalid</code>, <code>details.reason: "not_found"</code>', 'created (201) → <code>processing</code> → <code>failed</code>, <code>failure_reason: "recipient_invalid"</code>'],
+    ...['not_found', 'not_a_user', 'already_premium', 'not_eligible'].map((reason) => [
+      `@test_${reason}`,
+      `400 <code>recipient_invalid</code>, <code>details.reason: "${reason}"</code>${reason === 'already_premium' ? ' (premium; stars are eligible)' : ''}`,
+      `created → <code>processing</code> → <code>failed</code>, <code>failure_reason: "${reason}"</code>${reason === 'already_premium' ? ' (premium; stars are delivered)' : ''}`,
+    ]),
     ['@test_failed', 'eligible', 'created → <code>processing</code> → <code>failed</code>, <code>failure_reason: "upstream_error"</code>'],
     ['@test_slow', 'eligible', 'created → <code>processing</code> → about 30 s → <code>delivered</code>'],
     ['any other valid username', 'eligible (<code>display_name</code> = the username)', 'created → <code>processing</code> → <code>delivered</code> (about 2 s)'],
