@@ -5,7 +5,8 @@ import path from 'node:path';
 import { type Decimal, parseDecimal } from './domain/decimal.js';
 import { parseTon } from './domain/money.js';
 import type { PriceList } from './domain/pricing.js';
-import { depositAddressForm, TonAddressError } from './domain/ton-address.js';
+import { depositAddressForm, friendlyAddress, rawAddressForm, TonAddressError } from './domain/ton-address.js';
+import { MAINNET_USDT_MASTER, parseUsdt } from './domain/usdt.js';
 import { type LiveConfig, loadLiveConfig } from './live/config.js';
 import { DEFAULT_RETRY_DELAYS_MS } from './webhooks/schedule.js';
 
@@ -71,6 +72,11 @@ export interface Config {
   depositMinNanotons: bigint;
   /** DEPOSIT_POLL_MS: how often the deposit watcher asks toncenter for new transactions. */
   depositPollMs: number;
+  /**
+   * USDT top-ups (docs/operations.md "USDT top-ups"): the jetton master (USDT_MASTER, bounceable
+   * user-friendly form; undefined = off), the spread and the minimum.
+   */
+  usdt: { master: string | undefined; spreadPercent: Decimal; minUnits: bigint };
   /** Webhooks (WEBHOOK_*): see docs/api.md "Webhooks". */
   webhooks: WebhookConfig;
   /** Time limits and the connection cap of the HTTP server (docs/operations.md "Slow and hostile clients"). */
@@ -212,6 +218,32 @@ function tonApiUrl(raw: string | undefined, network: TonNetwork): string {
   return raw.replace(/\/+$/, '');
 }
 
+/**
+ * USDT_MASTER: default the mainnet USDT master on mainnet; on testnet there is no official USDT,
+ * so it is off unless set. `off` turns USDT top-ups off on either network.
+ */
+function usdtConfig(env: Env, network: TonNetwork): Config['usdt'] {
+  const raw = env.USDT_MASTER?.trim() || (network === 'mainnet' ? MAINNET_USDT_MASTER : 'off');
+  let master: string | undefined;
+  if (raw !== 'off') {
+    try {
+      master = friendlyAddress(rawAddressForm(raw), network);
+    } catch {
+      throw new ConfigError(`USDT_MASTER must be a TON address (the USDT jetton master) or off, got "${raw}"`);
+    }
+  }
+  const spreadPercent = decimal(env, 'USDT_DEPOSIT_SPREAD_PERCENT', '1');
+  if (spreadPercent.units >= 100n * 10n ** BigInt(spreadPercent.scale)) throw new ConfigError('USDT_DEPOSIT_SPREAD_PERCENT must be below 100');
+  const minRaw = env.USDT_DEPOSIT_MIN?.trim() || '1';
+  let minUnits: bigint;
+  try {
+    minUnits = parseUsdt(minRaw);
+  } catch {
+    throw new ConfigError(`USDT_DEPOSIT_MIN must be a USDT amount with at most 6 decimal places, got "${minRaw}"`);
+  }
+  return { master, spreadPercent, minUnits };
+}
+
 function tonAmountNanotons(env: Env, name: string, fallback: string): bigint {
   const raw = env[name] || fallback;
   try {
@@ -283,6 +315,7 @@ export function loadConfig(env: Env = process.env): Config {
     tonApiKey: env.TON_API_KEY || undefined,
     depositMinNanotons: tonAmountNanotons(env, 'DEPOSIT_MIN_TON', '0.1'),
     depositPollMs: integer(env, 'DEPOSIT_POLL_MS', 5000, 50),
+    usdt: usdtConfig(env, network),
     webhooks: {
       timeoutMs: integer(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100, 60_000),
       allowLoopback: flag(env, 'WEBHOOK_ALLOW_LOOPBACK'),

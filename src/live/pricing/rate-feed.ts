@@ -31,6 +31,10 @@ export class HttpRateFeed implements RateFeed {
   constructor(private readonly options: HttpRateFeedOptions) {}
 
   async tonUsdRate(): Promise<Decimal> {
+    return (await this.tonUsdRateAt()).rate;
+  }
+
+  async tonUsdRateAt(): Promise<{ rate: Decimal; asOf: number }> {
     const now = (this.options.now ?? Date.now)();
     if (!this.last || now - this.last.fetchedAt >= this.options.refreshMs) {
       // One refresh at a time; concurrent callers share it.
@@ -43,7 +47,7 @@ export class HttpRateFeed implements RateFeed {
     if (!last || (this.options.now ?? Date.now)() - last.asOf > this.options.maxAgeMs) {
       throw new PriceUnavailableError('no fresh TON/USD rate');
     }
-    return last.rate;
+    return { rate: last.rate, asOf: last.asOf };
   }
 
   private async refresh(): Promise<void> {
