@@ -4,7 +4,6 @@ import type { Db } from '../db/engine.js';
 import { Outage } from '../db/outage.js';
 import { MAX_PAGE, type RetryPolicy, sleep, type ToncenterClient, ToncenterError, type V2Transaction, withRetry } from '../ton/toncenter.js';
 import type { Decimal } from '../domain/decimal.js';
-import { PriceUnavailableError, type RateFeed } from '../providers/ports.js';
 import { formatUsdt } from '../domain/usdt.js';
 import { type ChainTransaction, classify, decodeTransaction, memoOf } from './classify.js';
 import { JettonMasterError, jettonWalletOf } from './jetton-wallet.js';
@@ -46,6 +45,8 @@ import {
  * what its sender asked for, and one that predates the service is at worst unmatched, for the
  * operator to decide.
  */
+export { usdtRateFrom } from './usdt-rate.js';
+
 export interface WatcherOptions {
   db: Db;
   logger: Logger;
@@ -78,19 +79,6 @@ export interface UsdtOptions {
   spreadPercent: Decimal;
   /** The rate feed's TON/USD rate now, or undefined when there is no fresh one. */
   rate: () => Promise<UsdtRate | undefined>;
-}
-
-/** The rate feed as the watcher asks it: undefined while it has no fresh rate. */
-export function usdtRateFrom(feed: RateFeed): () => Promise<UsdtRate | undefined> {
-  return async () => {
-    try {
-      const { rate, asOf } = await feed.tonUsdRateAt();
-      return { rate, at: asOf };
-    } catch (error) {
-      if (error instanceof PriceUnavailableError) return undefined;
-      throw error;
-    }
-  };
 }
 
 export interface PollResult {

@@ -17,7 +17,7 @@ import type { PaymentProgress, PaymentSender, StoredPayment } from './payment-se
 import type { WalletHooks } from './wallet/wallet-sender.js';
 import { WaitingPaymentSender } from './payment-sender.js';
 import { FragmentPriceSource, PerModePriceSource } from './pricing/fragment-price-source.js';
-import { DEFAULT_FEED_URLS, HttpRateFeed } from './pricing/rate-feed.js';
+import { configuredRateFeed } from './pricing/rate-feed.js';
 import { validateMnemonic, walletAccount } from './wallet-identity.js';
 
 /**
@@ -199,9 +199,6 @@ export class Live {
   }
 
   private rateFeed(): RateFeed {
-    const { pricing } = this.config.live;
-    return pricing.rateFeed === 'fixed'
-      ? this.fixedRate
-      : new HttpRateFeed({ kind: pricing.rateFeed, url: pricing.rateFeedUrl ?? DEFAULT_FEED_URLS[pricing.rateFeed], refreshMs: pricing.refreshSeconds * 1000, maxAgeMs: pricing.maxAgeSeconds * 1000 });
+    return configuredRateFeed(this.config.live.pricing, this.fixedRate);
   }
 }

@@ -113,20 +113,30 @@ export interface Balance {
   mode: Mode;
 }
 
-/** A TON transfer credited to the live balance (GET /deposits). */
+/** A TON or USDT transfer to the live balance (GET /deposits). */
 export interface Deposit {
   /** dep_…: the `starting_after` cursor. */
   id: string;
-  /** The TON that arrived, to the nanoton. */
-  amount: Amount;
-  status: 'credited';
+  /** What was sent; USDT is converted to TON when credited. */
+  asset: 'TON' | 'USDT';
+  /** The TON credited, to the nanoton (USDT: converted); null while `awaiting_rate`. */
+  amount: Amount | null;
+  /** A USDT deposit's amount and the rate (USD per TON) it was converted at; null for TON. */
+  usdt: {
+    amount: string;
+    rate: string | null;
+    rate_at: string | null;
+  } | null;
+  /** `awaiting_rate`: USDT credited as soon as a fresh TON/USD rate exists. */
+  status: 'credited' | 'awaiting_rate';
   /** Transaction hash, hex. */
   tx_hash: string;
   /** The sending wallet, user-friendly form. */
   sender: string;
   /** Block time of the transfer. */
   created_at: string;
-  credited_at: string;
+  /** null while `awaiting_rate`. */
+  credited_at: string | null;
   explorer_url: string;
 }
 

@@ -1,6 +1,7 @@
 import type { Decimal } from '../../domain/decimal.js';
 import { parseDecimal } from '../../domain/decimal.js';
 import { PriceUnavailableError, type RateFeed } from '../../providers/ports.js';
+import type { LiveConfig } from '../config.js';
 
 /**
  * TON/USD from an HTTP rate feed (RATE_FEED): tonapi's `/v2/rates?tokens=ton&currencies=usd`
@@ -14,6 +15,13 @@ export const DEFAULT_FEED_URLS = {
   tonapi: 'https://tonapi.io/v2/rates?tokens=ton&currencies=usd',
   coingecko: 'https://api.coingecko.com/api/v3/simple/price?ids=the-open-network&vs_currencies=usd&include_last_updated_at=true',
 } as const;
+
+/** The RATE_FEED the configuration names (src/live/config.ts); `fixed` is TON_USD_RATE. */
+export function configuredRateFeed(pricing: LiveConfig['pricing'], fixed: RateFeed): RateFeed {
+  return pricing.rateFeed === 'fixed'
+    ? fixed
+    : new HttpRateFeed({ kind: pricing.rateFeed, url: pricing.rateFeedUrl ?? DEFAULT_FEED_URLS[pricing.rateFeed], refreshMs: pricing.refreshSeconds * 1000, maxAgeMs: pricing.maxAgeSeconds * 1000 });
+}
 
 export interface HttpRateFeedOptions {
   kind: 'tonapi' | 'coingecko';
