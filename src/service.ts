@@ -76,7 +76,7 @@ export async function startService(config: Config, logger: Logger, role: Role = 
     const web =
       role === 'worker'
         ? undefined
-        : { db, signup: config.signup, depositAddress: config.depositAddress, tonNetwork: config.tonNetwork, publicUrl: config.publicUrl, webhooks: config.webhooks };
+        : { db, signup: config.signup, depositAddress: config.depositAddress, tonNetwork: config.tonNetwork, usdt: config.usdt, publicUrl: config.publicUrl, webhooks: config.webhooks };
     app = await buildApp({ logger, db, metrics, api, web, trustProxy: config.trustProxy, limits: config.http, liveStatus: () => live.status(), depositAddress: depositRaw });
     await app.listen({ port: config.port, host: config.host });
     // Orders created by other processes (API nodes) wake this one's worker at once.
