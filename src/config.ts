@@ -4,7 +4,8 @@ import net from 'node:net';
 import path from 'node:path';
 import type { Decimal } from './domain/decimal.js';
 import type { PriceList } from './domain/pricing.js';
-import { depositAddressForm, TonAddressError } from './domain/ton-address.js';
+import { depositAddressForm, friendlyAddress, rawAddressForm, TonAddressError } from './domain/ton-address.js';
+import { MAINNET_USDT_MASTER, parseUsdt } from './domain/usdt.js';
 import { type LiveConfig, loadLiveConfig } from './live/config.js';
 import { DEFAULT_RETRY_DELAYS_MS } from './webhooks/schedule.js';
 import { ConfigError, decimal, type Env, flag, integer, tonAmount } from './env.js';
@@ -73,6 +74,11 @@ export interface Config {
   depositMinNanotons: bigint;
   /** DEPOSIT_POLL_MS: how often the deposit watcher asks toncenter for new transactions. */
   depositPollMs: number;
+  /**
+   * USDT top-ups (docs/operations.md "USDT top-ups"): the jetton master (USDT_MASTER, bounceable
+   * user-friendly form; undefined = off), the spread and the minimum.
+   */
+  usdt: { master: string | undefined; spreadPercent: Decimal; minUnits: bigint };
   /** Webhooks (WEBHOOK_*): see docs/api.md "Webhooks". */
   webhooks: WebhookConfig;
   /** Time limits and the connection cap of the HTTP server (docs/operations.md "Slow and hostile clients"). */
@@ -191,6 +197,32 @@ function tonApiUrl(raw: string | undefined, network: TonNetwork): string {
   return raw.replace(/\/+$/, '');
 }
 
+/**
+ * USDT_MASTER: default the mainnet USDT master on mainnet; on testnet there is no official USDT,
+ * so it is off unless set. `off` turns USDT top-ups off on either network.
+ */
+function usdtConfig(env: Env, network: TonNetwork): Config['usdt'] {
+  const raw = env.USDT_MASTER?.trim() || (network === 'mainnet' ? MAINNET_USDT_MASTER : 'off');
+  let master: string | undefined;
+  if (raw !== 'off') {
+    try {
+      master = friendlyAddress(rawAddressForm(raw), network);
+    } catch {
+      throw new ConfigError(`USDT_MASTER must be a TON address (the USDT jetton master) or off, got "${raw}"`);
+    }
+  }
+  const spreadPercent = decimal(env, 'USDT_DEPOSIT_SPREAD_PERCENT', '1');
+  if (spreadPercent.units >= 100n * 10n ** BigInt(spreadPercent.scale)) throw new ConfigError('USDT_DEPOSIT_SPREAD_PERCENT must be below 100');
+  const minRaw = env.USDT_DEPOSIT_MIN?.trim() || '1';
+  let minUnits: bigint;
+  try {
+    minUnits = parseUsdt(minRaw);
+  } catch {
+    throw new ConfigError(`USDT_DEPOSIT_MIN must be a USDT amount with at most 6 decimal places, got "${minRaw}"`);
+  }
+  return { master, spreadPercent, minUnits };
+}
+
 /** proxy-addr's named ranges, accepted in TRUST_PROXY lists. */
 const NAMED_RANGES = new Set(['loopback', 'linklocal', 'uniquelocal']);
 
@@ -253,6 +285,7 @@ export function loadConfig(env: Env = process.env): Config {
     tonApiKey: env.TON_API_KEY || undefined,
     depositMinNanotons: tonAmount(env, 'DEPOSIT_MIN_TON', '0.1'),
     depositPollMs: integer(env, 'DEPOSIT_POLL_MS', 5000, 50),
+    usdt: usdtConfig(env, network),
     webhooks: {
       timeoutMs: integer(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100, 60_000),
       allowLoopback: flag(env, 'WEBHOOK_ALLOW_LOOPBACK'),

@@ -14,6 +14,7 @@ import { testFulfilmentStep } from './orders/test-fulfilment.js';
 import { Live } from './live/live.js';
 import { testRecipientDirectory } from './providers/simulated/test-recipients.js';
 import type { FixedRateFeed } from './providers/pricing/list-price-source.js';
+import type { RateFeed } from './providers/ports.js';
 import { FulfilmentWorker } from './workers/fulfilment-worker.js';
 import type { DepositWatcher } from './deposits/watcher.js';
 import { rawAddressForm } from './domain/ton-address.js';
@@ -65,7 +66,7 @@ export async function startService(config: Config, logger: Logger, role: Role = 
   }
   metrics.watchLive(() => live.status());
   const worker = role === 'api' ? undefined : createWorker(config, db, logger, metrics, live);
-  const deposits = role === 'api' ? undefined : await createDepositWatcher(config, db, logger);
+  const deposits = role === 'api' ? undefined : await createDepositWatcher(config, db, logger, live.tonUsdFeed);
   let boundUrl = '';
   const webhooks = role === 'api' ? undefined : createDispatcher(config, db, logger, metrics, () => publicOrigin(config, boundUrl));
   const api = role === 'worker' ? undefined : apiContext(config, db, live, (request?: ForwardedRequest) => publicOrigin(config, boundUrl, request), () => worker?.wake());
@@ -75,7 +76,7 @@ export async function startService(config: Config, logger: Logger, role: Role = 
     const web =
       role === 'worker'
         ? undefined
-        : { db, signup: config.signup, depositAddress: config.depositAddress, tonNetwork: config.tonNetwork, publicUrl: config.publicUrl, webhooks: config.webhooks };
+        : { db, signup: config.signup, depositAddress: config.depositAddress, tonNetwork: config.tonNetwork, usdt: config.usdt, publicUrl: config.publicUrl, webhooks: config.webhooks };
     app = await buildApp({ logger, db, metrics, api, web, trustProxy: config.trustProxy, limits: config.http, liveStatus: () => live.status(), depositAddress: depositRaw });
     await app.listen({ port: config.port, host: config.host });
     // Orders created by other processes (API nodes) wake this one's worker at once.
@@ -174,10 +175,12 @@ function createDispatcher(config: Config, db: Db, logger: Logger, metrics: Servi
  * Live top-ups, when DEPOSIT_ADDRESS is set. Loaded on demand: @ton/core's full
  * library costs a few hundred ms that the CLI's other commands need not pay.
  */
-async function createDepositWatcher(config: Config, db: Db, logger: Logger): Promise<DepositWatcher | undefined> {
+async function createDepositWatcher(config: Config, db: Db, logger: Logger, rates: RateFeed): Promise<DepositWatcher | undefined> {
   if (!config.depositAddress) return undefined;
-  const [{ DepositWatcher }, { ToncenterClient }] = await Promise.all([import('./deposits/watcher.js'), import('./ton/toncenter.js')]);
+  const [{ DepositWatcher, usdtRateFrom }, { ToncenterClient }] = await Promise.all([import('./deposits/watcher.js'), import('./ton/toncenter.js')]);
+  const { master, spreadPercent, minUnits } = config.usdt;
   return new DepositWatcher({
+    ...(master && { usdt: { master, spreadPercent, minUnits, rate: usdtRateFrom(rates) } }),
     db,
     logger: logger.child({ component: 'deposit-watcher' }),
     client: new ToncenterClient({ baseUrl: config.tonApiUrl, apiKey: config.tonApiKey }),

@@ -239,9 +239,13 @@ export interface DepositsTable {
   sender: string;
   amount: Int;
   comment: string | null;
-  /** `returned` (migration 0010-deposit-returns): the operator sent the TON back by hand. */
-  status: 'credited' | 'unmatched' | 'returned';
-  reason: 'no_comment' | 'memo_invalid' | 'memo_unknown' | 'below_minimum' | null;
+  /**
+   * `returned` (migration 0010-deposit-returns): the operator sent the TON back by hand.
+   * `awaiting_rate`, `ignored` (migration 0016-usdt-deposits): a matched USDT deposit waiting
+   * for a fresh rate; a notification from a jetton wallet that is not ours.
+   */
+  status: 'credited' | 'unmatched' | 'returned' | 'awaiting_rate' | 'ignored';
+  reason: 'no_comment' | 'memo_invalid' | 'memo_unknown' | 'below_minimum' | 'unknown_jetton' | null;
   account_id: string | null;
   chain_time: Int;
   created_at: Int;
@@ -249,6 +253,22 @@ export interface DepositsTable {
   credited_by: 'watcher' | 'operator' | null;
   /** Set exactly when status is `returned`. */
   returned_at: ColumnType<bigint | null, bigint | number | null | undefined, bigint | number | null>;
+  /** Migration 0016-usdt-deposits. */
+  asset: ColumnType<'TON' | 'USDT' | 'jetton', 'TON' | 'USDT' | 'jetton' | undefined, 'TON' | 'USDT' | 'jetton'>;
+  /** Token units (USDT: 6 decimals); text on SQLite, numeric on PostgreSQL. */
+  jetton_amount: ColumnType<string | null, string | null | undefined, string | null>;
+  jetton_wallet: ColumnType<string | null, string | null | undefined, string | null>;
+  /** USD per TON, exact decimal text. */
+  rate: ColumnType<string | null, string | null | undefined, string | null>;
+  rate_at: ColumnType<bigint | null, bigint | number | null | undefined, bigint | number | null>;
+}
+
+/** The deposit wallet's jetton wallet per master (migration 0016-usdt-deposits). */
+export interface JettonWalletsTable {
+  owner: string;
+  master: string;
+  wallet: string;
+  computed_at: Int;
 }
 
 export interface DepositCursorsTable {
@@ -354,6 +374,7 @@ export interface Database {
   deposits: DepositsTable;
   deposit_cursors: DepositCursorsTable;
   deposit_walks: DepositWalksTable;
+  jetton_wallets: JettonWalletsTable;
   webhook_endpoints: WebhookEndpointsTable;
   webhook_messages: WebhookMessagesTable;
   webhook_attempts: WebhookAttemptsTable;

@@ -12,7 +12,24 @@ import { isWellFormedMemo, normalizeMemo } from '../accounts/deposit-memo.js';
  */
 export type Verdict =
   | { kind: 'ignore'; why: string }
-  | { kind: 'deposit'; sender: Address; amount: bigint; comment: string | null };
+  | { kind: 'deposit'; sender: Address; amount: bigint; comment: string | null }
+  | { kind: 'jetton'; notification: JettonNotification };
+
+/**
+ * A TEP-74 `transfer_notification` (op 0x7362d09c) that reached the deposit wallet: `source`
+ * is the jetton wallet that sent it (only the deposit wallet's own USDT jetton wallet is
+ * believed), `sender` the owner who sent the tokens, `jettonAmount` in the token's units,
+ * `value` the TON the notification carried.
+ */
+export interface JettonNotification {
+  source: Address;
+  sender: Address | null;
+  jettonAmount: bigint;
+  value: bigint;
+  comment: string | null;
+}
+
+export const OP_TRANSFER_NOTIFICATION = 0x7362d09c;
 
 export interface ChainTransaction {
   tx: Transaction;
@@ -37,6 +54,12 @@ export function classify(tx: Transaction, wallet: Address): Verdict {
   if (info.bounced) return { kind: 'ignore', why: 'bounced message (a payout of ours returning)' };
   if (!info.dest.equals(wallet)) return { kind: 'ignore', why: 'addressed to another account' };
   const d = tx.description;
+  // A jetton notification counts whatever became of the deposit wallet's own transaction: the
+  // tokens moved in the jetton wallet's transaction, which had to succeed for it to be sent
+  // (wallets forward 1 nanoton, too little for the deposit wallet's compute phase, so that
+  // transaction is often aborted). Who sent it decides (watcher.ts).
+  const notification = jettonNotification(message.body, info.src, info.value.coins);
+  if (notification) return { kind: 'jetton', notification };
   if (d.type !== 'generic') return { kind: 'ignore', why: `${d.type} transaction` };
   if (d.aborted) return { kind: 'ignore', why: 'aborted' };
   if (d.computePhase.type !== 'vm' || !d.computePhase.success) return { kind: 'ignore', why: 'compute phase skipped or failed' };
@@ -58,6 +81,36 @@ export function textComment(body: Cell): string | null {
   } catch {
     return null;
   }
+}
+
+/**
+ * Reads `transfer_notification#7362d09c query_id:uint64 amount:Coins sender:MsgAddress
+ * forward_payload:(Either Cell ^Cell)`; the comment is a text comment in the forward payload.
+ * Undefined when the body is not one (another op, or malformed before the payload).
+ */
+export function jettonNotification(body: Cell, source: Address, value: bigint): JettonNotification | undefined {
+  let slice;
+  let jettonAmount: bigint;
+  let sender: Address | null;
+  try {
+    slice = body.beginParse();
+    if (slice.remainingBits < 32 || slice.loadUint(32) !== OP_TRANSFER_NOTIFICATION) return undefined;
+    slice.loadUintBig(64);
+    jettonAmount = slice.loadCoins();
+    sender = slice.loadMaybeAddress();
+  } catch {
+    return undefined;
+  }
+  let comment: string | null = null;
+  try {
+    if (slice.remainingBits >= 1) {
+      const payload = slice.loadBit() ? slice.loadRef() : slice.asCell();
+      comment = textComment(payload);
+    }
+  } catch {
+    comment = null;
+  }
+  return { source, sender, jettonAmount, value, comment };
 }
 
 export type MemoCheck = { ok: true; memo: string } | { ok: false; reason: 'no_comment' | 'memo_invalid' };

@@ -1,7 +1,9 @@
 import { type Kysely, sql } from 'kysely';
 import { accountForMemo } from '../accounts/deposit-memo.js';
 import { recordAudit } from '../audit/audit.js';
+import type { Decimal } from '../domain/decimal.js';
 import { formatTon } from '../domain/money.js';
+import { formatDecimal, formatUsdt, usdtToNanotons } from '../domain/usdt.js';
 import { isPublicId, newId } from '../domain/random.js';
 import type { Db } from '../db/engine.js';
 import type { Database, DepositRow, DepositsTable } from '../db/schema.js';
@@ -14,7 +16,9 @@ import { move } from '../ledger/ledger.js';
  * operator settles an unmatched one: `assign` credits it to an account, `return` records that
  * the TON was sent back by hand (status `returned`, migration 0010-deposit-returns).
  */
-type UnmatchedReason = NonNullable<DepositsTable['reason']>;
+export type UnmatchedReason = NonNullable<DepositsTable['reason']>;
+export const UNMATCHED_REASONS: readonly UnmatchedReason[] = ['no_comment', 'memo_invalid', 'memo_unknown', 'below_minimum'];
+export type DepositAsset = DepositRow['asset'];
 
 export interface Deposit {
   id: string;
@@ -33,6 +37,13 @@ export interface Deposit {
   creditedBy: 'watcher' | 'operator' | null;
   /** When the operator recorded that the TON went back (status `returned`). */
   returnedAt: number | null;
+  asset: DepositAsset;
+  /** USDT (or a foreign jetton's) units announced by the notification; null for TON. */
+  jettonAmount: bigint | null;
+  jettonWallet: string | null;
+  /** The rate a USDT deposit was converted at (USD per TON, decimal text) and the feed's time. */
+  rate: string | null;
+  rateAt: number | null;
 }
 
 type DepositStatus = DepositsTable['status'];
@@ -54,6 +65,11 @@ function depositFromRow(row: DepositRow): Deposit {
     creditedAt: row.credited_at === null ? null : Number(row.credited_at),
     creditedBy: row.credited_by,
     returnedAt: row.returned_at === null ? null : Number(row.returned_at),
+    asset: row.asset,
+    jettonAmount: row.jetton_amount === null ? null : BigInt(row.jetton_amount),
+    jettonWallet: row.jetton_wallet,
+    rate: row.rate,
+    rateAt: row.rate_at === null ? null : Number(row.rate_at),
   };
 }
 
@@ -186,16 +202,59 @@ export async function markChecked(db: Kysely<Database>, address: string, now: nu
 export interface Processed {
   address: string;
   position: Position;
-  deposit: null | { sender: string; amount: bigint; comment: string | null; memo: string | null; reason: 'no_comment' | 'memo_invalid' | 'below_minimum' | null };
+  deposit: null | FoundDeposit;
 }
 
-export type Outcome = { kind: 'ignored' } | { kind: 'duplicate' } | { kind: 'credited'; accountId: string; id: string } | { kind: 'unmatched'; reason: UnmatchedReason; id: string };
+export interface FoundDeposit {
+  sender: string;
+  /** TON: what arrived. USDT: ignored (the conversion decides); jetton: the TON it carried. */
+  amount: bigint;
+  comment: string | null;
+  memo: string | null;
+  reason: 'no_comment' | 'memo_invalid' | 'below_minimum' | null;
+  /** Absent: a TON transfer. */
+  jetton?: UsdtFound | ForeignJetton;
+}
+
+/** A notification from the deposit wallet's own USDT jetton wallet. */
+export interface UsdtFound {
+  kind: 'USDT';
+  units: bigint;
+  jettonWallet: string;
+  /** The rate feed's answer just before recording (undefined: no fresh rate), and the spread. */
+  conversion: { rate: UsdtRate | undefined; spreadPercent: Decimal };
+}
+
+/** A notification from any other contract: recorded as ignored, never credited. */
+export interface ForeignJetton {
+  kind: 'jetton';
+  units: bigint;
+  jettonWallet: string;
+}
+
+/** USD per TON and when the feed had it (epoch ms). */
+export interface UsdtRate {
+  rate: Decimal;
+  at: number;
+}
+
+export type Outcome =
+  | { kind: 'ignored' }
+  | { kind: 'duplicate' }
+  | { kind: 'credited'; accountId: string; id: string }
+  | { kind: 'unmatched'; reason: UnmatchedReason; id: string }
+  | { kind: 'awaiting_rate'; accountId: string; id: string }
+  | { kind: 'unknown_jetton'; id: string };
 
 /**
  * One transaction, one database transaction: the deposit row (unique per hash), the credit of
  * the account's live balance and the progress (the cursor, or the backlog walk). A hash seen
  * before inserts nothing and credits nothing, whoever (another watcher, a restart) recorded it
  * first.
+ *
+ * A USDT deposit that matches an account is credited at the rate given, or, without one,
+ * recorded as `awaiting_rate` for `creditAwaitingRate`. A foreign jetton's notification is
+ * recorded as `ignored` (reason `unknown_jetton`).
  */
 export async function recordTransaction(db: Db, input: Processed, now = Date.now(), progress: Progress = { kind: 'cursor' }): Promise<Outcome> {
   return db.kysely.transaction().execute(async (tx) => {
@@ -203,39 +262,99 @@ export async function recordTransaction(db: Db, input: Processed, now = Date.now
     else await advanceWalk(tx, input.address, progress.top, input.position, progress.begin, now);
     const found = input.deposit;
     if (!found) return { kind: 'ignored' } as const;
+    const jetton = found.jetton;
+    const base = {
+      id: newId('dep'),
+      tx_hash: input.position.hash,
+      lt: input.position.lt,
+      address: input.address,
+      sender: found.sender,
+      comment: found.comment === null ? null : [...found.comment].slice(0, 1024).join('').replace(/\u0000/g, '\uFFFD'),
+      chain_time: input.position.chainTime,
+      created_at: now,
+      asset: jetton?.kind ?? 'TON',
+      jetton_amount: jetton ? jetton.units.toString() : null,
+      jetton_wallet: jetton ? jetton.jettonWallet : null,
+    } as const;
+    if (jetton?.kind === 'jetton') {
+      const inserted = await tx
+        .insertInto('deposits')
+        .values({ ...base, amount: found.amount, status: 'ignored', reason: 'unknown_jetton', account_id: null, credited_at: null, credited_by: null })
+        .onConflict((oc) => oc.column('tx_hash').doNothing())
+        .executeTakeFirst();
+      return inserted.numInsertedOrUpdatedRows === 1n ? ({ kind: 'unknown_jetton', id: base.id } as const) : ({ kind: 'duplicate' } as const);
+    }
     let reason: UnmatchedReason | null = found.reason;
     const accountId = reason === null && found.memo !== null ? await accountForMemo(tx, found.memo) : undefined;
     if (reason === null && !accountId) reason = 'memo_unknown';
-    const id = newId('dep');
+    const rate = jetton?.kind === 'USDT' ? jetton.conversion.rate : undefined;
+    const waiting = reason === null && jetton?.kind === 'USDT' && !rate;
+    const amount = jetton?.kind === 'USDT' ? (reason === null && rate ? usdtToNanotons(jetton.units, rate.rate, jetton.conversion.spreadPercent) : 0n) : found.amount;
+    const credited = reason === null && !waiting;
     const inserted = await tx
       .insertInto('deposits')
       .values({
-        id,
-        tx_hash: input.position.hash,
-        lt: input.position.lt,
-        address: input.address,
-        sender: found.sender,
-        amount: found.amount,
-        comment: found.comment === null ? null : [...found.comment].slice(0, 1024).join('').replace(/\u0000/g, '\uFFFD'),
-        status: reason === null ? 'credited' : 'unmatched',
+        ...base,
+        amount,
+        status: credited ? 'credited' : waiting ? 'awaiting_rate' : 'unmatched',
         reason,
         account_id: reason === null ? (accountId as string) : null,
-        chain_time: input.position.chainTime,
-        created_at: now,
-        credited_at: reason === null ? now : null,
-        credited_by: reason === null ? 'watcher' : null,
+        credited_at: credited ? now : null,
+        credited_by: credited ? 'watcher' : null,
+        rate: credited && rate ? formatDecimal(rate.rate) : null,
+        rate_at: credited && rate ? rate.at : null,
       })
       .onConflict((oc) => oc.column('tx_hash').doNothing())
       .executeTakeFirst();
     if (inserted.numInsertedOrUpdatedRows !== 1n) return { kind: 'duplicate' } as const;
-    if (reason !== null) return { kind: 'unmatched', reason, id } as const;
-    await credit(tx, accountId as string, found.amount, input.position.hash, now);
-    return { kind: 'credited', accountId: accountId as string, id } as const;
+    if (reason !== null) return { kind: 'unmatched', reason, id: base.id } as const;
+    if (waiting) return { kind: 'awaiting_rate', accountId: accountId as string, id: base.id } as const;
+    await credit(tx, accountId as string, amount, input.position.hash, now, jetton?.kind === 'USDT' && rate ? { units: jetton.units, rate: rate.rate, spreadPercent: jetton.conversion.spreadPercent } : undefined);
+    return { kind: 'credited', accountId: accountId as string, id: base.id } as const;
   });
 }
 
-async function credit(tx: Kysely<Database>, accountId: string, amount: bigint, txHash: string, now: number): Promise<void> {
-  const moved = await move(tx, { accountId, mode: 'live' }, { kind: 'deposit', amount, reason: `TON deposit ${txHash}`, now });
+/**
+ * Credits the USDT deposits waiting for a rate, at the rate `currentRate` gives now (the rate
+ * of the moment they are credited; none: they wait on), oldest first, at most `limit`. Each is claimed with a conditional UPDATE in its
+ * own transaction with the credit, so two watchers (or a restart) credit each once.
+ */
+export async function creditAwaitingRate(db: Db, currentRate: () => Promise<UsdtRate | undefined>, spreadPercent: Decimal, now = Date.now(), limit = 100): Promise<Deposit[]> {
+  const waiting = await db.kysely.selectFrom('deposits').selectAll().where('status', '=', 'awaiting_rate').orderBy('lt').limit(limit).execute();
+  if (waiting.length === 0) return [];
+  // Asked after the rows were read and outside any database transaction.
+  const rate = await currentRate();
+  if (!rate) return [];
+  const done: Deposit[] = [];
+  for (const row of waiting) {
+    const units = BigInt(row.jetton_amount ?? '0');
+    const amount = usdtToNanotons(units, rate.rate, spreadPercent);
+    const credited = await db.kysely.transaction().execute(async (tx) => {
+      const claimed = await tx
+        .updateTable('deposits')
+        .set({ status: 'credited', amount, rate: formatDecimal(rate.rate), rate_at: rate.at, credited_at: now, credited_by: 'watcher' })
+        .where('id', '=', row.id)
+        .where('status', '=', 'awaiting_rate')
+        .executeTakeFirst();
+      if (claimed.numUpdatedRows !== 1n) return false;
+      await credit(tx, row.account_id as string, amount, row.tx_hash, now, { units, rate: rate.rate, spreadPercent });
+      return true;
+    });
+    if (credited) done.push(depositFromRow({ ...row, status: 'credited', amount: amount, rate: formatDecimal(rate.rate), rate_at: BigInt(rate.at), credited_at: BigInt(now), credited_by: 'watcher' }));
+  }
+  return done;
+}
+
+/**
+ * The journal entry of a deposit; its reason is the deposit's reference in the balance history
+ * (docs/api.md "GET /balance/history"): the transaction hash, and for USDT the amount, the
+ * rate and the spread it was converted at.
+ */
+async function credit(tx: Kysely<Database>, accountId: string, amount: bigint, txHash: string, now: number, usdt?: { units: bigint; rate: Decimal; spreadPercent: Decimal }): Promise<void> {
+  const reason = usdt
+    ? `USDT deposit ${txHash}: ${formatUsdt(usdt.units)} USDT at ${formatDecimal(usdt.rate)} USD/TON less ${formatDecimal(usdt.spreadPercent)} %`
+    : `TON deposit ${txHash}`;
+  const moved = await move(tx, { accountId, mode: 'live' }, { kind: 'deposit', amount, reason, now });
   // A credit cannot fail a balance check; a missing balance row would be a broken account.
   if (!moved) throw new Error(`account ${accountId} has no live balance row`);
 }
@@ -247,7 +366,11 @@ export class AssignError extends Error {}
  * row is claimed with a conditional UPDATE, so a second assign (or a concurrent one) finds it
  * already credited. The audit record commits with the credit.
  */
-export async function assignDeposit(db: Db, input: { txHash: string; accountId: string; actor: string; reason?: string }, now = Date.now()): Promise<Deposit> {
+export async function assignDeposit(
+  db: Db,
+  input: { txHash: string; accountId: string; actor: string; reason?: string; usdt?: { rate: UsdtRate | undefined; spreadPercent: Decimal } },
+  now = Date.now(),
+): Promise<Deposit> {
   const txHash = normalizeTxHash(input.txHash);
   if (!txHash) throw new AssignError(`--tx must be a transaction hash (64 hex characters or base64), got "${input.txHash}"`);
   return db.kysely.transaction().execute(async (tx) => {
@@ -256,31 +379,55 @@ export async function assignDeposit(db: Db, input: { txHash: string; accountId: 
     if (row.status !== 'unmatched') throw new AssignError(settled(row));
     const account = await tx.selectFrom('accounts').select('id').where('id', '=', input.accountId).executeTakeFirst();
     if (!account) throw new AssignError(`no account ${input.accountId}`);
+    // USDT is converted at the rate of the moment it is assigned, like the watcher's credits.
+    let usdt: { units: bigint; rate: Decimal; at: number; spreadPercent: Decimal } | undefined;
+    if (row.asset === 'USDT') {
+      const rate = input.usdt?.rate;
+      if (!rate || !input.usdt) throw new AssignError(`deposit ${txHash} is ${formatUsdt(BigInt(row.jetton_amount ?? '0'))} USDT, converted at the current TON/USD rate, and no fresh rate is available: try again when the rate feed answers`);
+      usdt = { units: BigInt(row.jetton_amount ?? '0'), rate: rate.rate, at: rate.at, spreadPercent: input.usdt.spreadPercent };
+    }
+    const amount = usdt ? usdtToNanotons(usdt.units, usdt.rate, usdt.spreadPercent) : BigInt(row.amount);
+    const converted = usdt ? { amount, rate: formatDecimal(usdt.rate), rate_at: usdt.at } : {};
     const claimed = await tx
       .updateTable('deposits')
-      .set({ status: 'credited', account_id: input.accountId, credited_at: now, credited_by: 'operator' })
+      .set({ status: 'credited', account_id: input.accountId, credited_at: now, credited_by: 'operator', ...converted })
       .where('tx_hash', '=', txHash)
       .where('status', '=', 'unmatched')
       .executeTakeFirst();
     if (claimed.numUpdatedRows !== 1n) throw new AssignError(`deposit ${txHash} was credited or returned meanwhile`);
-    const amount = BigInt(row.amount);
-    await credit(tx, input.accountId, amount, txHash, now);
+    await credit(tx, input.accountId, amount, txHash, now, usdt);
     await recordAudit(tx, {
       actor: input.actor,
       action: 'deposit.assign',
       accountId: input.accountId,
       mode: 'live',
       reason: input.reason ?? null,
-      details: { tx_hash: txHash, deposit_id: row.id, amount: formatTon(amount), unmatched_reason: row.reason, comment: row.comment },
+      details: {
+        tx_hash: txHash,
+        deposit_id: row.id,
+        amount: formatTon(amount),
+        ...(usdt && { usdt_amount: formatUsdt(usdt.units), rate: formatDecimal(usdt.rate), spread_percent: formatDecimal(usdt.spreadPercent) }),
+        unmatched_reason: row.reason,
+        comment: row.comment,
+      },
       now,
     });
-    return depositFromRow({ ...row, status: 'credited', account_id: input.accountId, credited_at: BigInt(now), credited_by: 'operator' });
+    return depositFromRow({
+      ...row,
+      status: 'credited',
+      account_id: input.accountId,
+      credited_at: BigInt(now),
+      credited_by: 'operator',
+      ...(usdt && { amount, rate: formatDecimal(usdt.rate), rate_at: BigInt(usdt.at) }),
+    });
   });
 }
 
 /** Why a deposit that is no longer unmatched cannot be assigned or returned. */
 function settled(row: DepositRow): string {
   if (row.status === 'credited') return `deposit ${row.tx_hash} is already credited to ${row.account_id}`;
+  if (row.status === 'awaiting_rate') return `deposit ${row.tx_hash} matched ${row.account_id} and is credited by the watcher as soon as a fresh TON/USD rate exists`;
+  if (row.status === 'ignored') return `deposit ${row.tx_hash} is a notification from a jetton wallet that is not the deposit wallet's USDT wallet (${row.jetton_wallet}): no USDT arrived, there is nothing to assign or return`;
   return `deposit ${row.tx_hash} is already returned to its sender (recorded ${new Date(Number(row.returned_at)).toISOString()})`;
 }
 
@@ -312,7 +459,14 @@ export async function returnDeposit(db: Db, input: { txHash: string; actor: stri
       action: 'deposit.return',
       mode: 'live',
       reason: input.reason ?? null,
-      details: { tx_hash: txHash, deposit_id: row.id, amount: formatTon(amount), sender: row.sender, unmatched_reason: row.reason, comment: row.comment },
+      details: {
+        tx_hash: txHash,
+        deposit_id: row.id,
+        ...(row.asset === 'USDT' ? { usdt_amount: formatUsdt(BigInt(row.jetton_amount ?? '0')) } : { amount: formatTon(amount) }),
+        sender: row.sender,
+        unmatched_reason: row.reason,
+        comment: row.comment,
+      },
       now,
     });
     return depositFromRow({ ...row, status: 'returned', returned_at: BigInt(now) });
@@ -332,7 +486,7 @@ export function normalizeTxHash(text: string): string | undefined {
 
 export interface DepositFilter {
   accountId?: string;
-  status?: DepositStatus;
+  status?: DepositStatus | readonly DepositStatus[];
   /** Deposits older (smaller lt) than the one with this id. */
   startingAfter?: { lt: bigint; id: string };
   limit: number;
@@ -342,7 +496,8 @@ export interface DepositFilter {
 export async function listDeposits(db: Kysely<Database>, filter: DepositFilter): Promise<Deposit[]> {
   let query = db.selectFrom('deposits').selectAll();
   if (filter.accountId) query = query.where('account_id', '=', filter.accountId);
-  if (filter.status) query = query.where('status', '=', filter.status);
+  if (typeof filter.status === 'string') query = query.where('status', '=', filter.status);
+  else if (filter.status) query = query.where('status', 'in', filter.status);
   const after = filter.startingAfter;
   if (after) query = query.where((eb) => eb.or([eb('lt', '<', after.lt), eb.and([eb('lt', '=', after.lt), eb('id', '<', after.id)])]));
   const rows = await query.orderBy('lt', 'desc').orderBy('id', 'desc').limit(filter.limit).execute();

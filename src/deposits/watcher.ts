@@ -3,8 +3,24 @@ import type { Logger } from 'pino';
 import type { Db } from '../db/engine.js';
 import { Outage } from '../db/outage.js';
 import { MAX_PAGE, type RetryPolicy, sleep, type ToncenterClient, ToncenterError, type V2Transaction, withRetry } from '../ton/toncenter.js';
+import type { Decimal } from '../domain/decimal.js';
+import { formatUsdt } from '../domain/usdt.js';
 import { type ChainTransaction, classify, decodeTransaction, memoOf } from './classify.js';
-import { type Cursor, finishWalk, markChecked, type Outcome, type Position, type Processed, type Progress, readCursor, readWalk, recordTransaction } from './store.js';
+import { JettonMasterError, jettonWalletOf } from './jetton-wallet.js';
+import {
+  type Cursor,
+  creditAwaitingRate,
+  finishWalk,
+  markChecked,
+  type Outcome,
+  type Position,
+  type Processed,
+  type Progress,
+  readCursor,
+  readWalk,
+  recordTransaction,
+  type UsdtRate,
+} from './store.js';
 
 /**
  * The deposit watcher: polls toncenter v2 `getTransactions` for the deposit wallet,
@@ -29,6 +45,8 @@ import { type Cursor, finishWalk, markChecked, type Outcome, type Position, type
  * what its sender asked for, and one that predates the service is at worst unmatched, for the
  * operator to decide.
  */
+export { usdtRateFrom } from './usdt-rate.js';
+
 export interface WatcherOptions {
   db: Db;
   logger: Logger;
@@ -46,13 +64,28 @@ export interface WatcherOptions {
    */
   maxPages?: number;
   retry?: RetryPolicy;
+  /** USDT top-ups (docs/operations.md "USDT top-ups"); absent: jetton notifications are ignored. */
+  usdt?: UsdtOptions;
   /** After each processed transaction (logs, tests). */
   onOutcome?: (outcome: Outcome, tx: ChainTransaction) => void;
+}
+
+export interface UsdtOptions {
+  /** The USDT jetton master (USDT_MASTER). */
+  master: string;
+  /** USDT_DEPOSIT_MIN in units (6 decimals): smaller deposits are unmatched `below_minimum`. */
+  minUnits: bigint;
+  /** USDT_DEPOSIT_SPREAD_PERCENT. */
+  spreadPercent: Decimal;
+  /** The rate feed's TON/USD rate now, or undefined when there is no fresh one. */
+  rate: () => Promise<UsdtRate | undefined>;
 }
 
 export interface PollResult {
   fetched: number;
   outcomes: Outcome[];
+  /** USDT deposits that waited for a rate and were credited by this poll. */
+  creditedAwaiting?: number;
 }
 
 /** Pages did not lead back to the cursor (a broken or shifting server answer): nothing is processed. */
@@ -67,6 +100,9 @@ export class DepositWatcher {
   private failures = 0;
   /** A database outage: retried after src/db/outage.ts's short backoff, logged once. */
   private readonly outage = new Outage('deposit watcher');
+  /** The deposit wallet's USDT jetton wallet, once known (jetton-wallet.ts). */
+  private usdtWallet: Address | undefined;
+  private usdtOff = false;
 
   constructor(private readonly options: WatcherOptions) {
     this.wallet = Address.parse(options.address.trim());
@@ -116,8 +152,40 @@ export class DepositWatcher {
    * `maxPages` pages, the newest part of it, which starts a walk.
    */
   async pollOnce(): Promise<PollResult> {
+    const result = await this.pollChain();
+    const awaiting = await this.creditAwaiting();
+    return awaiting === undefined ? result : { ...result, creditedAwaiting: awaiting };
+  }
+
+  /**
+   * USDT deposits that matched an account while no fresh rate existed: credited now, at the
+   * rate of this moment, if the feed has one.
+   */
+  private async creditAwaiting(): Promise<number | undefined> {
+    const usdt = this.options.usdt;
+    if (!usdt || this.stopped) return undefined;
+    const credited = await creditAwaitingRate(this.options.db, usdt.rate, usdt.spreadPercent);
+    for (const d of credited) {
+      this.options.logger.info({ deposit_id: d.id, tx_hash: d.txHash, account_id: d.accountId, usdt: formatUsdt(d.jettonAmount ?? 0n), rate: d.rate }, 'USDT deposit credited at the current rate after waiting for one');
+    }
+    return credited.length;
+  }
+
+  private async pollChain(): Promise<PollResult> {
     const { db } = this.options;
     const address = this.rawAddress;
+    // The USDT jetton wallet must be known before any notification is judged: without it a
+    // real USDT deposit would look like a foreign jetton's.
+    if (this.options.usdt && !this.usdtWallet && !this.usdtOff) {
+      try {
+        this.usdtWallet = await jettonWalletOf(db.kysely, this.options.client, this.wallet, Address.parse(this.options.usdt.master), { retry: { ...this.options.retry, signal: this.abort.signal } });
+      } catch (error) {
+        if (!(error instanceof JettonMasterError)) throw error;
+        // No such master on this chain: no real USDT can arrive, and TON top-ups must go on.
+        this.usdtOff = true;
+        this.options.logger.error({ err: { message: error.message } }, 'USDT top-ups are off until restart: USDT_MASTER does not answer get_wallet_address');
+      }
+    }
     const [cursor, walk] = await Promise.all([readCursor(db.kysely, address), readWalk(db.kysely, address)]);
     if (walk) {
       const found = await this.walkBack(cursor, walk.resume);
@@ -156,7 +224,7 @@ export class DepositWatcher {
     for (const row of rows) {
       if (this.stopped) return { outcomes, finished: false };
       const chainTx = this.decode(row);
-      const outcome = await recordTransaction(this.options.db, this.process(chainTx), Date.now(), progress);
+      const outcome = await recordTransaction(this.options.db, await this.process(chainTx), Date.now(), progress);
       outcomes.push(outcome);
       this.log(outcome, chainTx);
       this.options.onOutcome?.(outcome, chainTx);
@@ -249,10 +317,40 @@ export class DepositWatcher {
     return chainTx;
   }
 
-  private process(chainTx: ChainTransaction): Processed {
+  private async process(chainTx: ChainTransaction): Promise<Processed> {
     const position = { lt: chainTx.lt, hash: chainTx.hash, chainTime: chainTx.utime * 1000 };
     const verdict = classify(chainTx.tx, this.wallet);
     if (verdict.kind === 'ignore') return { address: this.rawAddress, position, deposit: null };
+    if (verdict.kind === 'jetton') {
+      const n = verdict.notification;
+      const usdt = this.options.usdt;
+      // Without USDT top-ups configured a notification is what it was before: TON that arrived
+      // without a text comment.
+      if (!usdt || !this.usdtWallet) {
+        const reason = n.value < this.options.minAmount ? 'below_minimum' : 'no_comment';
+        return { address: this.rawAddress, position, deposit: { sender: n.source.toRawString(), amount: n.value, comment: null, memo: null, reason } };
+      }
+      const sender = (n.sender ?? n.source).toRawString();
+      if (!n.source.equals(this.usdtWallet)) {
+        return { address: this.rawAddress, position, deposit: { sender, amount: n.value, comment: n.comment, memo: null, reason: null, jetton: { kind: 'jetton', units: n.jettonAmount, jettonWallet: n.source.toRawString() } } };
+      }
+      const memo = memoOf(n.comment);
+      const reason = n.jettonAmount < usdt.minUnits ? 'below_minimum' : memo.ok ? null : memo.reason;
+      // The rate is asked only for a deposit that can be credited, outside the database transaction.
+      const rate = reason === null ? await usdt.rate() : undefined;
+      return {
+        address: this.rawAddress,
+        position,
+        deposit: {
+          sender,
+          amount: 0n,
+          comment: n.comment,
+          memo: memo.ok ? memo.memo : null,
+          reason,
+          jetton: { kind: 'USDT', units: n.jettonAmount, jettonWallet: n.source.toRawString(), conversion: { rate, spreadPercent: usdt.spreadPercent } },
+        },
+      };
+    }
     const memo = memoOf(verdict.comment);
     const reason = verdict.amount < this.options.minAmount ? 'below_minimum' : memo.ok ? null : memo.reason;
     return {
@@ -271,6 +369,8 @@ export class DepositWatcher {
   private log(outcome: Outcome, chainTx: ChainTransaction): void {
     const fields = { tx_hash: chainTx.hash, lt: String(chainTx.lt) };
     if (outcome.kind === 'credited') this.options.logger.info({ ...fields, account_id: outcome.accountId, deposit_id: outcome.id }, 'deposit credited');
+    else if (outcome.kind === 'awaiting_rate') this.options.logger.warn({ ...fields, account_id: outcome.accountId, deposit_id: outcome.id }, 'USDT deposit waits for a fresh TON/USD rate: it is credited at the rate of that moment');
+    else if (outcome.kind === 'unknown_jetton') this.options.logger.warn({ ...fields, deposit_id: outcome.id }, 'jetton notification from a contract that is not the deposit wallet\'s USDT jetton wallet: a fake or another token, not credited');
     else if (outcome.kind === 'unmatched') this.options.logger.warn({ ...fields, reason: outcome.reason, deposit_id: outcome.id }, 'deposit unmatched: assign it with `starport deposit assign`, or send it back and record that with `starport deposit return`');
     else if (outcome.kind === 'ignored' && strandedValue(chainTx) > 0n) {
       // Coins that stayed although the transaction aborted (a non-bounceable transfer to the

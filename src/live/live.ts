@@ -17,7 +17,7 @@ import type { PaymentProgress, PaymentSender, StoredPayment } from './payment-se
 import type { WalletHooks } from './wallet/wallet-sender.js';
 import { WaitingPaymentSender } from './payment-sender.js';
 import { FragmentPriceSource, PerModePriceSource } from './pricing/fragment-price-source.js';
-import { DEFAULT_FEED_URLS, HttpRateFeed } from './pricing/rate-feed.js';
+import { configuredRateFeed } from './pricing/rate-feed.js';
 import { validateMnemonic, walletAccount } from './wallet-identity.js';
 
 /**
@@ -64,6 +64,8 @@ export class Live {
   readonly prices: PriceSource;
   /** TON_USD_RATE: test prices, and live ones with RATE_FEED=fixed (tests change it at run time). */
   readonly fixedRate: FixedRateFeed;
+  /** RATE_FEED: live list prices and the conversion of USDT deposits. */
+  readonly tonUsdFeed: RateFeed;
   private readonly session: () => Promise<string | undefined>;
   private account: Promise<WalletAccount> | undefined;
   private probeTimer: NodeJS.Timeout | undefined;
@@ -82,6 +84,7 @@ export class Live {
     this.breaker = new CircuitBreaker(db.kysely, { cooldownMs: live.breaker.cooldownSeconds * 1000, threshold: live.breaker.threshold, logger, onOpen: hooks.onBreakerOpen });
     this.directory = new LiveRecipientDirectory({ client: this.client, breaker: this.breaker, configured: async () => (await this.session()) !== undefined, cacheMs: live.validateCacheSeconds * 1000 });
     this.fixedRate = new FixedRateFeed(config.tonUsdRate);
+    this.tonUsdFeed = this.rateFeed();
     this.prices = new PerModePriceSource({ test: new ListPriceSource(config.prices, this.fixedRate), live: this.livePrices() });
     this.hooks = hooks;
     // With a mnemonic the wallet pays; without one payment requests wait (part A's behaviour).
@@ -192,10 +195,10 @@ export class Live {
     const refreshMs = pricing.refreshSeconds * 1000;
     const maxAgeMs = pricing.maxAgeSeconds * 1000;
     if (pricing.source === 'fragment') return new FragmentPriceSource({ client: this.client, markupPercent: this.config.prices.markupPercent, refreshMs, maxAgeMs });
-    const feed: RateFeed =
-      pricing.rateFeed === 'fixed'
-        ? this.fixedRate
-        : new HttpRateFeed({ kind: pricing.rateFeed, url: pricing.rateFeedUrl ?? DEFAULT_FEED_URLS[pricing.rateFeed], refreshMs, maxAgeMs });
-    return new ListPriceSource(this.config.prices, feed);
+    return new ListPriceSource(this.config.prices, this.tonUsdFeed);
+  }
+
+  private rateFeed(): RateFeed {
+    return configuredRateFeed(this.config.live.pricing, this.fixedRate);
   }
 }

@@ -28,6 +28,8 @@ export class UpstreamUnavailableError extends Error {}
 export interface RateFeed {
   /** USD per TON. May throw PriceUnavailableError. */
   tonUsdRate(): Promise<Decimal>;
+  /** The same, with the time (epoch ms) the rate is as of. May throw PriceUnavailableError. */
+  tonUsdRateAt(): Promise<{ rate: Decimal; asOf: number }>;
 }
 
 /** What a recipient check found: an account able to receive the product, or why it cannot. */

@@ -266,6 +266,19 @@ describe.skipIf(!HAVE_CHROMIUM || testEngine === 'postgres')('the dashboard in C
     await expect.poll(() => page.evaluate('navigator.clipboard.readText()')).toBe(memo);
     await check('top-up');
 
+    // ---- USDT: the amount in USDT builds the jetton transfer link and its QR code as you type ----
+    await page.getByRole('link', { name: 'Send USDT' }).click();
+    await page.waitForURL(`${h.url}/top-up?asset=usdt`);
+    await page.getByLabel(/Amount in USDT/).fill('25.5');
+    await expect
+      .poll(() => page.locator('#transfer-link').getAttribute('href'))
+      .toBe(`ton://transfer/UQAs9VlT6S776tq3unJcP5Ogsj-ELLunLXuOb1EKcOQi41-E?jetton=EQCxE6mUtQJKFnGfaROTKOt1lZbDiiX1kCixRv7Nw2Id_sDs&amount=25500000&text=${memo}`);
+    await expect.poll(() => page.locator('#transfer-qr').getAttribute('src')).toBe('/top-up/qr.svg?asset=usdt&amount=25.5');
+    await expect.poll(() => page.locator('#transfer-qr').evaluate((img: any) => img.complete && img.naturalWidth > 0)).toBe(true);
+    await page.getByLabel(/Amount in USDT/).fill('1.0000001');
+    await expect.poll(() => page.locator('#amount-error').innerText()).toBe('Enter an amount in USDT, like 25 or 12.5, with at most 6 decimal places.');
+    expect(await page.locator('[data-usdt-terms]').innerText()).toContain('less 1');
+
     // ---- Reissue the test key (as after losing the one shown at sign-up) ----
     const firstKey = await reissueTestKey('keys-new-key');
     await page.getByRole('button', { name: 'Copy the new test key' }).click();

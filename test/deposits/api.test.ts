@@ -81,7 +81,9 @@ describe('deposits end to end', () => {
     const chainTx = fake.transactionsOf(wallet.address)[0];
     expect(newest).toEqual({
       id: expect.stringMatching(/^dep_/),
+      asset: 'TON',
       amount: { value: '3', currency: 'TON' },
+      usdt: null,
       status: 'credited',
       tx_hash: chainTx?.hash().toString('hex'),
       sender: expect.stringMatching(/^EQ/),
@@ -141,6 +143,33 @@ describe('deposits end to end', () => {
     } finally {
       for (const node of nodes) await node.stop();
       await database.dispose();
+    }
+  });
+
+  test('USDT sent with the memo: credited by the service at TON_USD_RATE less 1 %, listed with its amount and rate, shown in the balance history', async () => {
+    const { deployJetton, fund, metadata, sendJetton } = await import('../support/ton/jetton.js');
+    const usdt = await deployJetton(fake, 'api suite tether', metadata('https://tether.to/usdt-ton.json'));
+    const usdtWallet = await deployWallet(fake, 'api suite usdt deposit wallet');
+    const u = await startHarness({ DEPOSIT_ADDRESS: usdtWallet.address.toRawString(), TON_API_URL: fake.url, TON_API_KEY: 'api-suite-key', DEPOSIT_POLL_MS: '50', USDT_MASTER: usdt.master.toString(), TON_USD_RATE: '2.5' });
+    try {
+      const a = await u.account();
+      const memo = (await call(u, { path: '/deposit_address', key: a.liveKey })).body.memo as string;
+      await fund(fake, usdt, 'api suite client', 100_000_000n);
+      await sendJetton(fake, usdt, { client: 'api suite client', to: usdtWallet.address, amount: 25_000_000n, text: memo });
+      // 25 USDT ÷ 2.5 × 0.99
+      await expect.poll(async () => (await balanceOf(u, a.liveKey)).value, { timeout: 10_000, interval: 25 }).toBe('9.9');
+      const list = await call(u, { path: '/deposits', key: a.liveKey });
+      expectOk(list);
+      expect(list.body.data).toEqual([
+        expect.objectContaining({ asset: 'USDT', amount: { value: '9.9', currency: 'TON' }, usdt: { amount: '25', rate: '2.5', rate_at: expect.stringMatching(TIMESTAMP) }, status: 'credited' }),
+      ]);
+      const history = await call(u, { path: '/balance/history', key: a.liveKey });
+      expectOk(history);
+      expect(history.body.data[0].deposit.reference).toBe(`USDT deposit ${list.body.data[0].tx_hash}: 25 USDT at 2.5 USD/TON less 1 %`);
+      const sdk = new Starport({ apiKey: a.liveKey, baseUrl: `${u.url}/api/v1` });
+      expect((await sdk.listDeposits()).data[0]?.usdt).toEqual({ amount: '25', rate: '2.5', rate_at: expect.stringMatching(TIMESTAMP) });
+    } finally {
+      await u.close();
     }
   });
 

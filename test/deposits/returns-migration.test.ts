@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import { expect, test } from 'vitest';
 import type { Engine } from '../../src/db/engine.js';
-import { migrateToLatest, migrateUpTo } from '../../src/db/migrate.js';
+import { migrateUpTo } from '../../src/db/migrate.js';
 import { useUnmigratedDatabase } from '../support/database.js';
 
 /**
@@ -41,7 +41,7 @@ test('keeps the deposits and their constraints, and accepts returned with return
   await db.insertInto('deposits').values(before).execute();
   await expect(db.insertInto('deposits').values(deposit('dep_3', { status: 'returned' })).execute()).rejects.toThrow();
 
-  await migrateToLatest(db, engine);
+  await migrateUpTo(db, engine, '0010-deposit-returns');
   const rows = await db.selectFrom('deposits').selectAll().orderBy('id').execute();
   expect(rows.map((r) => ({ ...r, lt: Number(r.lt), amount: String(r.amount), chain_time: Number(r.chain_time), created_at: Number(r.created_at), credited_at: r.credited_at === null ? null : Number(r.credited_at) }))).toEqual(
     before.map((d) => ({ ...d, amount: String(d.amount), returned_at: null })),

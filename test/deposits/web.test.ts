@@ -48,6 +48,37 @@ describe('top-up page deposits', () => {
     expect((await other.get('/top-up')).body).toContain('No deposits yet');
   });
 
+  test('USDT: the amount in USDT, the jetton transfer link and its QR code, the conversion terms; a USDT deposit listed with its rate', async () => {
+    const { deployJetton, fund, metadata, sendJetton } = await import('../support/ton/jetton.js');
+    const usdt = await deployJetton(fake, 'web suite tether', metadata('https://tether.to/usdt-ton.json'));
+    const usdtWallet = await deployWallet(fake, 'web suite usdt deposit wallet');
+    const master = usdt.master.toString({ testOnly: true });
+    const u = await startHarness({ DEPOSIT_ADDRESS: usdtWallet.address.toString(), TON_NETWORK: 'testnet', TON_API_URL: fake.url, DEPOSIT_POLL_MS: '50', USDT_MASTER: master, TON_USD_RATE: '2.5' });
+    try {
+      const { client, email } = await signedUp(u, '10.7.0.4');
+      const memo = await depositMemo(u.service.db, await accountIdOf(u, email));
+      const address = usdtWallet.address.toString({ bounceable: false, testOnly: true });
+      const tonPage = (await client.get('/top-up')).body;
+      expect(tonPage).toContain('href="/top-up?asset=usdt"');
+      const page = (await client.get('/top-up?asset=usdt&amount=25.5')).body;
+      expect(page).toContain('Amount in USDT');
+      expect(page).toContain(`href="ton://transfer/${address}?jetton=${master}&amp;amount=25500000&amp;text=${memo}"`);
+      expect(page).toContain('src="/top-up/qr.svg?asset=usdt&amp;amount=25.5"');
+      expect(page).toMatch(/converted when it arrives, at the TON\/USD rate of that moment less 1&nbsp;%, rounded down to the nanoton/);
+      expect(page).toContain('At least 1 USDT per transfer');
+      const qr = await client.get('/top-up/qr.svg?asset=usdt&amount=25.5');
+      expect(qr.status).toBe(200);
+      expect(qr.body).toContain('<svg');
+      expect((await client.get('/top-up?asset=usdt&amount=1.0000001')).body).toContain('Enter an amount in USDT, like 25 or 12.5, with at most 6 decimal places.');
+      await fund(fake, usdt, 'web suite client', 100_000_000n);
+      await sendJetton(fake, usdt, { client: 'web suite client', to: usdtWallet.address, amount: 25_000_000n, text: memo });
+      await expect.poll(async () => (await client.get('/top-up')).body.includes('9.9 TON'), { timeout: 10_000, interval: 50 }).toBe(true);
+      expect((await client.get('/top-up')).body).toContain('25 USDT at 2.5 USD/TON');
+    } finally {
+      await u.close();
+    }
+  });
+
   test('without DEPOSIT_ADDRESS: live top-ups are not configured', async () => {
     const { client } = await signedUp(off, '10.7.0.3');
     const page = await client.get('/top-up');

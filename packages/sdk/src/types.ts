@@ -61,7 +61,7 @@ export type RecipientValidation = Body<Schemas['RecipientValidation']>;
 
 export type Balance = Body<Schemas['Balance']>;
 
-/** A TON transfer credited to the live balance (GET /deposits). */
+/** A TON or USDT transfer to the live balance (GET /deposits). */
 export type Deposit = Schemas['Deposit'];
 
 /** Newest first; pass the last `id` as `starting_after` for the next page. */

@@ -1,5 +1,6 @@
 import type { WebhookConfig } from '../../config.js';
 import type { Db } from '../../db/engine.js';
+import type { Decimal } from '../../domain/decimal.js';
 
 /** What the dashboard needs from the composition root (src/service.ts). */
 export interface WebContext {
@@ -11,6 +12,8 @@ export interface WebContext {
   tonNetwork?: 'mainnet' | 'testnet';
   /** PUBLIC_URL when set; otherwise pages use the origin the browser asked for. */
   publicUrl: string | undefined;
+  /** USDT top-ups (USDT_MASTER, spread, minimum); absent or master undefined = TON only. */
+  usdt?: { master: string | undefined; spreadPercent: Decimal; minUnits: bigint };
   /** Webhook URL rules and the rotation grace (webhooks page). */
   webhooks?: WebhookConfig;
 }

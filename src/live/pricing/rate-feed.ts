@@ -1,6 +1,7 @@
 import type { Decimal } from '../../domain/decimal.js';
 import { parseDecimal } from '../../domain/decimal.js';
 import { PriceUnavailableError, type RateFeed } from '../../providers/ports.js';
+import type { LiveConfig } from '../config.js';
 
 /**
  * TON/USD from an HTTP rate feed (RATE_FEED): tonapi's `/v2/rates?tokens=ton&currencies=usd`
@@ -14,6 +15,13 @@ export const DEFAULT_FEED_URLS = {
   tonapi: 'https://tonapi.io/v2/rates?tokens=ton&currencies=usd',
   coingecko: 'https://api.coingecko.com/api/v3/simple/price?ids=the-open-network&vs_currencies=usd&include_last_updated_at=true',
 } as const;
+
+/** The RATE_FEED the configuration names (src/live/config.ts); `fixed` is TON_USD_RATE. */
+export function configuredRateFeed(pricing: LiveConfig['pricing'], fixed: RateFeed): RateFeed {
+  return pricing.rateFeed === 'fixed'
+    ? fixed
+    : new HttpRateFeed({ kind: pricing.rateFeed, url: pricing.rateFeedUrl ?? DEFAULT_FEED_URLS[pricing.rateFeed], refreshMs: pricing.refreshSeconds * 1000, maxAgeMs: pricing.maxAgeSeconds * 1000 });
+}
 
 export interface HttpRateFeedOptions {
   kind: 'tonapi' | 'coingecko';
@@ -31,6 +39,10 @@ export class HttpRateFeed implements RateFeed {
   constructor(private readonly options: HttpRateFeedOptions) {}
 
   async tonUsdRate(): Promise<Decimal> {
+    return (await this.tonUsdRateAt()).rate;
+  }
+
+  async tonUsdRateAt(): Promise<{ rate: Decimal; asOf: number }> {
     const now = (this.options.now ?? Date.now)();
     if (!this.last || now - this.last.fetchedAt >= this.options.refreshMs) {
       // One refresh at a time; concurrent callers share it.
@@ -43,7 +55,7 @@ export class HttpRateFeed implements RateFeed {
     if (!last || (this.options.now ?? Date.now)() - last.asOf > this.options.maxAgeMs) {
       throw new PriceUnavailableError('no fresh TON/USD rate');
     }
-    return last.rate;
+    return { rate: last.rate, asOf: last.asOf };
   }
 
   private async refresh(): Promise<void> {

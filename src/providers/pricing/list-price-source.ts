@@ -24,6 +24,11 @@ export class FixedRateFeed implements RateFeed {
     return this.rate;
   }
 
+  /** A configured rate is always current. */
+  async tonUsdRateAt(): Promise<{ rate: Decimal; asOf: number }> {
+    return { rate: this.rate, asOf: Date.now() };
+  }
+
   /** Changes the rate at run time (tests: a locked quote must hold when the rate moves). */
   setRate(rate: Decimal): void {
     this.rate = rate;

@@ -448,6 +448,8 @@ function parseStack(stack: unknown): TupleItem[] {
     const [type, value] = entry as [string, unknown];
     if (type === 'num') return { type: 'int', value: BigInt(String(value)) };
     if (type === 'tvm.Cell' || type === 'cell') return { type: 'cell', cell: Cell.fromBase64(String((value as { bytes?: string }).bytes ?? value)) };
+    // toncenter v2's form for a slice argument (get_wallet_address's owner): a BOC in base64.
+    if (type === 'tvm.Slice' || type === 'slice') return { type: 'slice', cell: Cell.fromBase64(String((value as { bytes?: string }).bytes ?? value)) };
     throw new HttpRefusal(400, `stack entry type ${type} is not supported by the fake`);
   });
 }

@@ -240,29 +240,54 @@ class TestFunding:
 
 
 @dataclass(frozen=True)
+class UsdtConversion:
+    """A USDT deposit: the USDT that arrived and the rate (USD per TON) it was converted at."""
+
+    amount: Decimal
+    #: None while the deposit waits for a rate.
+    rate: Optional[Decimal]
+    rate_at: Optional[datetime]
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> "UsdtConversion":
+        rate = data.get("rate")
+        return cls(amount=Decimal(data["amount"]), rate=None if rate is None else Decimal(rate), rate_at=timestamp(data.get("rate_at")))
+
+
+@dataclass(frozen=True)
 class Deposit:
-    """A TON transfer credited to the live balance."""
+    """A TON or USDT transfer to the live balance (``status`` ``credited``, or ``awaiting_rate`` for USDT)."""
 
     id: str
-    amount: Amount
+    #: ``TON`` or ``USDT``.
+    asset: str
+    #: The TON credited (USDT: converted); None while ``awaiting_rate``.
+    amount: Optional[Amount]
+    #: None for a TON deposit.
+    usdt: Optional[UsdtConversion]
     status: str
     tx_hash: str
     sender: str
     created_at: datetime
-    credited_at: datetime
+    #: None while ``awaiting_rate``.
+    credited_at: Optional[datetime]
     explorer_url: str
     raw: Dict[str, Any] = _meta()
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> "Deposit":
+        amount = data.get("amount")
+        usdt = data.get("usdt")
         return cls(
             id=data["id"],
-            amount=Amount.from_json(data["amount"]),
+            asset=data.get("asset", "TON"),
+            amount=None if amount is None else Amount.from_json(amount),
+            usdt=None if usdt is None else UsdtConversion.from_json(usdt),
             status=data["status"],
             tx_hash=data["tx_hash"],
             sender=data["sender"],
             created_at=timestamp(data["created_at"]),  # type: ignore[arg-type]
-            credited_at=timestamp(data["credited_at"]),  # type: ignore[arg-type]
+            credited_at=timestamp(data.get("credited_at")),
             explorer_url=data["explorer_url"],
             raw=dict(data),
         )

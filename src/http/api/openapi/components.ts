@@ -241,16 +241,39 @@ export const COMPONENT_SCHEMAS: Record<string, JsonSchema> = {
   Deposit: closed(
     {
       id: id('dep', 'Deposit id: the `starting_after` cursor.'),
-      amount: { ...ref('Amount'), description: 'The TON that arrived, to the nanoton.' },
-      status: { type: 'string', enum: ['credited'], description: '`credited`: added to your live balance.' },
+      asset: { type: 'string', enum: ['TON', 'USDT'], description: 'What was sent: TON, or USDT (the TON jetton), converted to TON when credited.' },
+      amount: {
+        oneOf: [{ type: 'null' }, ref('Amount')],
+        description: 'The TON credited, to the nanoton: for TON what arrived, for USDT the converted amount. `null` while `awaiting_rate`.',
+      },
+      usdt: {
+        oneOf: [
+          { type: 'null' },
+          closed(
+            {
+              amount: { type: 'string', pattern: '^(0|[1-9][0-9]*)(\\.[0-9]{0,5}[1-9])?$', description: 'The USDT that arrived (6 decimals at most).' },
+              rate: { type: ['string', 'null'], pattern: '^[0-9]+(\\.[0-9]+)?$', description: 'USD per TON it was converted at (USDT taken at 1 USD), before the spread; `null` while `awaiting_rate`.' },
+              rate_at: { oneOf: [{ type: 'null' }, TIMESTAMP], description: 'When the rate feed had that rate; `null` while `awaiting_rate`.' },
+            },
+            undefined,
+            'A USDT deposit: the amount and the conversion.',
+          ),
+        ],
+        description: 'For a USDT deposit the USDT amount and its rate; `null` for TON.',
+      },
+      status: {
+        type: 'string',
+        enum: ['credited', 'awaiting_rate'],
+        description: '`credited`: added to your live balance. `awaiting_rate`: a USDT deposit for you that is credited as soon as a fresh TON/USD rate exists, at that rate.',
+      },
       tx_hash: { type: 'string', pattern: '^[0-9a-f]{64}$', description: 'The transaction hash (hex), as explorers show it.' },
       sender: { type: 'string', description: 'The sending wallet, user-friendly form.' },
       created_at: { ...TIMESTAMP, description: 'Block time of the transfer.' },
-      credited_at: { ...TIMESTAMP, description: 'When your balance was credited.' },
+      credited_at: { oneOf: [{ type: 'null' }, TIMESTAMP], description: 'When your balance was credited; `null` while `awaiting_rate`.' },
       explorer_url: { type: 'string', format: 'uri', description: 'The transaction on tonviewer.' },
     },
     undefined,
-    'A TON transfer credited to your live balance.',
+    'A TON or USDT transfer to your live balance.',
   ),
   DepositList: closed(
     {
@@ -305,7 +328,12 @@ export const COMPONENT_SCHEMAS: Record<string, JsonSchema> = {
       deposit: {
         oneOf: [
           { type: 'null' },
-          closed({ reference: { type: ['string', 'null'], description: 'The transaction hash of a top-up, or the request id (`req_…`) of a test funding.' } }),
+          closed({
+            reference: {
+              type: ['string', 'null'],
+              description: 'The transaction hash of a top-up (for USDT with the amount, the rate and the spread it was converted at), or the request id (`req_…`) of a test funding.',
+            },
+          }),
         ],
         description: 'For a `deposit`: its reference; otherwise `null`.',
       },
@@ -560,8 +588,22 @@ export const EXAMPLES = {
     object: 'list',
     data: [
       {
+        id: 'dep_4Lw8Rt2nQ6xZ0cV3bM9kPs',
+        asset: 'USDT',
+        amount: { value: '9.9', currency: 'TON' },
+        usdt: { amount: '25', rate: '2.5', rate_at: '2026-11-25T21:31:02.118Z' },
+        status: 'credited',
+        tx_hash: '5f0c2e9a7d41b8c3e6f5a9d2c1b0e4f7a8d3c6b9e2f1a0d5c4b7e8f9a6d3c2b1',
+        sender: 'EQCzQJJBAQ-FrEFcvxO5sNxhV9CaOdK9CCfq2yCBnwZ4aJ9R',
+        created_at: '2026-11-25T21:31:00.000Z',
+        credited_at: '2026-11-25T21:31:02.120Z',
+        explorer_url: 'https://tonviewer.com/transaction/5f0c2e9a7d41b8c3e6f5a9d2c1b0e4f7a8d3c6b9e2f1a0d5c4b7e8f9a6d3c2b1',
+      },
+      {
         id: 'dep_9fK2mQ7xV1bN4cL8sR3tYw',
+        asset: 'TON',
         amount: { value: '25', currency: 'TON' },
+        usdt: null,
         status: 'credited',
         tx_hash: 'aee8d185a0c8f73c787bf1872ee9659ac53ce11a90b16b384856a7821eff8c29',
         sender: 'EQCzQJJBAQ-FrEFcvxO5sNxhV9CaOdK9CCfq2yCBnwZ4aJ9R',

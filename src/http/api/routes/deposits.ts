@@ -1,11 +1,8 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { depositMemo } from '../../../accounts/deposit-memo.js';
 import { ApiError } from '../../../domain/api-error.js';
-import { tonAmount } from '../../../domain/money.js';
-import { formatTimestamp } from '../../../domain/time.js';
-import { friendlyAddress } from '../../../domain/ton-address.js';
-import { transactionUrl } from '../../../deposits/explorer.js';
-import { type Deposit, findDeposit, listDeposits } from '../../../deposits/store.js';
+import { findDeposit, listDeposits } from '../../../deposits/store.js';
+import { CLIENT_DEPOSIT_STATUSES, depositWire } from '../../../deposits/wire.js';
 import { transferLink } from '../../../ton/transfer-link.js';
 import type { ApiContext } from '../context.js';
 import { GET_DEPOSIT_ADDRESS, LIST_DEPOSITS } from '../openapi/operations.js';
@@ -32,8 +29,8 @@ export function depositRoutes(app: FastifyInstance, ctx: ApiContext): void {
         if (!anchor) throw unknownCursor('starting_after', request.query.starting_after, 'one of your deposits');
         startingAfter = { lt: anchor.lt, id: anchor.id };
       }
-      const rows = await listDeposits(ctx.db.kysely, { accountId, status: 'credited', startingAfter, limit: limit + 1 });
-      return { ok: true, object: 'list', data: rows.slice(0, limit).map((d) => depositJson(d, network)), has_more: rows.length > limit };
+      const rows = await listDeposits(ctx.db.kysely, { accountId, status: CLIENT_DEPOSIT_STATUSES, startingAfter, limit: limit + 1 });
+      return { ok: true, object: 'list', data: rows.slice(0, limit).map((d) => depositWire(d, network)), has_more: rows.length > limit };
     },
   );
 
@@ -52,17 +49,4 @@ export function depositRoutes(app: FastifyInstance, ctx: ApiContext): void {
 
 async function requireLiveKey(request: FastifyRequest): Promise<void> {
   if (request.caller.mode !== 'live') throw new ApiError('live_key_required');
-}
-
-export function depositJson(deposit: Deposit, network: 'mainnet' | 'testnet') {
-  return {
-    id: deposit.id,
-    amount: tonAmount(deposit.amount),
-    status: deposit.status,
-    tx_hash: deposit.txHash,
-    sender: friendlyAddress(deposit.sender, network),
-    created_at: formatTimestamp(deposit.chainTime),
-    credited_at: formatTimestamp(deposit.creditedAt ?? deposit.createdAt),
-    explorer_url: transactionUrl(deposit.txHash, network),
-  };
 }

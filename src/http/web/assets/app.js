@@ -88,31 +88,39 @@
     var link = document.getElementById('transfer-link');
     var uri = document.getElementById('transfer-uri');
     var qr = document.getElementById('transfer-qr');
-    var MAX = 1000000n * 1000000000n;
+    // TON (9 decimals) or USDT (6 decimals, a jetton transfer): the form says which.
+    var decimals = Number(form.dataset.decimals || 9);
+    var unit = form.dataset.unit || 'TON';
+    var jetton = form.dataset.jetton;
+    var scale = 10n ** BigInt(decimals);
+    var MAX = (jetton ? 10000000n : 1000000n) * scale;
     var timer;
 
-    var toNanotons = function (text) {
+    var toUnits = function (text) {
       var t = text.trim().replace(',', '.');
       if (t === '') return { ok: true, value: null, text: '' };
-      var m = /^(\d+)(?:\.(\d{1,9}))?$/.exec(t);
-      if (!m) return { ok: false, message: 'Enter an amount in TON, like 25 or 2.5, with at most 9 decimal places.' };
-      var n = BigInt(m[1]) * 1000000000n + BigInt((m[2] || '').padEnd(9, '0'));
+      var m = new RegExp('^(\\d+)(?:\\.(\\d{1,' + decimals + '}))?$').exec(t);
+      if (!m) return { ok: false, message: 'Enter an amount in ' + unit + ', like 25 or ' + (jetton ? '12.5' : '2.5') + ', with at most ' + decimals + ' decimal places.' };
+      var n = BigInt(m[1]) * scale + BigInt((m[2] || '').padEnd(decimals, '0'));
       if (n <= 0n) return { ok: false, message: 'Enter an amount greater than 0.' };
-      if (n > MAX) return { ok: false, message: 'Enter at most 1000000 TON.' };
+      if (n > MAX) return { ok: false, message: 'Enter at most ' + (MAX / scale) + ' ' + unit + '.' };
       return { ok: true, value: n, text: t };
     };
 
     var update = function () {
-      var parsed = toNanotons(input.value);
+      var parsed = toUnits(input.value);
       error.hidden = parsed.ok;
       error.textContent = parsed.ok ? '' : parsed.message;
       if (parsed.ok) input.removeAttribute('aria-invalid'); else input.setAttribute('aria-invalid', 'true');
       if (!parsed.ok) return;
-      var params = (parsed.value !== null ? 'amount=' + parsed.value + '&' : '') + 'text=' + encodeURIComponent(form.dataset.memo);
+      var params = (jetton ? 'jetton=' + jetton + '&' : '') + (parsed.value !== null ? 'amount=' + parsed.value + '&' : '') + 'text=' + encodeURIComponent(form.dataset.memo);
       var href = 'ton://transfer/' + form.dataset.address + '?' + params;
       link.setAttribute('href', href);
       uri.textContent = href;
-      qr.src = '/top-up/qr.svg' + (parsed.value !== null ? '?amount=' + encodeURIComponent(parsed.text) : '');
+      var query = [];
+      if (jetton) query.push('asset=usdt');
+      if (parsed.value !== null) query.push('amount=' + encodeURIComponent(parsed.text));
+      qr.src = '/top-up/qr.svg' + (query.length ? '?' + query.join('&') : '');
       var url = new URL(window.location.href);
       if (parsed.value !== null) url.searchParams.set('amount', parsed.text); else url.searchParams.delete('amount');
       window.history.replaceState(null, '', url);

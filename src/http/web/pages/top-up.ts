@@ -12,18 +12,29 @@ import { type Html, html, type Slot } from '../html.js';
 import { field, redirect, sendHtml } from '../http.js';
 import { csrfField, dashboardPage, notice, type View } from '../layout.js';
 import type { Web } from '../web.js';
-import { parseAmountInput, qrSvg, transferLink } from '../../../ton/transfer-link.js';
+import { jettonTransferLink, parseAmountInput, parseUsdtAmountInput, qrSvg, transferLink } from '../../../ton/transfer-link.js';
+import { formatDecimal, formatUsdt } from '../../../domain/usdt.js';
+import { CLIENT_DEPOSIT_STATUSES } from '../../../deposits/wire.js';
 
 
 /** The newest deposits shown on the top-up page (the API lists them all: GET /api/v1/deposits). */
 const DEPOSITS_SHOWN = 20;
 
-/** The account's credited deposits: amount, status, block time and the transaction on an explorer. */
+/**
+ * The account's deposits: amount (for USDT the USDT sent and the rate it was converted at),
+ * status (credited, or a USDT deposit waiting for a rate), block time and the transaction.
+ */
 function depositsTable(deposits: Deposit[], network: 'mainnet' | 'testnet'): Html {
   const rows = deposits.map(
     (d) => html`<tr>
-  <td data-label="Amount" class="num">${ton(d.amount)}</td>
-  <td data-label="Status"><span class="badge badge-credited" data-status="credited">Credited</span></td>
+  <td data-label="Amount" class="num">${d.status === 'awaiting_rate' ? '' : ton(d.amount)}${
+    d.asset === 'USDT' ? html`<br><span class="muted small" data-usdt>${formatUsdt(d.jettonAmount ?? 0n)} USDT${d.rate ? ` at ${d.rate} USD/TON` : ''}</span>` : ''
+  }</td>
+  <td data-label="Status">${
+    d.status === 'awaiting_rate'
+      ? html`<span class="badge badge-awaiting_rate" data-status="awaiting_rate">Waiting for a rate</span>`
+      : html`<span class="badge badge-credited" data-status="credited">Credited</span>`
+  }</td>
   <td data-label="Sent">${time(d.chainTime)}</td>
   <td data-label="Transaction"><a class="mono" href="${transactionUrl(d.txHash, network)}" rel="noopener noreferrer" target="_blank" title="${d.txHash}">${d.txHash.slice(0, 8)}…${d.txHash.slice(-8)}</a></td>
 </tr>`,
@@ -41,11 +52,13 @@ function depositsTable(deposits: Deposit[], network: 'mainnet' | 'testnet'): Htm
 export function topUpRoutes(app: FastifyInstance, web: Web): void {
   const { ctx } = web;
 
-  const livePage = async (view: View, amountText: string): Promise<Html> => {
+  const usdtMaster = ctx.usdt?.master;
+
+  const livePage = async (view: View, amountText: string, asset: 'ton' | 'usdt'): Promise<Html> => {
     const address = ctx.depositAddress;
     const intro = html`<div class="page-head"><h1>Top up your live balance</h1></div>
-<p class="lead">Send TON from any wallet to Starport's deposit address with your personal comment. Your live balance is credited once the transfer is final on the TON blockchain.</p>`;
-    const recent = await listDeposits(ctx.db.kysely, { accountId: view.session.accountId, status: 'credited', limit: DEPOSITS_SHOWN });
+<p class="lead">Send ${usdtMaster ? 'TON or USDT' : 'TON'} from any wallet to Starport's deposit address with your personal comment. Your live balance is credited once the transfer is final on the TON blockchain.</p>`;
+    const recent = await listDeposits(ctx.db.kysely, { accountId: view.session.accountId, status: CLIENT_DEPOSIT_STATUSES, limit: DEPOSITS_SHOWN });
     const deposits = html`<section class="section" aria-labelledby="deposits-heading">
   <div class="section-head"><h2 id="deposits-heading">Deposits</h2></div>
   ${recent.length === 0
@@ -62,15 +75,41 @@ ${deposits}`,
       });
     }
     const memo = await depositMemo(ctx.db, view.session.accountId);
-    const amount = parseAmountInput(amountText);
-    const nanotons = amount.ok ? amount.nanotons : undefined;
-    const link = transferLink(address, memo, nanotons);
-    const qrUrl = `/top-up/qr.svg${nanotons !== undefined ? `?amount=${formatTon(nanotons)}` : ''}`;
-    const amountError = amount.ok ? undefined : amount.message;
+    const usdt = asset === 'usdt' && usdtMaster && ctx.usdt ? { ...ctx.usdt, master: usdtMaster } : undefined;
+    let link: string;
+    let qrUrl: string;
+    let amountError: string | undefined;
+    if (usdt) {
+      const amount = parseUsdtAmountInput(amountText);
+      const units = amount.ok ? amount.units : undefined;
+      link = jettonTransferLink(address, usdt.master, memo, units);
+      qrUrl = `/top-up/qr.svg?asset=usdt${units !== undefined ? `&amount=${formatUsdt(units)}` : ''}`;
+      amountError = amount.ok ? undefined : amount.message;
+    } else {
+      const amount = parseAmountInput(amountText);
+      const nanotons = amount.ok ? amount.nanotons : undefined;
+      link = transferLink(address, memo, nanotons);
+      qrUrl = `/top-up/qr.svg${nanotons !== undefined ? `?amount=${formatTon(nanotons)}` : ''}`;
+      amountError = amount.ok ? undefined : amount.message;
+    }
+    const unit = usdt ? 'USDT' : 'TON';
+    const switcher = usdtMaster
+      ? html`<nav class="asset-switch" aria-label="Currency">
+  <a class="button ${usdt ? 'button-secondary' : 'button-primary'}" href="/top-up"${usdt ? '' : html` aria-current="page"`}>Send TON</a>
+  <a class="button ${usdt ? 'button-primary' : 'button-secondary'}" href="/top-up?asset=usdt"${usdt ? html` aria-current="page"` : ''}>Send USDT</a>
+</nav>`
+      : '';
+    const terms = usdt
+      ? html`<li>
+        <p class="label">Conversion</p>
+        <p class="hint" data-usdt-terms>Your balance stays in TON. USDT (on TON) is converted when it arrives, at the TON/USD rate of that moment less ${formatDecimal(usdt.spreadPercent)}&nbsp;%, rounded down to the nanoton. If no current rate is available the deposit waits and is credited as soon as one is. At least ${formatUsdt(usdt.minUnits)} USDT per transfer; smaller ones wait for the operator. Send USDT on TON only (token contract <span class="mono">${usdt.master}</span>), and keep the comment.</p>
+      </li>`
+      : '';
     const body = html`${intro}
+${switcher}
 <div class="grid-2 topup">
   <section class="card" aria-labelledby="transfer-heading">
-    <h2 id="transfer-heading">Transfer details</h2>
+    <h2 id="transfer-heading">Transfer details${usdt ? ' (USDT)' : ''}</h2>
     <ol class="steps-compact">
       <li>
         <p class="label" id="address-label">Deposit address</p>
@@ -79,11 +118,14 @@ ${deposits}`,
       <li>
         <p class="label">Comment (memo)</p>
         ${copyField('deposit-memo', memo, 'comment')}
-        <p class="hint">Always add this comment to the transfer. Without it we cannot tell that the TON is yours. It is the same for every top-up.</p>
+        <p class="hint">Always add this comment to the transfer. Without it we cannot tell that the ${unit} is yours. It is the same for every top-up.</p>
       </li>
       <li>
-        <form method="get" action="/top-up" class="amount-form" data-transfer-form data-address="${address}" data-memo="${memo}">
-          <label for="amount">Amount in TON <span class="muted">(optional)</span></label>
+        <form method="get" action="/top-up" class="amount-form" data-transfer-form data-address="${address}" data-memo="${memo}"${
+          usdt ? html` data-jetton="${usdt.master}" data-decimals="6" data-unit="USDT"` : html` data-decimals="9" data-unit="TON"`
+        }>
+          ${usdt ? html`<input type="hidden" name="asset" value="usdt">` : ''}
+          <label for="amount">Amount in ${unit} <span class="muted">(optional)</span></label>
           <div class="input-row">
             <input id="amount" name="amount" type="text" inputmode="decimal" autocomplete="off" spellcheck="false" value="${amountText}"
               aria-describedby="amount-hint${amountError ? ' amount-error' : ''}"${amountError ? html` aria-invalid="true"` : ''}>
@@ -93,11 +135,12 @@ ${deposits}`,
           <p id="amount-error" class="field-error" role="alert"${amountError ? '' : html` hidden`}>${amountError ?? ''}</p>
         </form>
       </li>
+      ${terms}
     </ol>
   </section>
   <section class="card qr-card" aria-labelledby="wallet-heading">
     <h2 id="wallet-heading">Pay with a wallet app</h2>
-    <img id="transfer-qr" class="qr" src="${qrUrl}" width="232" height="232" alt="QR code of the transfer link: scan it with a TON wallet app to send TON with your comment.">
+    <img id="transfer-qr" class="qr" src="${qrUrl}" width="232" height="232" alt="QR code of the transfer link: scan it with a TON wallet app to send ${unit} with your comment.">
     <p><a id="transfer-link" class="button button-primary" href="${link}">Open in wallet app</a></p>
     ${copyField('transfer-uri', link, 'transfer link', { className: 'wrap small' })}
   </section>
@@ -140,7 +183,7 @@ ${deposits}`;
 
   web.page('/top-up', async (request, reply, mode) => {
     const view = web.view(request, mode);
-    if (mode === 'live') return sendHtml(reply, await livePage(view, field(request.query, 'amount')));
+    if (mode === 'live') return sendHtml(reply, await livePage(view, field(request.query, 'amount'), field(request.query, 'asset') === 'usdt' ? 'usdt' : 'ton'));
     const added = field(request.query, 'notice') === 'funds_added';
     return sendHtml(reply, await testPage(view, { status: added ? notice('success', 'Test funds added.') : undefined }));
   });
@@ -167,8 +210,15 @@ ${deposits}`;
     const address = ctx.depositAddress;
     if (!address) return reply.code(404).type('text/plain; charset=utf-8').send('Live top-ups are not configured.');
     const memo = await depositMemo(ctx.db, (request.dashboardSession as { accountId: string }).accountId);
-    const amount = parseAmountInput(field(request.query, 'amount'));
-    const svg = await qrSvg(transferLink(address, memo, amount.ok ? amount.nanotons : undefined));
+    let link: string;
+    if (field(request.query, 'asset') === 'usdt' && usdtMaster) {
+      const amount = parseUsdtAmountInput(field(request.query, 'amount'));
+      link = jettonTransferLink(address, usdtMaster, memo, amount.ok ? amount.units : undefined);
+    } else {
+      const amount = parseAmountInput(field(request.query, 'amount'));
+      link = transferLink(address, memo, amount.ok ? amount.nanotons : undefined);
+    }
+    const svg = await qrSvg(link);
     return reply.header('cache-control', 'private, no-store').type('image/svg+xml').send(svg);
   });
 }
