@@ -20,6 +20,7 @@ import { guideRoutes } from './pages/guide.js';
 import { webhookRoutes } from './pages/webhooks.js';
 import { badRequestPage, notFoundPage, serverErrorPage, unavailablePage } from './pages/error.js';
 import { balanceHistoryRoutes } from './pages/balance-history.js';
+import { alertRoutes } from './pages/alerts.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -128,4 +129,5 @@ export async function webPlugin(app: FastifyInstance, ctx: WebContext): Promise<
   guideRoutes(app, web);
   webhookRoutes(app, web);
   balanceHistoryRoutes(app, web);
+  alertRoutes(app, web);
 }
