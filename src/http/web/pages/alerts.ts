@@ -8,7 +8,7 @@ import { type Html, html, type Slot } from '../html.js';
 import { field, redirect, sendHtml } from '../http.js';
 import { lowBalanceBanners } from '../low-balance-banner.js';
 import { csrfField, dashboardPage, notice, type View } from '../layout.js';
-import type { Web } from '../plugin.js';
+import type { WebContext } from '../context.js';
 
 /**
  * Alerts: the low-balance threshold of the mode viewed (docs/dashboard.md "Low-balance alert").
@@ -24,7 +24,21 @@ const NOTICES: Record<string, Slot> = {
 
 const MAX_THRESHOLD_TON = MAX_LOW_BALANCE_THRESHOLD / NANOTONS_PER_TON;
 
-export function alertRoutes(app: FastifyInstance, web: Web): void {
+type PreHandler = (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
+
+/**
+ * What this page uses of plugin.ts's `Web`, stated here rather than imported: importing it would
+ * add a page ↔ plugin import cycle (`npm run lint`).
+ */
+export interface AlertsWeb {
+  ctx: WebContext;
+  authenticated: PreHandler;
+  sessionCsrf: PreHandler;
+  view(request: FastifyRequest, mode: Mode): View;
+  page(path: string, handler: (request: FastifyRequest, reply: FastifyReply, mode: Mode) => Promise<unknown>): void;
+}
+
+export function alertRoutes(app: FastifyInstance, web: AlertsWeb): void {
   const { ctx } = web;
 
   const page = async (view: View, options: { thresholdText?: string; error?: string; status?: Slot } = {}): Promise<Html> => {
