@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import { expect, test } from 'vitest';
 import type { Engine } from '../../src/db/engine.js';
+import type { Database } from '../../src/db/schema.js';
 import { migrateToLatest, migrateUpTo } from '../../src/db/migrate.js';
 import { applyMovement } from '../../src/ledger/ledger.js';
 import { lowBalanceAlerts, setLowBalanceThreshold } from '../../src/ledger/low-balance.js';
@@ -39,11 +40,13 @@ test('existing balances get no threshold and keep their figures; a set one is se
   ]);
 
   const ref = { accountId: 'acct_a', mode: 'live' as const };
-  const none = await db.transaction().execute((tx) => applyMovement(tx, ref, { kind: 'adjustment', amount: -1_000_000_000n, reason: 'x', now: 10 }));
+  const debit = (now: number) =>
+    db.transaction().execute((tx) => applyMovement(tx as unknown as Kysely<Database>, ref, { kind: 'adjustment', amount: -1_000_000_000n, reason: 'x', now }));
+  const none = await debit(10);
   expect(none?.crossedBelow).toBeNull();
   await setLowBalanceThreshold(db, ref, 5_500_000_000n);
-  const crossing = await db.transaction().execute((tx) => applyMovement(tx, ref, { kind: 'adjustment', amount: -1_000_000_000n, reason: 'x', now: 11 }));
+  const crossing = await debit(11);
   expect(crossing).toMatchObject({ after: { available: 5_000_000_000n }, crossedBelow: 5_500_000_000n });
-  const below = await db.transaction().execute((tx) => applyMovement(tx, ref, { kind: 'adjustment', amount: -1_000_000_000n, reason: 'x', now: 12 }));
+  const below = await debit(12);
   expect(below?.crossedBelow).toBeNull();
 });
