@@ -1,10 +1,12 @@
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { formatTon, parseTon } from '../../src/domain/money.js';
 import { adjustBalance } from '../../src/ledger/adjust.js';
+import { applyMovement } from '../../src/ledger/ledger.js';
 import { lowBalanceAlerts, setLowBalanceThreshold } from '../../src/ledger/low-balance.js';
 import { type Harness, startHarness, type TestAccount } from '../support/harness.js';
 import { call, EVENT_ID, expectOk, pollUntil, postOrder, STARS_50, TIMESTAMP } from '../support/http.js';
 import { type Receiver, startReceiver } from '../support/webhook-receiver.js';
+import { enqueueBalanceLowEvent } from '../../src/webhooks/outbox.js';
 
 /**
  * The low-balance alert (docs/api.md "Low-balance alert"): one `balance.low` event per crossing of
@@ -158,4 +160,35 @@ test('a threshold out of range is refused and changes nothing', async () => {
   await expect(setLowBalanceThreshold(db(), ref, -1n)).rejects.toThrow(/more than 0/);
   expect((await lowBalanceAlerts(db(), account.accountId)).map((a) => a.threshold)).toEqual([null, null]);
   expect(await setLowBalanceThreshold(db(), { accountId: 'acc_none', mode: 'live' }, 1n)).toBe(false);
+});
+
+test('a movement rolled back after its crossing leaves no event and the alert armed', async () => {
+  const account = await h.account({ test: '10' });
+  await subscribe(account, ['balance.low']);
+  const ref = { accountId: account.accountId, mode: 'test' as const };
+  await setLowBalanceThreshold(db(), ref, parseTon('5'));
+  // The transaction dies after the event was queued (a lost connection, a crash before COMMIT).
+  await expect(
+    db().transaction().execute(async (tx) => {
+      const moved = await applyMovement(tx, ref, { kind: 'adjustment', amount: -parseTon('6'), reason: 'dies', now: Date.now() });
+      expect(moved?.crossedBelow).toBe(parseTon('5'));
+      expect(await enqueueBalanceLowEvent(tx, moved!)).toBe(1);
+      throw new Error('killed before commit');
+    }),
+  ).rejects.toThrow('killed before commit');
+  expect(await lowMessages(account.accountId)).toHaveLength(0);
+  expect(await available(account.accountId)).toBe(parseTon('10'));
+  // Nothing was lost: the same crossing, committed, sends its event.
+  await adjustBalance(h.service.db, { ...ref, amount: -parseTon('6'), reason: 'commits' });
+  expect(await lowMessages(account.accountId)).toHaveLength(1);
+});
+
+test('an order refused for an uncovered amount crosses nothing', async () => {
+  const account = await h.account({ test: '0.001' });
+  await subscribe(account, ['balance.low']);
+  await setLowBalanceThreshold(db(), { accountId: account.accountId, mode: 'test' }, parseTon('0.0005'));
+  const refused = await postOrder(h, account.testKey, STARS_50);
+  expect(refused.status).toBe(402);
+  expect(await lowMessages(account.accountId)).toHaveLength(0);
+  expect(await available(account.accountId)).toBe(parseTon('0.001'));
 });
