@@ -32,6 +32,8 @@ export interface BalancesTable {
   reserved: Int;
   /** The `seq` of the balance's last journal row (bumped by the movement's own UPDATE). */
   journal_seq: ColumnType<bigint, bigint | number | undefined, bigint | number>;
+  /** The low-balance alert's threshold (nanotons), null when none is set (src/ledger/low-balance.ts). */
+  low_balance_threshold: ColumnType<bigint | null, bigint | number | null | undefined, bigint | number | null>;
 }
 
 export interface JournalTable {

@@ -3,7 +3,8 @@ import type { Mode } from '../domain/api-key.js';
 import { formatTon } from '../domain/money.js';
 import type { Db } from '../db/engine.js';
 import type { Database } from '../db/schema.js';
-import { type Balance, move, readBalance } from './ledger.js';
+import { enqueueBalanceLowEvent } from '../webhooks/outbox.js';
+import { applyMovement, type Balance, readBalance } from './ledger.js';
 
 export class AdjustmentError extends Error {}
 
@@ -24,9 +25,12 @@ export async function adjustBalance(
   return db.kysely.transaction().execute(async (tx) => {
     const before = await readBalance(tx, ref);
     if (!before) throw new AdjustmentError(`no account ${input.accountId}`);
-    if (!(await move(tx, ref, { kind: 'adjustment', amount: input.amount, reason: input.reason, now }))) {
+    const moved = await applyMovement(tx, ref, { kind: 'adjustment', amount: input.amount, reason: input.reason, now });
+    if (!moved) {
       throw new AdjustmentError(`the ${input.mode} available balance (${formatTon(before.available)} TON) cannot go below zero`);
     }
+    // A debit can take the balance below the client's low-balance threshold.
+    await enqueueBalanceLowEvent(tx, moved);
     const after = (await readBalance(tx, ref)) as Balance;
     await within?.(tx, after, before);
     return after;

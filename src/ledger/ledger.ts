@@ -59,6 +59,16 @@ export interface JournalEntry {
   createdAt: number;
 }
 
+/** What `applyMovement` wrote, and whether it crossed the balance's low-balance threshold. */
+export interface AppliedMovement extends JournalEntry {
+  /**
+   * The low-balance threshold this movement took the available balance below (it was at or
+   * above it before), else null: one crossing, seen by the one movement that made it
+   * (low-balance.ts).
+   */
+  crossedBelow: bigint | null;
+}
+
 /**
  * Applies a movement if neither side of the balance would go negative. Returns false (and
  * writes nothing) otherwise. The check and the change are one statement: no read-modify-write.
@@ -72,19 +82,24 @@ export async function move(tx: Kysely<Database>, ref: BalanceRef, movement: Move
  * movement and the entry's sequence number come back from the same UPDATE (RETURNING), so the
  * journal's `balance_*` columns are exactly what the balance row became, even under concurrency.
  */
-export async function applyMovement(tx: Kysely<Database>, ref: BalanceRef, movement: Movement): Promise<JournalEntry | undefined> {
+export async function applyMovement(tx: Kysely<Database>, ref: BalanceRef, movement: Movement): Promise<AppliedMovement | undefined> {
   const [availableDelta, reservedDelta] = DELTAS[movement.kind](movement.amount);
   const idHead = newEntryIdHead();
   const orderId = movement.orderId ?? null;
   const reason = movement.reason ?? null;
-  let after: { seq: bigint; available: bigint; reserved: bigint } | undefined;
+  let after: { seq: bigint; available: bigint; reserved: bigint; threshold: bigint | null } | undefined;
   if (onPostgres(tx)) {
     // One round trip: the update and the insert that reads its RETURNING, as one statement.
     const [row] = await updateBalanceAndJournal(tx, ref.accountId, ref.mode, availableDelta, reservedDelta, idHead, movement.kind, orderId, reason, movement.now);
-    after = row && { seq: BigInt(row.seq), available: BigInt(row.balance_available), reserved: BigInt(row.balance_reserved) };
+    after = row && { seq: BigInt(row.seq), available: BigInt(row.balance_available), reserved: BigInt(row.balance_reserved), threshold: nullableBigInt(row.low_balance_threshold) };
   } else {
     const [updated] = await updateBalance(tx, ref.accountId, ref.mode, availableDelta, reservedDelta);
-    after = updated && { seq: BigInt(updated.journal_seq), available: BigInt(updated.available), reserved: BigInt(updated.reserved) };
+    after = updated && {
+      seq: BigInt(updated.journal_seq),
+      available: BigInt(updated.available),
+      reserved: BigInt(updated.reserved),
+      threshold: nullableBigInt(updated.low_balance_threshold),
+    };
     if (after) await insertJournal(tx, entryId(idHead, after.seq), ref.accountId, ref.mode, movement.kind, orderId, availableDelta, reservedDelta, reason, movement.now, after.seq, after.available, after.reserved);
   }
   if (!after) return undefined;
@@ -100,7 +115,21 @@ export async function applyMovement(tx: Kysely<Database>, ref: BalanceRef, movem
     seq: after.seq,
     after: { available: after.available, reserved: after.reserved },
     createdAt: movement.now,
+    crossedBelow: crossedBelow(after.threshold, after.available - availableDelta, after.available),
   };
+}
+
+const nullableBigInt = (value: bigint | number | string | null) => (value === null ? null : BigInt(value));
+
+/**
+ * The threshold when a movement from `before` to `after` (available) crosses it downwards. The
+ * balance row's UPDATE is the movement, and concurrent movements of one balance are applied one
+ * after the other (its row lock), so their befores and afters form one history: each downward
+ * crossing is seen by exactly one movement, and the next one needs a movement back to or above
+ * the threshold first (docs/api.md "Low-balance alert").
+ */
+export function crossedBelow(threshold: bigint | null, before: bigint, after: bigint): bigint | null {
+  return threshold !== null && before >= threshold && after < threshold ? threshold : null;
 }
 
 // Every order moves the ledger two or three times: these statements are compiled once.
@@ -116,7 +145,7 @@ const balanceUpdate = (db: Kysely<Database>, accountId: string, mode: Mode, avai
     .where('mode', '=', mode)
     .where(sql<boolean>`available + ${availableDelta} >= 0`)
     .where(sql<boolean>`reserved + ${reservedDelta} >= 0`)
-    .returning(['available', 'reserved', 'journal_seq']);
+    .returning(['available', 'reserved', 'journal_seq', 'low_balance_threshold']);
 
 const updateBalance = preparedQuery(balanceUpdate);
 
@@ -146,7 +175,7 @@ const updateBalanceAndJournal = preparedQuery(
             'moved.reserved',
           ]),
       )
-      .returning(['seq', 'balance_available', 'balance_reserved']),
+      .returning(['seq', 'balance_available', 'balance_reserved', sql<string | null>`(select low_balance_threshold from moved)`.as('low_balance_threshold')]),
 );
 
 /** The movement's order's number (null without an order): its index in the journal. */

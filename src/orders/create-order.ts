@@ -5,7 +5,7 @@ import type { Product } from '../domain/products.js';
 import { newId } from '../domain/random.js';
 import type { Db } from '../db/engine.js';
 import { preparedQuery } from '../db/prepared.js';
-import { move, readBalance } from '../ledger/ledger.js';
+import { applyMovement, readBalance } from '../ledger/ledger.js';
 import type { PriceSource } from '../providers/ports.js';
 import { freshPrice } from './fresh-price.js';
 import { IDEMPOTENCY_WAIT_MS, type IdempotencyGate, keyInUse } from './idempotency-gate.js';
@@ -13,6 +13,7 @@ import { type Order, orderFingerprint } from './order.js';
 import { appendEvent, findOrderByIdempotencyKey, nextOrderNumber } from './order-store.js';
 import { placeInOneStatement, placesInOneStatement } from './place-in-one-statement.js';
 import { claimQuote, type Quote, usableQuote } from '../quotes/quotes.js';
+import { enqueueBalanceLowEvent } from '../webhooks/outbox.js';
 
 export interface CreateOrderInput {
   accountId: string;
@@ -198,12 +199,15 @@ async function insertOrder(deps: CreateOrderDeps, order: Order, quote: Quote | u
     // The reservation comes last: on PostgreSQL it locks the balance row until the commit, and
     // every other order of the account waits for that lock. (A refusal rolls back all of it.)
     const ref = { accountId: order.accountId, mode: order.mode };
-    if (!(await move(tx, ref, { kind: 'reserve', amount, orderId: order.id, now }))) {
+    const reserved = await applyMovement(tx, ref, { kind: 'reserve', amount, orderId: order.id, now });
+    if (!reserved) {
       const available = (await readBalance(tx, ref))?.available ?? 0n;
       throw new ApiError('insufficient_balance', undefined, 'quantity', {
         available: formatTon(available),
         required: formatTon(amount),
       });
     }
+    // Below the account's low-balance threshold with this order: its `balance.low` event.
+    await enqueueBalanceLowEvent(tx, reserved);
   });
 }

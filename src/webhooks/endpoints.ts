@@ -1,9 +1,9 @@
 import type { Kysely, Selectable } from 'kysely';
 import { ApiError } from '../domain/api-error.js';
 import type { Mode } from '../domain/api-key.js';
-import { EVENT_TYPES } from '../domain/order-status.js';
 import { isPublicId, newId } from '../domain/random.js';
 import type { Database, WebhookEndpointsTable } from '../db/schema.js';
+import { WEBHOOK_EVENT_TYPES } from '../domain/webhook-events.js';
 import { newWebhookSecret } from './signing.js';
 
 /** Webhook endpoints of one account and mode: create, list, delete, rotate, enable. */
@@ -11,7 +11,7 @@ import { newWebhookSecret } from './signing.js';
 const MAX_ENDPOINTS_PER_MODE = 16;
 /** `webhook.test`: sent only by "send test event"; never matched by an events filter. */
 export const TEST_EVENT_TYPE = 'webhook.test';
-export const WEBHOOK_EVENT_TYPES = [...EVENT_TYPES] as const;
+export { WEBHOOK_EVENT_TYPES };
 
 export interface WebhookEndpoint {
   id: string;

@@ -1,7 +1,10 @@
 import type { Kysely, QueryCreator, Selectable } from 'kysely';
 import { newId } from '../domain/random.js';
 import { preparedQuery } from '../db/prepared.js';
+import { tonAmount } from '../domain/money.js';
 import { formatTimestamp } from '../domain/time.js';
+import { BALANCE_LOW_EVENT } from '../domain/webhook-events.js';
+import type { AppliedMovement } from '../ledger/ledger.js';
 import type { Database, WebhookAttemptsTable, WebhookEndpointsTable, WebhookMessagesTable } from '../db/schema.js';
 import { orderBody } from '../orders/wire-format.js';
 import { orderFromRow } from '../orders/order.js';
@@ -118,6 +121,40 @@ function messageRow(endpoint: WebhookEndpoint, event: OutboxEvent, payload: stri
     next_attempt_at: event.createdAt,
     created_at: event.createdAt,
   };
+}
+
+/**
+ * Writes the messages of a `balance.low` event when `movement` took its balance below the
+ * account's low-balance threshold (docs/api.md "Low-balance alert"); call inside the movement's
+ * transaction, so the event commits with the money or not at all. Nothing is read when the
+ * movement crossed nothing: the ledger's UPDATE already said so. Returns the messages written.
+ */
+export async function enqueueBalanceLowEvent(tx: Kysely<Database>, movement: AppliedMovement): Promise<number> {
+  const threshold = movement.crossedBelow;
+  if (threshold === null) return 0;
+  const type = BALANCE_LOW_EVENT;
+  const endpoints = await tx
+    .selectFrom('webhook_endpoints')
+    .selectAll()
+    .where('account_id', '=', movement.accountId)
+    .where('mode', '=', movement.mode)
+    .where('status', '=', 'enabled')
+    .execute();
+  const targets = endpoints.map(endpointFromRow).filter((endpoint) => matches(endpoint, type));
+  if (targets.length === 0) return 0;
+  const event = { id: newId('evt'), type, createdAt: movement.createdAt, data: {} };
+  const payload = JSON.stringify({
+    id: event.id,
+    type,
+    created_at: formatTimestamp(event.createdAt),
+    data: { mode: movement.mode, available: tonAmount(movement.after.available), threshold: tonAmount(threshold) },
+  });
+  await tx
+    .insertInto('webhook_messages')
+    .values(targets.map((endpoint) => messageRow(endpoint, event, payload)))
+    .execute();
+  announceQueued();
+  return targets.length;
 }
 
 /** Queues a `webhook.test` event for one endpoint (dashboard "send test event"). */

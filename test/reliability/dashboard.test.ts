@@ -204,8 +204,14 @@ describe('hostile input to the dashboard', () => {
       ['POST', '/test/webhooks/{x}/enable'],
       ['POST', '/webhooks/{x}/enable'],
       ['POST', '/test/webhooks/{x}/messages/{y}/redeliver'],
+      ['GET', '/alerts'],
+      ['GET', '/test/alerts'],
+      ['POST', '/alerts'],
+      ['POST', '/test/alerts'],
+      ['POST', '/alerts/remove'],
+      ['POST', '/test/alerts/remove'],
     ] as const;
-    const fieldNames = fc.constantFrom('amount', 'mode', 'replaces', 'email', 'password', 'password_again', 'next', 'q', 'status', 'after', 'before', 'url', 'events', '__proto__', 'constructor[prototype][x]', '_csrf');
+    const fieldNames = fc.constantFrom('amount', 'threshold', 'mode', 'replaces', 'email', 'password', 'password_again', 'next', 'q', 'status', 'after', 'before', 'url', 'events', '__proto__', 'constructor[prototype][x]', '_csrf');
     // Besides nasty strings, values the webhook forms can act on: loopback URLs (test mode; never a
     // name to resolve), a public https URL (live mode), event types.
     const value = fc.oneof(
@@ -322,6 +328,8 @@ describe('XSS and clickjacking', () => {
       '/test/guide',
       '/test/webhooks',
       '/webhooks',
+      '/alerts',
+      '/test/alerts',
       ...endpointIds.map((id, i) => (i < URL_PAYLOADS.length ? `/test/webhooks/${id}` : `/webhooks/${id}`)),
       '/',
     ];

@@ -49,6 +49,7 @@ const PAIRS: [sdk: string, generated: string][] = [
   ['sdk.CreateOrderParams', "S['CreateOrderRequest']"],
   ['sdk.ValidateRecipientParams', "S['ValidateRecipientRequest']"],
   ['sdk.WebhookEndpoint', "S['WebhookEndpoint']"],
+  ['sdk.BalanceLowEvent', "S['BalanceLowEvent']"],
   ['sdk.WebhookEndpointWithSecret', "Body<S['WebhookEndpointWithSecret']>"],
   ['sdk.WebhookEndpointList', "Body<S['WebhookEndpointList']>"],
   ['sdk.WebhookEndpointDeleted', "Body<S['WebhookEndpointDeleted']>"],

@@ -6,10 +6,11 @@ from __future__ import annotations
 import json
 import time
 import unittest
+from decimal import Decimal
 from typing import Dict, Tuple
 
 import support
-from starport import Starport, WebhookEndpoint, WebhookVerificationError, sign_webhook, verify_webhook
+from starport import Amount, BalanceLow, Starport, WebhookEndpoint, WebhookVerificationError, sign_webhook, verify_webhook
 
 service: support.Service
 receiver: support.Receiver
@@ -79,6 +80,7 @@ class Webhooks(unittest.TestCase):
         event = verify_webhook(body, headers, secret)
         self.assertEqual((event.type, event.order, event.data), ("webhook.test", None, {"endpoint_id": "we_1"}))
 
+
         def refused(payload: bytes, hdrs: Dict[str, str], key: str = secret, **options: float) -> str:
             with self.assertRaises(WebhookVerificationError) as caught:
                 verify_webhook(payload, hdrs, key, **options)  # type: ignore[arg-type]
@@ -99,6 +101,14 @@ class Webhooks(unittest.TestCase):
         several = {**headers, "webhook-signature": "v2,abc v1,Zm9v " + headers["webhook-signature"]}
         self.assertEqual(verify_webhook(body, several, secret).id, "evt_1")
         self.assertLess(abs(int(sign_webhook(body, secret, "msg_1")["webhook-timestamp"]) - time.time()), 5)
+
+    def test_balance_low_event(self) -> None:
+        secret = "whsec_" + "c2VjcmV0LXNlY3JldC1zZWNyZXQtc2VjcmV0IQ=="
+        data = {"mode": "live", "available": {"value": "4.5", "currency": "TON"}, "threshold": {"value": "5", "currency": "TON"}}
+        body = json.dumps({"id": "evt_2", "type": "balance.low", "created_at": "2026-11-25T21:30:00.000Z", "data": data}).encode()
+        event = verify_webhook(body, sign_webhook(body, secret, "msg_2"), secret)
+        self.assertEqual((event.type, event.order), ("balance.low", None))
+        self.assertEqual(event.balance_low, BalanceLow(mode="live", available=Amount(Decimal("4.5"), "TON"), threshold=Amount(Decimal("5"), "TON")))
 
 
 if __name__ == "__main__":

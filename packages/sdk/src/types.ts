@@ -104,13 +104,33 @@ export type WebhookEndpointDeleted = Body<Schemas['WebhookEndpointDeleted']>;
 /** POST /webhook_endpoints' body. */
 export type CreateWebhookEndpointParams = Schemas['CreateWebhookEndpointRequest'];
 
+/** The event types an endpoint can subscribe to: the order events and `balance.low`. */
+export type WebhookEventType = OrderEventType | 'balance.low';
+
 /**
- * The body of a webhook delivery (verifyWebhook's result): the order event with the order as it
- * stood right after it. `webhook.test` events (dashboard "send test event") carry only
- * `data.endpoint_id`.
+ * `balance.low`: a movement took the available balance of `mode` below the low-balance threshold
+ * set in the dashboard. Once per crossing: again only after the balance was back to or above it.
+ */
+export interface BalanceLowEvent {
+  id: string;
+  type: 'balance.low';
+  created_at: Timestamp;
+  data: {
+    mode: Mode;
+    /** The available balance right after the movement that crossed the threshold. */
+    available: Amount;
+    threshold: Amount;
+  };
+}
+
+/**
+ * The body of a webhook delivery (verifyWebhook's result): an order event with the order as it
+ * stood right after it, a `balance.low` event (no order), or a `webhook.test` event (dashboard
+ * "send test event"), which carries only `data.endpoint_id`.
  */
 export type WebhookEvent =
   | { id: string; type: OrderEventType; created_at: Timestamp; data: { order: Order } & Record<string, unknown> }
+  | BalanceLowEvent
   | { id: string; type: 'webhook.test'; created_at: Timestamp; data: { endpoint_id: string } };
 
 /** A page of a list endpoint, newest first. */

@@ -41,7 +41,7 @@ export const createWebhookEndpointBody = {
     events: {
       type: 'array',
       items: { type: 'string' },
-      description: 'Event types to receive (`order.created`, `order.delivered`, …), or `["*"]` for all (the default).',
+      description: 'Event types to receive (`order.created`, `order.delivered`, …, `balance.low`), or `["*"]` for all (the default).',
       examples: [['order.delivered', 'order.failed']],
     },
   },

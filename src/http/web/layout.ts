@@ -5,7 +5,7 @@ import { modePath } from './format.js';
 import { type Html, html, type Slot } from './html.js';
 
 /** The page shell and the dashboard's chrome: top bar, navigation, test-mode switch and banner. */
-export type Section = 'overview' | 'top-up' | 'keys' | 'orders' | 'balance' | 'webhooks' | 'guide';
+export type Section = 'overview' | 'top-up' | 'keys' | 'orders' | 'balance' | 'webhooks' | 'alerts' | 'guide';
 
 export interface View {
   session: Session;
@@ -21,6 +21,7 @@ const NAV: { section: Section; label: string; path: string }[] = [
   { section: 'orders', label: 'Orders', path: '/orders' },
   { section: 'balance', label: 'Balance history', path: '/balance' },
   { section: 'webhooks', label: 'Webhooks', path: '/webhooks' },
+  { section: 'alerts', label: 'Alerts', path: '/alerts' },
   { section: 'guide', label: 'First order', path: '/guide' },
 ];
 

@@ -20,6 +20,7 @@ import { guideRoutes } from './pages/guide.js';
 import { webhookRoutes } from './pages/webhooks.js';
 import { badRequestPage, notFoundPage, serverErrorPage, unavailablePage } from './pages/error.js';
 import { balanceHistoryRoutes } from './pages/balance-history.js';
+import { alertRoutes } from './pages/alerts.js';
 
 /** Dashboard requests failed by an unavailable database: logged once as the outage begins. */
 const webOutage = new Outage('dashboard');
@@ -107,4 +108,5 @@ export async function webPlugin(app: FastifyInstance, ctx: WebContext): Promise<
   guideRoutes(app, web);
   webhookRoutes(app, web);
   balanceHistoryRoutes(app, web);
+  alertRoutes(app, web);
 }

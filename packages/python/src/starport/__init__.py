@@ -69,6 +69,7 @@ from ._types import (
     DepositAddress,
     WebhookEndpoint,
     WebhookEvent,
+    BalanceLow,
 )
 from ._version import VERSION
 from ._webhooks import sign_webhook, verify_webhook
@@ -143,6 +144,7 @@ __all__ = [
     "DepositAddress",
     "WebhookEndpoint",
     "WebhookEvent",
+    "BalanceLow",
     "VERSION",
     "sign_webhook",
     "verify_webhook",

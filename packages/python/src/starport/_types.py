@@ -343,15 +343,32 @@ class WebhookEndpoint:
 
 
 @dataclass(frozen=True)
+class BalanceLow:
+    """The data of a ``balance.low`` event: a movement took the available balance of ``mode``
+    below the low-balance threshold set in the dashboard (once per crossing)."""
+
+    mode: str
+    #: The available balance right after the movement that crossed the threshold.
+    available: Amount
+    threshold: Amount
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> "BalanceLow":
+        return cls(mode=data["mode"], available=Amount.from_json(data["available"]), threshold=Amount.from_json(data["threshold"]))
+
+
+@dataclass(frozen=True)
 class WebhookEvent:
     """A verified webhook delivery: an order event with the order as it stood right after it
-    (``order``), or a ``webhook.test`` event (``order`` is None)."""
+    (``order``), a ``balance.low`` event (``balance_low``, no order), or a ``webhook.test`` event
+    (``order`` and ``balance_low`` are None)."""
 
     id: str
     type: str
     created_at: datetime
     data: Dict[str, Any]
     order: Optional[Order]
+    balance_low: Optional[BalanceLow] = None
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> "WebhookEvent":
@@ -363,4 +380,5 @@ class WebhookEvent:
             created_at=timestamp(data["created_at"]),  # type: ignore[arg-type]
             data=body,
             order=Order.from_json(order) if isinstance(order, dict) else None,
+            balance_low=BalanceLow.from_json(body) if data["type"] == "balance.low" else None,
         )

@@ -3,6 +3,7 @@ import { MODES } from '../../../domain/api-key.js';
 import { EVENT_TYPES, type EventType, FAILURE_REASONS, ORDER_STATUSES, type OrderStatus } from '../../../domain/order-status.js';
 import { PRODUCTS } from '../../../domain/products.js';
 import { RECIPIENT_REFUSALS } from '../../../domain/recipient-refusal.js';
+import { BALANCE_LOW_EVENT, WEBHOOK_EVENT_TYPES } from '../../../domain/webhook-events.js';
 
 /**
  * The response side of the OpenAPI document: object schemas, response headers and the error
@@ -151,10 +152,10 @@ const webhookEndpointFields = {
   url: { type: 'string', description: 'Where events are POSTed.' },
   events: {
     type: 'array',
-    items: { type: 'string', enum: [...EVENT_TYPES, '*'] },
+    items: { type: 'string', enum: [...WEBHOOK_EVENT_TYPES, '*'] },
     description: 'The event types sent to this endpoint; `["*"]` = all.',
   },
-  mode: { type: 'string', enum: [...MODES], description: 'Only events of orders of this mode are sent.' },
+  mode: { type: 'string', enum: [...MODES], description: 'Only events of this mode (its orders, its balance) are sent.' },
   status: {
     type: 'string',
     enum: ['enabled', 'disabled'],
@@ -171,6 +172,20 @@ const webhookSecret = {
 };
 
 const WEBHOOK_SCHEMAS: Record<string, JsonSchema> = {
+  BalanceLowEvent: closed(
+    {
+      id: id('evt', 'Event id.'),
+      type: { type: 'string', const: BALANCE_LOW_EVENT },
+      created_at: TIMESTAMP,
+      data: closed({
+        mode: { type: 'string', enum: [...MODES], description: 'The balance that went low.' },
+        available: { ...ref('Amount'), description: 'The available balance right after the movement that took it below the threshold.' },
+        threshold: { ...ref('Amount'), description: 'The low-balance threshold set in the dashboard.' },
+      }),
+    },
+    undefined,
+    '`balance.low` (webhooks only): a movement (an order, an operator debit) took the available balance of `mode` below its low-balance threshold. Sent once per crossing: again only after the balance has been back to or above the threshold (docs/api.md "Low-balance alert").',
+  ),
   WebhookEndpoint: closed(webhookEndpointFields, undefined, 'A webhook endpoint (never with its secret).'),
   WebhookEndpointWithSecret: closed(
     { ok: okTrue, ...webhookEndpointFields, secret: webhookSecret },
@@ -489,7 +504,7 @@ export const ERROR_DOCS = {
   invalid_url: {
     when: 'POST /webhook_endpoints: `url` is not an absolute http(s) URL, is not https:// in live mode, carries credentials or a fragment, or points to a private, loopback, link-local or otherwise non-public address (extension).',
   },
-  invalid_events: { when: 'POST /webhook_endpoints: `events` is not a non-empty array of order event types, or `["*"]` (extension).' },
+  invalid_events: { when: 'POST /webhook_endpoints: `events` is not a non-empty array of webhook event types (order events, `balance.low`), or `["*"]` (extension).' },
   webhook_endpoint_not_found: { when: 'Unknown or malformed webhook endpoint id, another account’s endpoint, or one of the other mode (extension).' },
   webhook_endpoint_limit: { when: 'POST /webhook_endpoints when the account already has 16 endpoints in this mode (extension).' },
 } satisfies Record<ErrorCode, { when: string }>;

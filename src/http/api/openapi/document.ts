@@ -310,7 +310,7 @@ const TAG_DESCRIPTIONS: Record<string, string> = {
   Pricing: 'What an order would cost now.',
   Balance: 'Your prepaid TON balance and its history.',
   Deposits: 'Live top-ups: where to send TON, and the transfers credited to your live balance.',
-  Webhooks: 'Be told when an order changes instead of polling: signed POSTs per Standard Webhooks (see docs/api.md "Webhooks").',
+  Webhooks: 'Be told when an order changes, or the balance falls below the dashboard\'s low-balance threshold (`balance.low`, schema BalanceLowEvent), instead of polling: signed POSTs per Standard Webhooks (see docs/api.md "Webhooks").',
   'Test helpers': 'Test-mode shortcuts for your CI (test keys only).',
 };
 

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { type Mode, MODES } from '../../../domain/api-key.js';
 import { readBalance } from '../../../ledger/ledger.js';
+import { lowBalanceAlerts } from '../../../ledger/low-balance.js';
 import { disabledEndpoints, type WebhookEndpoint } from '../../../webhooks/endpoints.js';
 import { CHART_DAYS, type ChartData, chartData } from '../charts.js';
 import { emptyState, ordersTable } from '../components.js';
@@ -10,6 +11,7 @@ import { sendHtml, field } from '../http.js';
 import { dashboardPage, notice } from '../layout.js';
 import { orderPage } from '../order-list.js';
 import type { Web } from '../web.js';
+import { lowBalanceBanners } from '../low-balance-banner.js';
 
 const NOTICES: Record<string, Slot> = {
   welcome: notice(
@@ -61,12 +63,13 @@ export function overviewRoutes(_app: FastifyInstance, web: Web): void {
     const view = web.view(request, mode);
     const { accountId } = view.session;
     const db = web.ctx.db;
-    const [live, test, recent, disabled, charts] = await Promise.all([
+    const [live, test, recent, disabled, charts, alerts] = await Promise.all([
       readBalance(db.kysely, { accountId, mode: 'live' }),
       readBalance(db.kysely, { accountId, mode: 'test' }),
       orderPage(db, { accountId, mode, limit: 5 }),
       disabledEndpoints(db.kysely, accountId),
       chartData(db, { accountId, mode }),
+      lowBalanceAlerts(db.kysely, accountId),
     ]);
     const webhookNotices = MODES.map((m) => disabledWebhooksNotice(m, disabled.filter((e) => e.mode === m)));
     const zero = { available: 0n, reserved: 0n };
@@ -94,6 +97,7 @@ export function overviewRoutes(_app: FastifyInstance, web: Web): void {
           { href: modePath('test', '/guide'), label: 'Read the first order guide' },
         );
     const body = html`<div class="page-head"><h1>Overview</h1></div>
+${lowBalanceBanners(alerts)}
 ${webhookNotices}
 <p class="reserved-note muted">Reserved amounts belong to orders still being fulfilled: they are debited on delivery and released if an order fails.</p>
 <section class="balances" aria-label="Balances">${card('live', live)}${card('test', test)}</section>
