@@ -1,6 +1,6 @@
 import { type Kysely, sql } from 'kysely';
 import type { EventType, FailureReason, OrderStatus } from '../domain/order-status.js';
-import { canTransition } from '../domain/order-status.js';
+import { canTransition, isFinal } from '../domain/order-status.js';
 import { formatTon } from '../domain/money.js';
 import { preparedQuery } from '../db/prepared.js';
 import type { Database } from '../db/schema.js';
@@ -9,6 +9,7 @@ import { move } from '../ledger/ledger.js';
 import { enabledEndpointsExist } from '../webhooks/outbox.js';
 import type { Order } from './order.js';
 import { appendEvent } from './order-store.js';
+import { addToOrderDays } from './order-days.js';
 
 export class LedgerInvariantError extends Error {}
 
@@ -51,6 +52,8 @@ export async function transitionOrder(
     if (updated.length !== 1) return false;
     const data = { ...transition.data, ...(await settle(tx, order, transition)) };
     await appendEvent(tx, { orderId: order.id, type: EVENT_FOR[transition.to], status: transition.to, data, now: transition.now });
+    // A final status counts in its day (order-days.ts); a batch adds all of its orders at its end.
+    if (isFinal(transition.to) && !rollupsHeldBack.has(tx)) await addToOrderDays(tx, [{ order, status: transition.to }]);
     await within?.(tx);
     return true;
   });
@@ -88,18 +91,37 @@ export async function transitionMany(tx: Kysely<Database>, chains: TransitionCha
   }
   const hasEndpoints = await enabledEndpointsExist(tx, due.map((chain) => chain.order));
   const batched: TransitionChain[] = [];
-  for (const chain of due) {
-    if (!hasEndpoints(chain.order)) {
-      batched.push(chain);
-      continue;
+  rollupsHeldBack.add(tx);
+  try {
+    for (const chain of due) {
+      if (!hasEndpoints(chain.order)) {
+        batched.push(chain);
+        continue;
+      }
+      const status = await transitionOneByOne(tx, chain);
+      if (status) statuses.set(chain.order.id, status);
     }
-    const status = await transitionOneByOne(tx, chain);
-    if (status) statuses.set(chain.order.id, status);
+  } finally {
+    rollupsHeldBack.delete(tx);
   }
   for (const chain of await updateStatuses(tx, batched)) statuses.set(chain.order.id, chain.steps.at(-1)!.to);
   await appendEvents(tx, batched.filter((chain) => statuses.has(chain.order.id)));
+  // Every order this call moved to a final status, one by one or batched, in one upsert. After
+  // the ledger moves, held back or not: a transition locks its balance row before its day's
+  // row (transitionOrder settles first), and so must a batch, or the two deadlock on PostgreSQL.
+  const finals = due.flatMap(({ order }) => {
+    const status = statuses.get(order.id);
+    return status && isFinal(status) ? [{ order, status }] : [];
+  });
+  const addDays = () => addToOrderDays(tx, finals);
+  const deferred = deferredMoves.get(tx);
+  if (deferred) deferred.push(addDays);
+  else await addDays();
   return statuses;
 }
+
+/** Transactions inside transitionMany, which adds their final orders to order_days itself. */
+const rollupsHeldBack = new WeakSet<Kysely<Database>>();
 
 /** The chain through transitionOrder; the status it reached (undefined if it took no step). */
 async function transitionOneByOne(tx: Kysely<Database>, { order, steps }: TransitionChain): Promise<OrderStatus | undefined> {
