@@ -50,10 +50,12 @@ export async function transitionOrder(
   return inTransaction(db, async (tx) => {
     const updated = await updateStatus(tx, order.id, order.status, transition.to, transition.failureReason ?? null, transition.now, transition.nextRunAt);
     if (updated.length !== 1) return false;
+    // A final status counts in its day (order-days.ts), before the ledger move: a transaction
+    // takes its day's row before its balance row, as a worker's batch does (transitionMany). A
+    // batch adds all of its orders itself.
+    if (isFinal(transition.to) && !rollupsHeldBack.has(tx)) await addToOrderDays(tx, [{ order, status: transition.to }]);
     const data = { ...transition.data, ...(await settle(tx, order, transition)) };
     await appendEvent(tx, { orderId: order.id, type: EVENT_FOR[transition.to], status: transition.to, data, now: transition.now });
-    // A final status counts in its day (order-days.ts); a batch adds all of its orders at its end.
-    if (isFinal(transition.to) && !rollupsHeldBack.has(tx)) await addToOrderDays(tx, [{ order, status: transition.to }]);
     await within?.(tx);
     return true;
   });
@@ -106,17 +108,18 @@ export async function transitionMany(tx: Kysely<Database>, chains: TransitionCha
   }
   for (const chain of await updateStatuses(tx, batched)) statuses.set(chain.order.id, chain.steps.at(-1)!.to);
   await appendEvents(tx, batched.filter((chain) => statuses.has(chain.order.id)));
-  // Every order this call moved to a final status, one by one or batched, in one upsert. After
-  // the ledger moves, held back or not: a transition locks its balance row before its day's
-  // row (transitionOrder settles first), and so must a batch, or the two deadlock on PostgreSQL.
-  const finals = due.flatMap(({ order }) => {
-    const status = statuses.get(order.id);
-    return status && isFinal(status) ? [{ order, status }] : [];
-  });
-  const addDays = () => addToOrderDays(tx, finals);
-  const deferred = deferredMoves.get(tx);
-  if (deferred) deferred.push(addDays);
-  else await addDays();
+  // Every order this call moved to a final status, one by one or batched, in one upsert. Its
+  // rows are locked before the balance rows when the ledger moves are held back
+  // (withLedgerMovesLast, as the worker runs its batches), the order transitionOrder keeps:
+  // the other order deadlocked against it on PostgreSQL. And the balance rows, which every
+  // new order of their accounts waits for, stay locked no longer than before.
+  await addToOrderDays(
+    tx,
+    due.flatMap(({ order }) => {
+      const status = statuses.get(order.id);
+      return status && isFinal(status) ? [{ order, status }] : [];
+    }),
+  );
   return statuses;
 }
 
