@@ -36,6 +36,27 @@ export interface BalancesTable {
   low_balance_threshold: ColumnType<bigint | null, bigint | number | null | undefined, bigint | number | null>;
 }
 
+/** Per account, mode and UTC day of creation: the orders that reached a final status (migration 0018; src/orders/order-days.ts). */
+export interface OrderDaysTable {
+  account_id: string;
+  mode: 'live' | 'test';
+  /** `created_at / 86400000` of the orders counted. */
+  day: Int;
+  delivered: Int;
+  delivered_amount: Int;
+  failed: Int;
+  failed_amount: Int;
+}
+
+/** Per account, mode and UTC day: the net change of the available balance (migration 0018; src/ledger/balance-days.ts). */
+export interface BalanceDaysTable {
+  account_id: string;
+  mode: 'live' | 'test';
+  /** `created_at / 86400000` of the movements summed. */
+  day: Int;
+  available_net: Int;
+}
+
 export interface JournalTable {
   /** `jrn_` + 22 random base62 + the seq (src/ledger/entry-id.ts); no index covers every id. */
   id: string;
@@ -361,7 +382,9 @@ export interface Database {
   api_keys: ApiKeysTable;
   balances: BalancesTable;
   journal: JournalTable;
+  balance_days: BalanceDaysTable;
   orders: OrdersTable;
+  order_days: OrderDaysTable;
   order_events: OrderEventsTable;
   dashboard_users: DashboardUsersTable;
   dashboard_sessions: DashboardSessionsTable;

@@ -1,6 +1,11 @@
 /** Timestamps are epoch milliseconds inside the service and RFC 3339 UTC with ms on the wire. */
 
-const MS_PER_DAY = 86_400_000;
+export const MS_PER_DAY = 86_400_000;
+
+/** The UTC day of a timestamp, as days since 1970-01-01: what SQL's `created_at / 86400000` gives. */
+export function utcDay(epochMs: number): number {
+  return Math.floor(epochMs / MS_PER_DAY);
+}
 /** 10000-01-01T00:00:00.000Z: from there on toISOString writes an expanded year (+010000-…). */
 const YEAR_10000 = 253_402_300_800_000;
 

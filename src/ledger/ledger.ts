@@ -1,6 +1,8 @@
 import { type Kysely, sql } from 'kysely';
 import type { Mode } from '../domain/api-key.js';
 import { type Authentication, authenticationOf, KEY_VERDICT_COLUMNS } from '../accounts/key-verdict.js';
+import { utcDay } from '../domain/time.js';
+import { addToBalanceDay, addToBalanceDayFromMoved } from './balance-days.js';
 import { entryId, entryIdSql, newEntryIdHead } from './entry-id.js';
 import { coalescedRead, onPostgres, preparedQuery } from '../db/prepared.js';
 import type { Database, JournalTable } from '../db/schema.js';
@@ -100,7 +102,10 @@ export async function applyMovement(tx: Kysely<Database>, ref: BalanceRef, movem
       reserved: BigInt(updated.reserved),
       threshold: nullableBigInt(updated.low_balance_threshold),
     };
-    if (after) await insertJournal(tx, entryId(idHead, after.seq), ref.accountId, ref.mode, movement.kind, orderId, availableDelta, reservedDelta, reason, movement.now, after.seq, after.available, after.reserved);
+    if (after) {
+      await insertJournal(tx, entryId(idHead, after.seq), ref.accountId, ref.mode, movement.kind, orderId, availableDelta, reservedDelta, reason, movement.now, after.seq, after.available, after.reserved);
+      if (availableDelta !== 0n) await addToBalanceDay(tx, ref.accountId, ref.mode, utcDay(movement.now), availableDelta);
+    }
   }
   if (!after) return undefined;
   return {
@@ -149,11 +154,16 @@ const balanceUpdate = (db: Kysely<Database>, accountId: string, mode: Mode, avai
 
 const updateBalance = preparedQuery(balanceUpdate);
 
-/** PostgreSQL only (SQLite has no UPDATE in a WITH clause): no balance row moved, no entry. */
+/**
+ * PostgreSQL only (SQLite has no UPDATE in a WITH clause): no balance row moved, no entry. The
+ * movement's day in balance_days (balance-days.ts) is added in the same statement.
+ */
 const updateBalanceAndJournal = preparedQuery(
   (db, accountId: string, mode: Mode, availableDelta: bigint, reservedDelta: bigint, idHead: string, kind: Kind, orderId: string | null, reason: string | null, createdAt: number) =>
     db
       .with('moved', (q) => balanceUpdate(q as Kysely<Database>, accountId, mode, availableDelta, reservedDelta))
+      // A raw body, in its parentheses: Kysely types a CTE as a query builder, and compiles any expression as it is.
+      .with('balance_day', () => sql`(${addToBalanceDayFromMoved({ accountId, mode, now: createdAt, net: sql<bigint>`cast(${availableDelta} as bigint)` })})` as never)
       .insertInto('journal')
       .columns(['id', 'account_id', 'mode', 'kind', 'order_id', 'order_no', 'available_delta', 'reserved_delta', 'reason', 'created_at', 'seq', 'balance_available', 'balance_reserved'])
       .expression((eb) =>

@@ -1,5 +1,6 @@
 import { type RawBuilder, sql } from 'kysely';
 import type { Mode } from '../domain/api-key.js';
+import { addToBalanceDayFromMoved } from './balance-days.js';
 import { entryIdSql } from './entry-id.js';
 
 /**
@@ -12,6 +13,7 @@ import { entryIdSql } from './entry-id.js';
  *   balance and its journal seq. A balance that does not cover the amount fails the row's CHECK
  *   (available >= 0), and the whole statement with it.
  * - `journaled` appends the `reserve` journal entry with that seq and balance.
+ * - `balance_day` takes the amount off the day's net in balance_days (balance-days.ts).
  *
  * Both carry the same figures as `applyMovement`'s reserve (ledger.ts). Each argument goes into
  * the SQL as a value, as preparedQuery needs (src/db/prepared.ts).
@@ -42,5 +44,6 @@ export function reserveForNewOrderCtes(input: {
                cast(${orderId} as text), ${order}.order_no, -cast(${amount} as bigint), cast(${amount} as bigint), null,
                cast(${now} as bigint), journal_seq, available, reserved
           from moved, ${order}
-      )`;
+      ),
+      balance_day as (${addToBalanceDayFromMoved({ accountId, mode, now, net: sql<bigint>`-cast(${amount} as bigint)` })})`;
 }

@@ -13,7 +13,8 @@ export interface Violation {
     | 'balance_not_negative'
     | 'reserved_matches_open_orders'
     | 'order_journal_matches_status'
-    | 'journal_balance_after_matches';
+    | 'journal_balance_after_matches'
+    | 'balance_days_match_journal';
   account_id: string;
   mode: string;
   order_id?: string;
@@ -70,8 +71,43 @@ export async function verifyLedger(db: Kysely<Database>): Promise<Violation[]> {
     }
     violations.push(...(await verifyOrders(tx)));
     violations.push(...(await verifyBalanceAfter(tx)));
+    violations.push(...(await verifyBalanceDays(tx)));
     return violations;
   });
+}
+
+/**
+ * balance_days (balance-days.ts): each account's, mode's and day's net change of the available
+ * balance equals the sum of that day's journal rows. Days whose changes sum to zero may have a
+ * row of zero or none.
+ */
+async function verifyBalanceDays(tx: Kysely<Database>): Promise<Violation[]> {
+  const dayOf = sql<bigint>`created_at / ${sql.lit(86_400_000)}`;
+  const journal = await tx
+    .selectFrom('journal')
+    .select(['account_id', 'mode', dayOf.as('day'), sql`sum(available_delta)`.as('net')])
+    .groupBy(['account_id', 'mode', dayOf])
+    .execute();
+  const rolled = await tx.selectFrom('balance_days').select(['account_id', 'mode', 'day', 'available_net']).execute();
+  const dayKey = (r: { account_id: string; mode: string; day: unknown }) => `${key(r.account_id, r.mode)}\u0000${String(r.day)}`;
+  const expected = new Map(journal.map((r) => [dayKey(r), { at: r, net: toBigInt(r.net) }]));
+  const actual = new Map(rolled.map((r) => [dayKey(r), { at: r, net: toBigInt(r.available_net) }]));
+  const violations: Violation[] = [];
+  for (const k of new Set([...expected.keys(), ...actual.keys()])) {
+    const want = expected.get(k)?.net ?? 0n;
+    const got = actual.get(k)?.net ?? 0n;
+    if (want === got) continue;
+    const at = (expected.get(k) ?? actual.get(k))!.at;
+    violations.push({
+      invariant: 'balance_days_match_journal',
+      account_id: at.account_id,
+      mode: at.mode,
+      expected: String(want),
+      actual: String(got),
+      message: `day ${String(at.day)}: balance_days has a net of ${got}, the journal ${want} (nanotons)`,
+    });
+  }
+  return violations;
 }
 
 /** Each order's journal rows must match its status: reserved while open, debited or released after. */

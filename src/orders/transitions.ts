@@ -1,6 +1,6 @@
 import { type Kysely, sql } from 'kysely';
 import type { EventType, FailureReason, OrderStatus } from '../domain/order-status.js';
-import { canTransition } from '../domain/order-status.js';
+import { canTransition, isFinal } from '../domain/order-status.js';
 import { formatTon } from '../domain/money.js';
 import { preparedQuery } from '../db/prepared.js';
 import type { Database } from '../db/schema.js';
@@ -9,6 +9,7 @@ import { move } from '../ledger/ledger.js';
 import { enabledEndpointsExist } from '../webhooks/outbox.js';
 import type { Order } from './order.js';
 import { appendEvent } from './order-store.js';
+import { addToOrderDays } from './order-days.js';
 
 export class LedgerInvariantError extends Error {}
 
@@ -49,6 +50,10 @@ export async function transitionOrder(
   return inTransaction(db, async (tx) => {
     const updated = await updateStatus(tx, order.id, order.status, transition.to, transition.failureReason ?? null, transition.now, transition.nextRunAt);
     if (updated.length !== 1) return false;
+    // A final status counts in its day (order-days.ts), before the ledger move: a transaction
+    // takes its day's row before its balance row, as a worker's batch does (transitionMany). A
+    // batch adds all of its orders itself.
+    if (isFinal(transition.to) && !rollupsHeldBack.has(tx)) await addToOrderDays(tx, [{ order, status: transition.to }]);
     const data = { ...transition.data, ...(await settle(tx, order, transition)) };
     await appendEvent(tx, { orderId: order.id, type: EVENT_FOR[transition.to], status: transition.to, data, now: transition.now });
     await within?.(tx);
@@ -88,18 +93,38 @@ export async function transitionMany(tx: Kysely<Database>, chains: TransitionCha
   }
   const hasEndpoints = await enabledEndpointsExist(tx, due.map((chain) => chain.order));
   const batched: TransitionChain[] = [];
-  for (const chain of due) {
-    if (!hasEndpoints(chain.order)) {
-      batched.push(chain);
-      continue;
+  rollupsHeldBack.add(tx);
+  try {
+    for (const chain of due) {
+      if (!hasEndpoints(chain.order)) {
+        batched.push(chain);
+        continue;
+      }
+      const status = await transitionOneByOne(tx, chain);
+      if (status) statuses.set(chain.order.id, status);
     }
-    const status = await transitionOneByOne(tx, chain);
-    if (status) statuses.set(chain.order.id, status);
+  } finally {
+    rollupsHeldBack.delete(tx);
   }
   for (const chain of await updateStatuses(tx, batched)) statuses.set(chain.order.id, chain.steps.at(-1)!.to);
   await appendEvents(tx, batched.filter((chain) => statuses.has(chain.order.id)));
+  // Every order this call moved to a final status, one by one or batched, in one upsert. Its
+  // rows are locked before the balance rows when the ledger moves are held back
+  // (withLedgerMovesLast, as the worker runs its batches), the order transitionOrder keeps:
+  // the other order deadlocked against it on PostgreSQL. And the balance rows, which every
+  // new order of their accounts waits for, stay locked no longer than before.
+  await addToOrderDays(
+    tx,
+    due.flatMap(({ order }) => {
+      const status = statuses.get(order.id);
+      return status && isFinal(status) ? [{ order, status }] : [];
+    }),
+  );
   return statuses;
 }
+
+/** Transactions inside transitionMany, which adds their final orders to order_days itself. */
+const rollupsHeldBack = new WeakSet<Kysely<Database>>();
 
 /** The chain through transitionOrder; the status it reached (undefined if it took no step). */
 async function transitionOneByOne(tx: Kysely<Database>, { order, steps }: TransitionChain): Promise<OrderStatus | undefined> {

@@ -112,4 +112,6 @@ test(`a refused move fails the batch and rolls all of it back (${testEngine})`, 
   const statuses = await db.kysely.selectFrom('orders').select('status').where('account_id', '=', accountId).execute();
   expect(statuses.map((row) => row.status)).toEqual(['processing', 'processing', 'processing']);
   expect(await db.kysely.selectFrom('order_events').select('id').where('type', '=', 'order.delivered').execute()).toEqual([]);
+  // Nor do the orders count as delivered in their day (order_days, written in the same transaction).
+  expect(await db.kysely.selectFrom('order_days').select('delivered').where('account_id', '=', accountId).execute()).toEqual([]);
 });

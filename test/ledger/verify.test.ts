@@ -162,6 +162,14 @@ describe('corruption is reported with the account, the mode and the invariant', 
     expect(violations.every((v) => v.mode === 'live')).toBe(true);
   });
 
+  test('(a″) a day of the balance chart rollup changed → balance_days_match_journal', async () => {
+    const a = await fundedAccount('test', '2');
+    expect(await verifyLedger(db.kysely)).toEqual([]);
+    await runSql(`update balance_days set available_net = available_net + 1 where account_id = '${a}' and mode = 'test'`);
+    const violations = await expectCorruptionReported({ invariant: 'balance_days_match_journal', account_id: a, mode: 'test' });
+    expect(violations.map((v) => v.invariant)).toEqual(['balance_days_match_journal']);
+  });
+
   test('(b) a processing order without its reserve → reserved_matches_open_orders', async () => {
     const a = await fundedAccount('test', '2');
     expect(await verifyLedger(db.kysely)).toEqual([]);

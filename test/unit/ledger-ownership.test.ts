@@ -4,8 +4,8 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, test } from 'vitest';
 
 /**
- * Money moves only through src/ledger: no other file of the service writes the `balances` or
- * `journal` tables, in Kysely or in SQL text. Migrations, which shape the tables, are the one
+ * Money moves only through src/ledger: no other file of the service writes the `balances`,
+ * `journal` or `balance_days` tables, in Kysely or in SQL text. Migrations, which shape the tables, are the one
  * exception.
  */
 const SRC = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'src');
@@ -13,8 +13,8 @@ const OWNER = path.join(SRC, 'ledger') + path.sep;
 const MIGRATIONS = path.join(SRC, 'db', 'migrations') + path.sep;
 
 const WRITES = [
-  /\b(insertInto|updateTable|deleteFrom|replaceInto|mergeInto)\(\s*['"`](balances|journal)['"`]/,
-  /\b(insert\s+into|update|delete\s+from|replace\s+into|merge\s+into)\s+(balances|journal)\b/i,
+  /\b(insertInto|updateTable|deleteFrom|replaceInto|mergeInto)\(\s*['"`](balances|journal|balance_days)['"`]/,
+  /\b(insert\s+into|update|delete\s+from|replace\s+into|merge\s+into)\s+(balances|journal|balance_days)\b/i,
 ];
 
 function sourceFiles(dir: string): string[] {
