@@ -6,6 +6,7 @@ import { findSession, type Session } from '../../accounts/sessions.js';
 import type { Mode } from '../../domain/api-key.js';
 import { Outage } from '../../db/outage.js';
 import { UNAVAILABLE_RETRY_AFTER_S } from '../errors.js';
+import { guard } from './access.js';
 import { ASSETS } from './assets.js';
 import type { WebContext } from './context.js';
 import { CsrfTokens } from './csrf.js';
@@ -20,6 +21,9 @@ import { guideRoutes } from './pages/guide.js';
 import { webhookRoutes } from './pages/webhooks.js';
 import { badRequestPage, notFoundPage, serverErrorPage, unavailablePage } from './pages/error.js';
 import { balanceHistoryRoutes } from './pages/balance-history.js';
+import { accountRoutes } from './pages/account.js';
+import { activityRoutes } from './pages/activity.js';
+import { teamRoutes } from './pages/team.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -79,6 +83,7 @@ export async function webPlugin(app: FastifyInstance, ctx: WebContext): Promise<
     const session = cookieValue ? await findSession(ctx.db, cookieValue) : undefined;
     if (session) {
       request.dashboardSession = session;
+      if (!guard(request, reply, session)) return reply;
       return;
     }
     if (cookieValue) reply.clearCookie(SESSION_COOKIE, cookieOptions(request));
@@ -128,4 +133,7 @@ export async function webPlugin(app: FastifyInstance, ctx: WebContext): Promise<
   guideRoutes(app, web);
   webhookRoutes(app, web);
   balanceHistoryRoutes(app, web);
+  accountRoutes(app, web);
+  teamRoutes(app, web);
+  activityRoutes(app, web);
 }
