@@ -6,8 +6,8 @@ import { time } from '../format.js';
 import { html } from '../html.js';
 import { sendHtml } from '../http.js';
 import { dashboardPage } from '../layout.js';
-import type { Web } from '../plugin.js';
-import { csvCell } from './balance-history.js';
+import type { SignedInPages } from '../signed-in.js';
+import { csvCell } from '../csv.js';
 
 /**
  * The account's activity for its owners (docs/dashboard.md, "Activity"): read from the audit
@@ -31,7 +31,7 @@ function whatText(r: AuditRecord): string {
 const ipOf = (r: AuditRecord) => (typeof r.details.ip === 'string' ? r.details.ip : '');
 const whoOf = (r: AuditRecord) => (r.source === 'dashboard' ? r.actor : `${r.actor} (operator)`);
 
-export function activityRoutes(app: FastifyInstance, web: Web): void {
+export function activityRoutes(app: FastifyInstance, web: SignedInPages): void {
   const { ctx } = web;
 
   app.get('/activity', { preHandler: web.authenticated }, async (request, reply) => {
