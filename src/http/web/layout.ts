@@ -24,10 +24,8 @@ const NAV: { section: Section; label: string; path: string; roles?: TeamRole[] }
   { section: 'balance', label: 'Balance history', path: '/balance' },
   { section: 'webhooks', label: 'Webhooks', path: '/webhooks', roles: ['owner', 'developer'] },
   { section: 'guide', label: 'First order', path: '/guide' },
-  { section: 'team', label: 'Team', path: '/team', roles: ['owner'] },
-  { section: 'activity', label: 'Activity', path: '/activity', roles: ['owner'] },
 ];
-/** Pages outside the test/live pair. */
+/** Pages outside the test/live pair (reached from the account page: the e-mail in the header). */
 const MODELESS: Section[] = ['team', 'activity', 'account'];
 
 export function document(options: { title: string; body: Slot; bodyClass?: string; charts?: boolean }): Html {
@@ -63,7 +61,7 @@ export function dashboardPage(view: View, options: { title: string; section: Sec
   const sectionPath = MODELESS.includes(options.section) ? '/' : (NAV.find((n) => n.section === options.section)?.path ?? '/');
   const nav = NAV.filter((n) => !n.roles || n.roles.includes(view.session.role)).map(
     (n) =>
-      html`<li><a href="${MODELESS.includes(n.section) ? n.path : modePath(mode, n.path)}"${n.section === options.section ? html` aria-current="page"` : ''}>${n.label}</a></li>`,
+      html`<li><a href="${modePath(mode, n.path)}"${n.section === options.section ? html` aria-current="page"` : ''}>${n.label}</a></li>`,
   );
   const testOn = mode === 'test';
   const body = html`<a class="skip-link" href="#main">Skip to content</a>
