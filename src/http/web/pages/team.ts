@@ -50,7 +50,7 @@ export function teamRoutes(app: FastifyInstance, web: SignedInPages): void {
       (m) => html`<tr data-member="${m.email}">
   <td>${m.email}${m.personId === session.personId ? html` <span class="muted">(you)</span>` : ''}</td>
   <td>
-    <form method="post" action="/team/members/${m.personId}/role" class="inline-form">
+    <form method="post" action="/team/members/${m.personId}/role" class="role-form">
       ${csrfField(view.csrf)}
       <label class="visually-hidden" for="role-${m.personId}">Role of ${m.email}</label>
       ${roleSelect('role', `role-${m.personId}`, m.role)}
