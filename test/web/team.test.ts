@@ -109,6 +109,20 @@ describe('two-factor sign-in', () => {
   });
 });
 
+test('turning two-factor off takes a code, ends the sessions, and the password alone signs in again', async () => {
+  const { client, email } = await signedUp(h, '10.35.0.7');
+  const { secret } = await enrol(client);
+  const wrong = await client.submit('/account', { code: '000000' }, '/account/two-factor/disable');
+  expect(wrong.location).toBe('/account');
+  expect((await client.get('/account')).body).toContain('Two-factor sign-in is <strong>on</strong>');
+  const off = await client.submit('/account', { code: await nextCode(secret) }, '/account/two-factor/disable');
+  expect(off.location).toBe('/login?notice=logged_out');
+  expect((await client.get('/')).location).toMatch(/^\/login/);
+  expect((await client.logIn(email)).location).toBe('/');
+  const accountId = await accountIdOf(h, email);
+  expect(await activity(accountId)).toEqual(expect.arrayContaining([`${email} two_factor.enable`, `${email} two_factor.disable`]));
+});
+
 describe('teammates and roles', () => {
   let owner: WebClient;
   let ownerEmail: string;
