@@ -39,9 +39,9 @@ export function activityRoutes(app: FastifyInstance, web: SignedInPages): void {
     const records = await listAudit(ctx.db.kysely, { accountId: view.session.accountId, limit: ACTIVITY_SHOWN });
     const rows = records.map(
       (r) => html`<tr data-action="${r.action}">
-  <td data-label="When">${time(r.createdAt, true)}</td>
-  <td data-label="Who" data-testid="actor">${whoOf(r)}</td>
-  <td data-label="What"><code>${r.action}</code> <span class="muted">${whatText(r)}</span></td>
+  <td data-label="When" class="when">${time(r.createdAt, true)}</td>
+  <td data-label="Who" class="activity-who" data-testid="actor">${whoOf(r)}</td>
+  <td data-label="What" class="activity-what"><code>${r.action}</code> <span class="muted">${whatText(r)}</span></td>
   <td data-label="IP" class="mono">${ipOf(r)}</td>
 </tr>`,
     );
