@@ -80,7 +80,8 @@ export async function logIn(db: Db, input: { email: string; password: string; ip
   return { ok: true, personId: row.id, accountId, twoFactor: row.totp_enabled_at !== null };
 }
 
-async function defaultAccount(db: Db, personId: string, email: string): Promise<string | undefined> {
+/** The account a sign-in opens on: the person's own e-mail's if a member, else the oldest active membership. */
+export async function defaultAccount(db: Db, personId: string, email: string): Promise<string | undefined> {
   const rows = await db.kysely
     .selectFrom('memberships as m')
     .innerJoin('accounts as a', 'a.id', 'm.account_id')
@@ -139,7 +140,7 @@ export async function checkPasswordLink(db: Db, token: unknown, now = Date.now()
 }
 
 export type UsePasswordLinkResult =
-  | { ok: true; accountId: string; personId: string; twoFactor: boolean }
+  | { ok: true; accountId: string | undefined; personId: string; twoFactor: boolean }
   | { ok: false; reason: 'invalid_link' | 'weak_password'; message: string };
 
 /**
@@ -171,6 +172,11 @@ export async function usePasswordLink(db: Db, token: unknown, password: string, 
       .executeTakeFirstOrThrow();
     await tx.updateTable('people').set({ password_hash: passwordHash, updated_at: now }).where('id', '=', link.id).execute();
     await deletePersonSessions(tx, link.id);
-    return { ok: true, accountId: link.account_id, personId: link.id, twoFactor: link.totp_enabled_at !== null } as const;
+    return { personId: link.id, twoFactor: link.totp_enabled_at !== null };
+  }).then(async (done) => {
+    if (!('personId' in done)) return done;
+    const person = await db.kysely.selectFrom('people').select('email').where('id', '=', done.personId).executeTakeFirstOrThrow();
+    // The session opens where a sign-in would; undefined when no account of theirs is active.
+    return { ok: true, accountId: await defaultAccount(db, done.personId, person.email), ...done } as const;
   });
 }

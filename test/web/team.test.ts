@@ -1,5 +1,6 @@
 import { generate } from 'otplib';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { issuePasswordLink } from '../../src/accounts/dashboard-users.js';
 import { hashSecret } from '../../src/accounts/secrets.js';
 import { type Harness, startHarness } from '../support/harness.js';
 import { accountIdOf, newEmail, PASSWORD, signedUp, WebClient } from '../support/web.js';
@@ -121,6 +122,19 @@ test('turning two-factor off takes a code, ends the sessions, and the password a
   expect((await client.logIn(email)).location).toBe('/');
   const accountId = await accountIdOf(h, email);
   expect(await activity(accountId)).toEqual(expect.arrayContaining([`${email} two_factor.enable`, `${email} two_factor.disable`]));
+});
+
+test('a set-password link of a person whose only account is disabled sets the password but signs nobody in', async () => {
+  const { client, email } = await signedUp(h, '10.35.0.8');
+  const accountId = await accountIdOf(h, email);
+  await h.service.db.kysely.updateTable('accounts').set({ status: 'disabled' }).where('id', '=', accountId).execute();
+  const link = await issuePasswordLink(h.service.db, email);
+  const page = await client.submit(`/set-password/${link.token}`, { password: 'another long password', password_again: 'another long password' });
+  expect(page.status).toBe(403);
+  expect(page.body).toContain('disabled');
+  // The old session ended with the password change, and no new one started.
+  expect((await client.get('/')).location).toMatch(/^\/login/);
+  expect(await h.service.db.kysely.selectFrom('dashboard_sessions').select('id_hash').where('account_id', '=', accountId).execute()).toEqual([]);
 });
 
 describe('teammates and roles', () => {

@@ -291,6 +291,8 @@ export function authRoutes(app: FastifyInstance, web: Web): void {
       if (result.reason === 'invalid_link') return sendHtml(reply, invalidLink(), 404);
       return sendHtml(reply, setPasswordForm(preToken(request, reply), token, link.email, notice('error', result.message)), 400);
     }
+    // The password is set; a disabled account (or none left) is not signed in to.
+    if (!result.accountId) return sendHtml(reply, loginForm(preToken(request, reply), { email: link.email, status: notice('error', LOGIN_ERRORS.disabled) }), 403);
     if (result.twoFactor) {
       await startSession(request, reply, result.personId, result.accountId, 'second_factor');
       return redirect(reply, '/login/code');
