@@ -2,12 +2,14 @@ import { fileURLToPath } from 'node:url';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import { type Decimal, parseDecimal } from './domain/decimal.js';
-import { parseTon } from './domain/money.js';
+import type { Decimal } from './domain/decimal.js';
 import type { PriceList } from './domain/pricing.js';
 import { depositAddressForm, TonAddressError } from './domain/ton-address.js';
 import { type LiveConfig, loadLiveConfig } from './live/config.js';
 import { DEFAULT_RETRY_DELAYS_MS } from './webhooks/schedule.js';
+import { ConfigError, decimal, type Env, flag, integer, tonAmount } from './env.js';
+
+export { ConfigError } from './env.js';
 
 /** Everything the environment can set, validated once at start-up with the embedded defaults. */
 export interface Config {
@@ -19,7 +21,7 @@ export interface Config {
   databasePoolSize: number;
   /**
    * DATABASE_CONNECT_TIMEOUT_S: how long start-up keeps trying to reach the database before it
-   * gives up with one line on stderr; undefined = the command's default (CONNECT_TIMEOUT_DEFAULTS_S).
+   * gives up with one line on stderr; undefined = the command's default (CONNECT_TIMEOUT_DEFAULTS_S in src/db/open.ts).
    */
   databaseConnectTimeoutS: number | undefined;
   /** SHUTDOWN_TIMEOUT_S: `serve` exits this long after SIGTERM/SIGINT at the latest, whatever it was waiting for. */
@@ -112,11 +114,6 @@ export const TON_API_DEFAULTS: Record<TonNetwork, string> = {
   testnet: 'https://testnet.toncenter.com/api/v2',
 };
 
-export class ConfigError extends Error {}
-
-/** DATABASE_CONNECT_TIMEOUT_S when unset: a server waits for its database longer than an operator's command. */
-export const CONNECT_TIMEOUT_DEFAULTS_S = { serve: 30, cli: 5 } as const;
-
 export type TrustProxy = boolean | string[];
 
 /**
@@ -131,24 +128,6 @@ function packageRoot(start: string): string {
     if (fs.existsSync(path.join(dir, 'package.json'))) return dir;
     if (path.dirname(dir) === dir) return path.resolve(start, '..');
   }
-}
-
-type Env = Record<string, string | undefined>;
-
-function decimal(env: Env, name: string, fallback: string): Decimal {
-  const raw = env[name] ?? fallback;
-  const value = parseDecimal(raw);
-  if (!value) throw new ConfigError(`${name} must be a non-negative decimal number, got "${raw}"`);
-  return value;
-}
-
-function integer(env: Env, name: string, fallback: number, min = 0, max = Number.MAX_SAFE_INTEGER): number {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
-    throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got "${raw}"`);
-  }
-  return Number(raw);
 }
 
 function publicUrl(raw: string | undefined): string | undefined {
@@ -212,15 +191,6 @@ function tonApiUrl(raw: string | undefined, network: TonNetwork): string {
   return raw.replace(/\/+$/, '');
 }
 
-function tonAmountNanotons(env: Env, name: string, fallback: string): bigint {
-  const raw = env[name] || fallback;
-  try {
-    return parseTon(raw.trim());
-  } catch {
-    throw new ConfigError(`${name} must be a TON amount with at most 9 decimal places, got "${raw}"`);
-  }
-}
-
 /** proxy-addr's named ranges, accepted in TRUST_PROXY lists. */
 const NAMED_RANGES = new Set(['loopback', 'linklocal', 'uniquelocal']);
 
@@ -281,7 +251,7 @@ export function loadConfig(env: Env = process.env): Config {
     tonNetwork: network,
     tonApiUrl: tonApiUrl(env.TON_API_URL, network),
     tonApiKey: env.TON_API_KEY || undefined,
-    depositMinNanotons: tonAmountNanotons(env, 'DEPOSIT_MIN_TON', '0.1'),
+    depositMinNanotons: tonAmount(env, 'DEPOSIT_MIN_TON', '0.1'),
     depositPollMs: integer(env, 'DEPOSIT_POLL_MS', 5000, 50),
     webhooks: {
       timeoutMs: integer(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100, 60_000),
@@ -307,13 +277,6 @@ export function httpLimits(env: Env): HttpLimits {
     throw new ConfigError(`HEADERS_TIMEOUT_MS (${limits.headersTimeoutMs}) must not exceed REQUEST_TIMEOUT_MS (${limits.requestTimeoutMs})`);
   }
   return limits;
-}
-
-function flag(env: Env, name: string): boolean {
-  const raw = env[name] ?? '';
-  if (raw === '' || raw === '0' || raw === 'false') return false;
-  if (raw === '1' || raw === 'true') return true;
-  throw new ConfigError(`${name} must be 1 or 0, got "${raw}"`);
 }
 
 /** Comma-separated IP addresses, each with an optional port (`1.1.1.1`, `127.0.0.1:5353`, `[::1]:53`). */

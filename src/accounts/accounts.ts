@@ -156,3 +156,21 @@ function keyCacheOf(db: Db): KeyCache {
   if (!cache) keyCaches.set(db, (cache = new Map()));
   return cache;
 }
+
+export interface ActiveKey {
+  id: string;
+  mode: Mode;
+  displayPrefix: string;
+  createdAt: number;
+}
+
+/** The account's active key per mode (at most one each), in one query. */
+export async function activeKeys(db: Db, accountId: string): Promise<Partial<Record<Mode, ActiveKey>>> {
+  const rows = await db.kysely
+    .selectFrom('api_keys')
+    .select(['id', 'mode', 'display_prefix', 'created_at'])
+    .where('account_id', '=', accountId)
+    .where('revoked_at', 'is', null)
+    .execute();
+  return Object.fromEntries(rows.map((r) => [r.mode, { id: r.id, mode: r.mode, displayPrefix: r.display_prefix, createdAt: Number(r.created_at) }]));
+}

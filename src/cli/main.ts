@@ -1,4 +1,4 @@
-import { ConfigError } from '../config.js';
+import { ConfigError } from '../env.js';
 import { SchemaTooNewError } from '../db/migrate.js';
 import { DatabaseUnreachableError } from '../db/reach.js';
 import { type Command, type CommandIo, parse, UsageError } from './command.js';

@@ -2,7 +2,6 @@ import type BetterSqlite3 from 'better-sqlite3';
 import { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import { BackgroundCheckpointer } from './checkpointer.js';
-import { CONNECT_TIMEOUT_DEFAULTS_S, type Config } from '../config.js';
 import type { Db } from './engine.js';
 import { GroupCommit } from './group-commit.js';
 import { migrateToLatest } from './migrate.js';
@@ -10,6 +9,20 @@ import { runPreparedDirectly } from './prepared.js';
 import { sqliteOpenError, waitForPostgres } from './reach.js';
 import type { PostgresLimits } from './postgres.js';
 import type { Database } from './schema.js';
+
+/** DATABASE_CONNECT_TIMEOUT_S when unset: a server waits for its database longer than an operator's command. */
+export const CONNECT_TIMEOUT_DEFAULTS_S = { serve: 30, cli: 5 } as const;
+
+/** The database's part of the configuration (src/config.ts Config has these fields). */
+export interface DatabaseSettings {
+  dataDir: string;
+  databaseUrl: string | undefined;
+  databasePoolSize: number;
+  /** undefined = the command's default (CONNECT_TIMEOUT_DEFAULTS_S). */
+  databaseConnectTimeoutS: number | undefined;
+  /** `serve` only. */
+  databaseQueryTimeoutMs?: number;
+}
 
 export interface DatabaseOptions {
   /** SQLite's folder (the embedded default). */
@@ -119,7 +132,6 @@ export async function openDatabase(options: DatabaseOptions): Promise<Db> {
 }
 
 /**
-/**
  * The configured database, for `serve` (`for: 'serve'`) or an operator command: each waits for
  * an unreachable PostgreSQL up to DATABASE_CONNECT_TIMEOUT_S, by default 30 s and 5 s. `serve`'s
  * statements are also bounded by DATABASE_QUERY_TIMEOUT_MS and its notification listener logs to
@@ -127,7 +139,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<Db> {
  * and are not bounded.
  */
 export function openConfiguredDatabase(
-  config: Pick<Config, 'dataDir' | 'databaseUrl' | 'databasePoolSize' | 'databaseConnectTimeoutS'> & Partial<Pick<Config, 'databaseQueryTimeoutMs'>>,
+  config: DatabaseSettings,
   options: Pick<DatabaseOptions, 'backgroundCheckpoints' | 'onWaiting' | 'logger'> & { for?: keyof typeof CONNECT_TIMEOUT_DEFAULTS_S } = {},
 ): Promise<Db> {
   const { for: command = 'cli', ...rest } = options;

@@ -1,9 +1,10 @@
 import type { FastifyInstance } from 'fastify';
-import { sql } from 'kysely';
 import client from 'prom-client';
 import type { Db } from '../db/engine.js';
 import { ORDER_STATUSES } from '../domain/order-status.js';
 import { watcherStatus } from '../deposits/status.js';
+import { countOrdersByModeAndStatus, pendingQueue } from '../orders/order-store.js';
+import { outboxBacklog } from '../webhooks/outbox.js';
 import { RequestDurations } from './request-durations.js';
 
 /**
@@ -99,14 +100,10 @@ export class ServiceMetrics {
       labelNames: ['mode', 'status'] as const,
       registers: [this.registry],
       async collect() {
-        const rows = await db.kysely
-          .selectFrom('orders')
-          .select(['mode', 'status', (eb) => eb.fn.countAll().as('n')])
-          .groupBy(['mode', 'status'])
-          .execute();
+        const counts = await countOrdersByModeAndStatus(db.kysely);
         this.reset();
         for (const mode of ['live', 'test']) for (const status of ORDER_STATUSES) this.set({ mode, status }, 0);
-        for (const row of rows) this.set({ mode: row.mode, status: row.status }, Number(row.n));
+        for (const { mode, status, count } of counts) this.set({ mode, status }, count);
       },
     });
     new client.Gauge({
@@ -114,27 +111,15 @@ export class ServiceMetrics {
       help: 'Webhook messages waiting to be delivered (pending, to enabled endpoints)',
       registers: [this.registry],
       async collect() {
-        const row = await db.kysely
-          .selectFrom('webhook_messages')
-          .select((eb) => eb.fn.countAll().as('n'))
-          .where('status', '=', 'pending')
-          .where('endpoint_id', 'in', (sub) => sub.selectFrom('webhook_endpoints').select('id').where('status', '=', 'enabled'))
-          .executeTakeFirst();
-        this.set(Number(row?.n ?? 0));
+        this.set(await outboxBacklog(db.kysely));
       },
     });
-    const queue = async () =>
-      db.kysely
-        .selectFrom('orders')
-        .select([(eb) => eb.fn.countAll().as('depth'), sql<bigint | null>`min(created_at)`.as('oldest')])
-        .where('status', '=', 'fulfillment_pending')
-        .executeTakeFirst();
     new client.Gauge({
       name: 'starport_queue_depth',
       help: 'Orders waiting in fulfillment_pending',
       registers: [this.registry],
       async collect() {
-        this.set(Number((await queue())?.depth ?? 0));
+        this.set((await pendingQueue(db.kysely)).depth);
       },
     });
     new client.Gauge({
@@ -142,8 +127,8 @@ export class ServiceMetrics {
       help: 'Age of the oldest order still in fulfillment_pending (0 when none)',
       registers: [this.registry],
       async collect() {
-        const oldest = (await queue())?.oldest;
-        this.set(oldest === null || oldest === undefined ? 0 : (Date.now() - Number(oldest)) / 1000);
+        const { oldestCreatedAt } = await pendingQueue(db.kysely);
+        this.set(oldestCreatedAt === null ? 0 : (Date.now() - oldestCreatedAt) / 1000);
       },
     });
   }

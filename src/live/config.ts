@@ -1,7 +1,6 @@
 import fs from 'node:fs';
-import { ConfigError } from '../config.js';
-import { type Decimal, parseDecimal } from '../domain/decimal.js';
-import { parseTon } from '../domain/money.js';
+import type { Decimal } from '../domain/decimal.js';
+import { ConfigError, decimal, type Env, httpUrl, integer as int, oneOf, tonAmount as ton } from '../env.js';
 
 /**
  * Live fulfilment settings: the Fragment upstream, the paying wallet's presence, the
@@ -61,37 +60,6 @@ export interface LiveConfig {
   priceTolerancePercent: Decimal;
 }
 
-type Env = Record<string, string | undefined>;
-
-function int(env: Env, name: string, fallback: number, min = 0): number {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  if (!/^\d+$/.test(raw) || Number(raw) < min || !Number.isSafeInteger(Number(raw))) {
-    throw new ConfigError(`${name} must be an integer of at least ${min}, got "${raw}"`);
-  }
-  return Number(raw);
-}
-
-function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  if (!(allowed as readonly string[]).includes(raw)) throw new ConfigError(`${name} must be one of ${allowed.join(', ')}, got "${raw}"`);
-  return raw as T;
-}
-
-function httpUrl(env: Env, name: string, fallback?: string): string | undefined {
-  const raw = env[name] || fallback;
-  if (raw === undefined) return undefined;
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    throw new ConfigError(`${name} must be an absolute http(s) URL, got "${raw}"`);
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError(`${name} must be an http(s) URL, got "${raw}"`);
-  return raw.replace(/\/+$/, '');
-}
-
 /** Mnemonic words from WALLET_MNEMONIC or the file WALLET_MNEMONIC_FILE (checked cryptographically at start). */
 function mnemonic(env: Env): string[] | undefined {
   if (env.WALLET_MNEMONIC && env.WALLET_MNEMONIC_FILE) throw new ConfigError('set WALLET_MNEMONIC or WALLET_MNEMONIC_FILE, not both');
@@ -110,25 +78,7 @@ function mnemonic(env: Env): string[] | undefined {
   return words;
 }
 
-function ton(env: Env, name: string, fallback: string): bigint {
-  const raw = env[name] || fallback;
-  try {
-    return parseTon(raw);
-  } catch {
-    throw new ConfigError(`${name} must be a TON amount such as ${fallback}, got "${raw}"`);
-  }
-}
-
 export function loadLiveConfig(env: Env): LiveConfig {
-  const feeAllowance = env.LIVE_FEE_ALLOWANCE_TON || '0.01';
-  let fee: bigint;
-  try {
-    fee = parseTon(feeAllowance);
-  } catch {
-    throw new ConfigError(`LIVE_FEE_ALLOWANCE_TON must be a TON amount such as 0.01, got "${feeAllowance}"`);
-  }
-  const tolerance = parseDecimal(env.LIVE_PRICE_TOLERANCE_PERCENT || '5');
-  if (!tolerance) throw new ConfigError(`LIVE_PRICE_TOLERANCE_PERCENT must be a non-negative decimal, got "${env.LIVE_PRICE_TOLERANCE_PERCENT}"`);
   const rateFeed = oneOf(env, 'RATE_FEED', ['fixed', 'tonapi', 'coingecko'] as const, 'fixed');
   const refreshSeconds = int(env, 'RATE_REFRESH_SECONDS', 60, 1);
   const maxAgeSeconds = int(env, 'RATE_MAX_AGE_SECONDS', 600, 1);
@@ -161,7 +111,7 @@ export function loadLiveConfig(env: Env): LiveConfig {
     validateCacheSeconds: int(env, 'LIVE_VALIDATE_CACHE_SECONDS', 60),
     maxWaitSeconds: int(env, 'LIVE_MAX_WAIT_SECONDS', 1800, 1),
     breaker: { cooldownSeconds: int(env, 'LIVE_BREAKER_COOLDOWN_SECONDS', 60, 1), threshold: int(env, 'LIVE_BREAKER_THRESHOLD', 5, 1) },
-    feeAllowance: fee,
-    priceTolerancePercent: tolerance,
+    feeAllowance: ton(env, 'LIVE_FEE_ALLOWANCE_TON', '0.01'),
+    priceTolerancePercent: decimal(env, 'LIVE_PRICE_TOLERANCE_PERCENT', '5'),
   };
 }

@@ -1,4 +1,4 @@
-import { ConfigError } from '../config.js';
+import { ConfigError } from '../env.js';
 import type { WalletAccount } from './fragment/client.js';
 
 /**

@@ -1,6 +1,4 @@
 import type { Kysely } from 'kysely';
-import type { Mode } from '../domain/api-key.js';
-import type { OrderStatus } from '../domain/order-status.js';
 import type { Database, OrderRow } from '../db/schema.js';
 import { formatTon } from '../domain/money.js';
 import { formatTimestamp } from '../domain/time.js';
@@ -14,28 +12,6 @@ import { type Transition, transitionOrder } from './transitions.js';
  * client never sees (the journal rows, the worker's lease), and the manual resolution of an
  * order held for review.
  */
-export interface OrderFilter {
-  accountId?: string;
-  mode?: Mode;
-  status?: OrderStatus;
-  /** created_at >= since (epoch ms). */
-  since?: number;
-  until?: number;
-  limit: number;
-}
-
-/** Newest first. */
-export async function listOrders(db: Kysely<Database>, filter: OrderFilter): Promise<Order[]> {
-  let query = db.selectFrom('orders').selectAll();
-  if (filter.accountId) query = query.where('account_id', '=', filter.accountId);
-  if (filter.mode) query = query.where('mode', '=', filter.mode);
-  if (filter.status) query = query.where('status', '=', filter.status);
-  if (filter.since !== undefined) query = query.where('created_at', '>=', BigInt(filter.since));
-  if (filter.until !== undefined) query = query.where('created_at', '<', BigInt(filter.until));
-  const rows = await query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(filter.limit).execute();
-  return rows.map(orderFromRow);
-}
-
 export interface JournalEntry {
   id: string;
   kind: string;

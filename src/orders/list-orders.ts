@@ -5,18 +5,25 @@ import type { Database } from '../db/schema.js';
 import { ORDER_COLUMNS, type Order, orderFromRow } from './order.js';
 
 /**
- * GET /orders: Stripe-style cursor pagination, newest first on (created_at, id). A cursor is an
- * order of the same list; the next page holds orders strictly older than it, so orders created
- * meanwhile (all newer) never shift a page: a walk sees every order that existed when it began
- * exactly once. Every filter is served by an index of migration 0004 (account, mode, [status |
- * external_id,] created_at, id).
+ * The one list of orders, for its three callers: GET /orders (src/http/api), the dashboard's
+ * order list and overview (src/http/web/order-list.ts) and the operator's `order list`
+ * (src/cli/commands/orders.ts). Newest first on (created_at, id), with cursor pagination: a
+ * cursor is an order of the same list; the next page holds orders strictly older than it, so
+ * orders created meanwhile (all newer) never shift a page: a walk sees every order that existed
+ * when it began exactly once. For one account and mode every filter is served by an index of
+ * migration 0004 (account, mode, [status | external_id,] created_at, id); the operator's list
+ * across accounts walks orders newest first.
  */
 export interface OrderListQuery {
-  accountId: string;
-  mode: Mode;
+  /** One account's orders; null = every account's (the operator only). */
+  accountId: string | null;
+  /** One mode's orders; null = both (the operator only). */
+  mode: Mode | null;
   limit: number;
   status?: OrderStatus;
   externalId?: string;
+  /** An order id or an external_id, matched exactly (the dashboard's search box). */
+  idOrExternalId?: string;
   /** Epoch ms, inclusive. */
   createdGte?: number;
   /** Epoch ms, exclusive. */
@@ -42,9 +49,13 @@ export async function listOrders(db: Kysely<Database>, query: OrderListQuery): P
 
 /** The one statement behind a page (one row more than `limit`, to know whether more follow). */
 export function orderPageQuery(db: Kysely<Database>, query: OrderListQuery) {
-  let select = db.selectFrom('orders').select(ORDER_COLUMNS).where('account_id', '=', query.accountId).where('mode', '=', query.mode);
+  let select = db.selectFrom('orders').select(ORDER_COLUMNS);
+  if (query.accountId !== null) select = select.where('account_id', '=', query.accountId);
+  if (query.mode !== null) select = select.where('mode', '=', query.mode);
   if (query.status !== undefined) select = select.where('status', '=', query.status);
   if (query.externalId !== undefined) select = select.where('external_id', '=', query.externalId);
+  const search = query.idOrExternalId;
+  if (search !== undefined) select = select.where((eb) => eb.or([eb('id', '=', search), eb('external_id', '=', search)]));
   if (query.createdGte !== undefined) select = select.where('created_at', '>=', BigInt(query.createdGte));
   if (query.createdLt !== undefined) select = select.where('created_at', '<', BigInt(query.createdLt));
   const backwards = query.endingBefore !== undefined;

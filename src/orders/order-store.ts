@@ -225,3 +225,24 @@ export async function appendEvent(
   // without its deliveries, nor a delivery without its event.
   await enqueueOrderEvent(tx, event.orderId, { id, type: event.type, createdAt: event.now, data: event.data }, endpoints);
 }
+
+/** How many orders are in each mode and status (the `starport_orders` gauge); absent pairs have none. */
+export async function countOrdersByModeAndStatus(db: Kysely<Database>): Promise<{ mode: Mode; status: OrderStatus; count: number }[]> {
+  const rows = await db
+    .selectFrom('orders')
+    .select(['mode', 'status', (eb) => eb.fn.countAll().as('n')])
+    .groupBy(['mode', 'status'])
+    .execute();
+  return rows.map((row) => ({ mode: row.mode, status: row.status, count: Number(row.n) }));
+}
+
+/** The fulfilment queue: orders in fulfillment_pending and the creation time of the oldest (null when none). */
+export async function pendingQueue(db: Kysely<Database>): Promise<{ depth: number; oldestCreatedAt: number | null }> {
+  const row = await db
+    .selectFrom('orders')
+    .select([(eb) => eb.fn.countAll().as('depth'), sql<bigint | null>`min(created_at)`.as('oldest')])
+    .where('status', '=', 'fulfillment_pending')
+    .executeTakeFirst();
+  const oldest = row?.oldest;
+  return { depth: Number(row?.depth ?? 0), oldestCreatedAt: oldest === null || oldest === undefined ? null : Number(oldest) };
+}

@@ -195,3 +195,14 @@ export async function pruneMessages(db: Kysely<Database>, before: number, limit 
     return Number(deleted.numDeletedRows);
   });
 }
+
+/** Messages waiting to be delivered: pending, to enabled endpoints (the `starport_webhook_outbox_backlog` gauge). */
+export async function outboxBacklog(db: Kysely<Database>): Promise<number> {
+  const row = await db
+    .selectFrom('webhook_messages')
+    .select((eb) => eb.fn.countAll().as('n'))
+    .where('status', '=', 'pending')
+    .where('endpoint_id', 'in', (sub) => sub.selectFrom('webhook_endpoints').select('id').where('status', '=', 'enabled'))
+    .executeTakeFirst();
+  return Number(row?.n ?? 0);
+}

@@ -217,6 +217,8 @@ describe('every filter is an index range (no table scan)', () => {
     all: { filters: { status: 'failed' as const, externalId: 'x', createdGte: 1, createdLt: 2 }, index: 'orders_list_(status|external_id)' },
     cursor: { filters: { startingAfter: { createdAt: 5, id: 'ord_x' } }, index: 'orders_list' },
     backwards: { filters: { status: 'delivered' as const, endingBefore: { createdAt: 5, id: 'ord_x' } }, index: 'orders_list_status' },
+    // The dashboard's search box: an order id or an external_id, on a page of its list.
+    search: { filters: { idOrExternalId: 'ord_x', startingAfter: { createdAt: 5, id: 'ord_x' } }, index: 'orders_list' },
   };
   test.each(Object.entries(queries))('%s', async (_name, { filters, index }) => {
     const { db } = h.service;

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { CONNECT_TIMEOUT_DEFAULTS_S, ConfigError, loadConfig, PACKAGE_ROOT } from '../../src/config.js';
+import { ConfigError, loadConfig, PACKAGE_ROOT } from '../../src/config.js';
+import { CONNECT_TIMEOUT_DEFAULTS_S } from '../../src/db/open.js';
 import { describePostgresUrl } from '../../src/db/reach.js';
 
 describe('loadConfig defaults', () => {

@@ -1,7 +1,8 @@
 import { recordAudit } from '../../audit/audit.js';
 import { loadConfig } from '../../config.js';
 import { ORDER_STATUSES, type OrderStatus } from '../../domain/order-status.js';
-import { listOrders, orderDetails, type Outcome, resolveOrder, ResolveError } from '../../orders/admin.js';
+import { listOrders, type OrderListQuery } from '../../orders/list-orders.js';
+import { orderDetails, type Outcome, resolveOrder, ResolveError } from '../../orders/admin.js';
 import type { Order } from '../../orders/order.js';
 import { type Command, UsageError } from '../command.js';
 import { withDatabase } from '../database.js';
@@ -61,15 +62,17 @@ export const orderList: Command = operatorCommand({
       throw new UsageError(`--status must be one of ${ORDER_STATUSES.join(', ')}, got "${String(status)}"`);
     }
     if (values.account !== undefined && (typeof values.account !== 'string' || values.account === '')) throw new UsageError('--account needs a value');
-    const filter = {
-      accountId: values.account as string | undefined,
-      mode: modeOf(values, { optional: true }),
-      status: status as OrderStatus | undefined,
-      since: optionalWhen(values, 'since', now),
-      until: optionalWhen(values, 'until', now),
+    const since = optionalWhen(values, 'since', now);
+    const until = optionalWhen(values, 'until', now);
+    const filter: OrderListQuery = {
+      accountId: (values.account as string | undefined) ?? null,
+      mode: modeOf(values, { optional: true }) ?? null,
+      ...(status !== undefined && { status: status as OrderStatus }),
+      ...(since !== undefined && { createdGte: since }),
+      ...(until !== undefined && { createdLt: until }),
       limit: limitOf(values, 50),
     };
-    const orders = await withDatabase((db) => listOrders(db.kysely, filter));
+    const { orders } = await withDatabase((db) => listOrders(db.kysely, filter));
     io.result(
       { orders: orders.map(orderJson) },
       orders.length === 0

@@ -1,12 +1,13 @@
 import type { Db } from '../../db/engine.js';
 import type { Mode } from '../../domain/api-key.js';
 import type { OrderStatus } from '../../domain/order-status.js';
-import { type Order, orderFromRow } from '../../orders/order.js';
+import { listOrders } from '../../orders/list-orders.js';
+import type { Order } from '../../orders/order.js';
 
 /**
- * The dashboard's order list: one query per page, newest first, keyset ("cursor") pagination on
- * (created_at, id) so pages stay stable while new orders arrive and cost the same at any depth.
- * A cursor is `<created_at>.<id>` of the boundary order.
+ * The dashboard's order list: one query per page (src/orders/list-orders.ts), newest first, keyset
+ * ("cursor") pagination on (created_at, id) so pages stay stable while new orders arrive and cost
+ * the same at any depth. A cursor in the page's URL is `<created_at>.<id>` of the boundary order.
  */
 export interface Cursor {
   createdAt: number;
@@ -22,7 +23,7 @@ export function decodeCursor(text: string): Cursor | undefined {
   return match ? { createdAt: Number(match[1]), id: match[2] as string } : undefined;
 }
 
-export interface OrderListQuery {
+export interface OrderPageQuery {
   accountId: string;
   mode: Mode;
   status?: OrderStatus;
@@ -43,34 +44,27 @@ export interface OrderPage {
   older?: string;
 }
 
-export async function listOrders(db: Db, query: OrderListQuery): Promise<OrderPage> {
-  let select = db.kysely.selectFrom('orders').selectAll().where('account_id', '=', query.accountId).where('mode', '=', query.mode);
-  if (query.status) select = select.where('status', '=', query.status);
-  if (query.search) {
-    const search = query.search;
-    select = select.where((eb) => eb.or([eb('id', '=', search), eb('external_id', '=', search)]));
-  }
+/** A page of the account's orders in one mode, with the cursors of the pages around it. */
+export async function orderPage(db: Db, query: OrderPageQuery): Promise<OrderPage> {
   const backwards = !!query.before && !query.after;
   const cursor = query.after ?? query.before;
-  if (cursor) {
-    const at = BigInt(cursor.createdAt);
-    const op = backwards ? '>' : '<';
-    select = select.where((eb) => eb.or([eb('created_at', op, at), eb.and([eb('created_at', '=', at), eb('id', op, cursor.id)])]));
-  }
-  const direction = backwards ? 'asc' : 'desc';
-  const rows = await select.orderBy('created_at', direction).orderBy('id', direction).limit(query.limit + 1).execute();
-  const more = rows.length > query.limit;
-  const orders = rows.slice(0, query.limit).map(orderFromRow);
-  if (backwards) orders.reverse();
+  const { orders, hasMore } = await listOrders(db.kysely, {
+    accountId: query.accountId,
+    mode: query.mode,
+    limit: query.limit,
+    ...(query.status && { status: query.status }),
+    ...(query.search && { idOrExternalId: query.search }),
+    ...(cursor && (backwards ? { endingBefore: cursor } : { startingAfter: cursor })),
+  });
   const first = orders[0];
   const last = orders[orders.length - 1];
   const page: OrderPage = { orders };
   if (backwards) {
-    if (more && first) page.newer = encodeCursor(first);
+    if (hasMore && first) page.newer = encodeCursor(first);
     if (last) page.older = encodeCursor(last);
   } else {
     if (cursor && first) page.newer = encodeCursor(first);
-    if (more && last) page.older = encodeCursor(last);
+    if (hasMore && last) page.older = encodeCursor(last);
   }
   return page;
 }

@@ -3,15 +3,15 @@ import formbody from '@fastify/formbody';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { dashboardSecret } from '../../accounts/dashboard-secret.js';
 import { findSession, type Session } from '../../accounts/sessions.js';
-import type { Mode } from '../../domain/api-key.js';
 import { Outage } from '../../db/outage.js';
 import { UNAVAILABLE_RETRY_AFTER_S } from '../errors.js';
 import { guard } from './access.js';
 import { ASSETS } from './assets.js';
 import type { WebContext } from './context.js';
+import type { Web } from './web.js';
 import { CsrfTokens } from './csrf.js';
 import { cookieOptions, crossSite, field, pageHeaders, redirect, sendHtml, SESSION_COOKIE } from './http.js';
-import { csrfErrorPage, type View } from './layout.js';
+import { csrfErrorPage } from './layout.js';
 import { authRoutes } from './pages/auth.js';
 import { keyRoutes } from './pages/keys.js';
 import { orderRoutes } from './pages/orders.js';
@@ -24,27 +24,6 @@ import { balanceHistoryRoutes } from './pages/balance-history.js';
 import { accountRoutes } from './pages/account.js';
 import { activityRoutes } from './pages/activity.js';
 import { teamRoutes } from './pages/team.js';
-
-declare module 'fastify' {
-  interface FastifyRequest {
-    /** The dashboard session, set by `web.authenticated` on the pages that need one. */
-    dashboardSession: Session | undefined;
-  }
-}
-
-/** What every page module gets. */
-export interface Web {
-  ctx: WebContext;
-  csrf: CsrfTokens;
-  /** preHandler: a logged-in user, else a redirect to the login page. */
-  authenticated: (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
-  /** preHandler for POSTs of logged-in pages: the session's CSRF token must come with the form. */
-  sessionCsrf: (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
-  view(request: FastifyRequest, mode: Mode): View;
-  /** Registers a GET page at `path` (live) and `/test…` (test). */
-  page(path: string, handler: (request: FastifyRequest, reply: FastifyReply, mode: Mode) => Promise<unknown>): void;
-}
-
 
 /** Dashboard requests failed by an unavailable database: logged once as the outage begins. */
 const webOutage = new Outage('dashboard');

@@ -9,7 +9,7 @@ import { copyField } from '../components.js';
 import { html, type Slot } from '../html.js';
 import { field, redirect, safeNext, sendHtml } from '../http.js';
 import { csrfField, dashboardPage, notice, type View } from '../layout.js';
-import type { SignedInPages } from '../signed-in.js';
+import type { Web } from '../web.js';
 
 /**
  * The signed-in person's own page: the accounts they belong to (switch between them) and their
@@ -25,7 +25,7 @@ const NOTICES: Record<string, Slot> = {
   confirmed: notice('success', 'Confirmed.'),
 };
 
-export function accountRoutes(app: FastifyInstance, web: SignedInPages): void {
+export function accountRoutes(app: FastifyInstance, web: Web): void {
   const { ctx } = web;
   const guarded = { preHandler: [web.authenticated, web.sessionCsrf] };
   const signedIn = { preHandler: web.authenticated };

@@ -6,7 +6,7 @@ import { time } from '../format.js';
 import { html } from '../html.js';
 import { sendHtml } from '../http.js';
 import { dashboardPage } from '../layout.js';
-import type { SignedInPages } from '../signed-in.js';
+import type { Web } from '../web.js';
 import { csvCell } from '../csv.js';
 
 /**
@@ -31,7 +31,7 @@ function whatText(r: AuditRecord): string {
 const ipOf = (r: AuditRecord) => (typeof r.details.ip === 'string' ? r.details.ip : '');
 const whoOf = (r: AuditRecord) => (r.source === 'dashboard' ? r.actor : `${r.actor} (operator)`);
 
-export function activityRoutes(app: FastifyInstance, web: SignedInPages): void {
+export function activityRoutes(app: FastifyInstance, web: Web): void {
   const { ctx } = web;
 
   app.get('/activity', { preHandler: web.authenticated }, async (request, reply) => {

@@ -13,7 +13,7 @@ import { html, type Slot } from '../html.js';
 import { cookieOptions, crossSite, field, PRE_SESSION_COOKIE, redirect, safeNext, sendHtml, SESSION_COOKIE } from '../http.js';
 import { authPage, csrfErrorPage, csrfField, errorPage, notice } from '../layout.js';
 import { newAccountKeysPage } from './keys.js';
-import type { Web } from '../plugin.js';
+import type { Web } from '../web.js';
 
 /** Log in (password, then the two-factor code when on), sign up, log out, and the one-time set-password link (invite and reset). */
 const LOGIN_NOTICES: Record<string, Slot> = {

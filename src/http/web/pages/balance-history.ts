@@ -10,7 +10,7 @@ import { modeLabel, modePath, time, ton } from '../format.js';
 import { type Html, html } from '../html.js';
 import { field, sendHtml } from '../http.js';
 import { dashboardPage } from '../layout.js';
-import type { Web } from '../plugin.js';
+import type { Web } from '../web.js';
 
 export const ENTRIES_PER_PAGE = 50;
 const CSV_BATCH = 1000;

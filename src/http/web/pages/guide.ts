@@ -1,12 +1,12 @@
 import type { FastifyInstance } from 'fastify';
+import { activeKeys } from '../../../accounts/accounts.js';
 import { readBalance } from '../../../ledger/ledger.js';
 import { copyBlock } from '../components.js';
 import { modePath, ton } from '../format.js';
 import { html } from '../html.js';
 import { originOf, sendHtml } from '../http.js';
 import { dashboardPage } from '../layout.js';
-import type { Web } from '../plugin.js';
-import { activeKeys } from './keys.js';
+import type { Web } from '../web.js';
 
 /** "Your first order": the test-mode path from funds to a delivered order, with curl lines. */
 export function guideRoutes(app: FastifyInstance, web: Web): void {

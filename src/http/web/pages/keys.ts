@@ -1,32 +1,13 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { reissueKey } from '../../../accounts/accounts.js';
+import { activeKeys, reissueKey } from '../../../accounts/accounts.js';
 import { isMode, type Mode, MODES } from '../../../domain/api-key.js';
-import type { Db } from '../../../db/engine.js';
 import { copyButton } from '../components.js';
 import { modeLabel, modePath, time } from '../format.js';
 import { type Html, html, type Slot } from '../html.js';
 import { field, redirect, sendHtml } from '../http.js';
 import { csrfField, dashboardPage, notice, type View } from '../layout.js';
-import type { Web } from '../plugin.js';
+import type { Web } from '../web.js';
 import { dashboardAudit } from '../audit.js';
-
-export interface ActiveKey {
-  id: string;
-  mode: Mode;
-  displayPrefix: string;
-  createdAt: number;
-}
-
-/** The account's active key per mode (at most one each), in one query. */
-export async function activeKeys(db: Db, accountId: string): Promise<Partial<Record<Mode, ActiveKey>>> {
-  const rows = await db.kysely
-    .selectFrom('api_keys')
-    .select(['id', 'mode', 'display_prefix', 'created_at'])
-    .where('account_id', '=', accountId)
-    .where('revoked_at', 'is', null)
-    .execute();
-  return Object.fromEntries(rows.map((r) => [r.mode, { id: r.id, mode: r.mode, displayPrefix: r.display_prefix, createdAt: Number(r.created_at) }]));
-}
 
 const NOTICES: Record<string, Slot> = {
   already_reissued: notice('info', 'That key had already been replaced, so nothing changed. The key shown below is the active one.'),

@@ -8,8 +8,8 @@ import { modeLabel, modePath, productText, statusBadge, statusLabel, time, ton }
 import { type Html, html } from '../html.js';
 import { field, originOf, redirect, sendHtml } from '../http.js';
 import { dashboardPage, type View } from '../layout.js';
-import { decodeCursor, listOrders } from '../order-list.js';
-import type { Web } from '../plugin.js';
+import { decodeCursor, orderPage } from '../order-list.js';
+import type { Web } from '../web.js';
 
 export const ORDERS_PER_PAGE = 25;
 
@@ -31,7 +31,7 @@ export function orderRoutes(app: FastifyInstance, web: Web): void {
       return redirect(reply, `${modePath(wanted, '/orders')}${params ? `?${params}` : ''}`);
     }
     const view = web.view(request, mode);
-    const page = await listOrders(ctx.db, {
+    const page = await orderPage(ctx.db, {
       accountId: view.session.accountId,
       mode,
       status,

@@ -8,8 +8,8 @@ import { modeLabel, modePath, ton } from '../format.js';
 import { type Html, html, type Slot } from '../html.js';
 import { sendHtml, field } from '../http.js';
 import { dashboardPage, notice } from '../layout.js';
-import { listOrders } from '../order-list.js';
-import type { Web } from '../plugin.js';
+import { orderPage } from '../order-list.js';
+import type { Web } from '../web.js';
 
 const NOTICES: Record<string, Slot> = {
   welcome: notice(
@@ -64,7 +64,7 @@ export function overviewRoutes(app: FastifyInstance, web: Web): void {
     const [live, test, recent, disabled, charts] = await Promise.all([
       readBalance(db.kysely, { accountId, mode: 'live' }),
       readBalance(db.kysely, { accountId, mode: 'test' }),
-      listOrders(db, { accountId, mode, limit: 5 }),
+      orderPage(db, { accountId, mode, limit: 5 }),
       disabledEndpoints(db.kysely, accountId),
       chartData(db, { accountId, mode }),
     ]);

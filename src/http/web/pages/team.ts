@@ -11,7 +11,7 @@ import { time } from '../format.js';
 import { html, type Slot } from '../html.js';
 import { cookieOptions, crossSite, field, originOf, PRE_SESSION_COOKIE, redirect, sendHtml, SESSION_COOKIE } from '../http.js';
 import { authPage, csrfErrorPage, csrfField, dashboardPage, errorPage, notice, type View } from '../layout.js';
-import type { SignedInPages } from '../signed-in.js';
+import type { Web } from '../web.js';
 
 /**
  * The team (owners only, src/http/web/access.ts): members and roles, invites by one-time link
@@ -35,7 +35,7 @@ const NOTICES: Record<string, Slot> = {
   joined: notice('success', 'You joined the account.'),
 };
 
-export function teamRoutes(app: FastifyInstance, web: SignedInPages): void {
+export function teamRoutes(app: FastifyInstance, web: Web): void {
   const { ctx, csrf } = web;
   const guarded = { preHandler: [web.authenticated, web.sessionCsrf] };
   const viewOf = (request: FastifyRequest): View => web.view(request, 'live');

@@ -11,7 +11,7 @@ import { modePath, time, ton } from '../format.js';
 import { type Html, html, type Slot } from '../html.js';
 import { field, redirect, sendHtml } from '../http.js';
 import { csrfField, dashboardPage, notice, type View } from '../layout.js';
-import type { Web } from '../plugin.js';
+import type { Web } from '../web.js';
 import { dashboardAudit } from '../audit.js';
 import { parseAmountInput, qrSvg, transferLink } from '../../../ton/transfer-link.js';
 

@@ -19,7 +19,7 @@ import { modeLabel, modePath, time } from '../format.js';
 import { html, type Slot } from '../html.js';
 import { field, redirect, sendHtml } from '../http.js';
 import { csrfField, dashboardPage, notice, type View } from '../layout.js';
-import type { Web } from '../plugin.js';
+import type { Web } from '../web.js';
 import { dashboardAudit } from '../audit.js';
 
 /**
