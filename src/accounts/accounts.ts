@@ -6,6 +6,7 @@ import { coalescedRead, preparedQuery } from '../db/prepared.js';
 import type { Database } from '../db/schema.js';
 import { openBalances } from '../ledger/ledger.js';
 import { type Authentication, authenticationOf, KEY_VERDICT_COLUMNS } from './key-verdict.js';
+import { ensurePerson } from './people.js';
 
 export class AccountError extends Error {}
 
@@ -22,7 +23,8 @@ export interface NewAccount {
 }
 
 /**
- * Creates an account with zero balances in both modes and one key per mode (shown once).
+ * Creates an account with zero balances in both modes and one key per mode (shown once). The
+ * person with the account's e-mail (created without a password if new) becomes its owner.
  * `within` runs inside the same transaction (the operator's audit record).
  */
 export async function createAccount(
@@ -40,6 +42,8 @@ export async function createAccount(
       await openBalances(tx, accountId);
       const liveKey = await insertKey(tx, accountId, 'live', now);
       const testKey = await insertKey(tx, accountId, 'test', now);
+      const personId = await ensurePerson(tx, normalized, now);
+      await tx.insertInto('memberships').values({ account_id: accountId, person_id: personId, role: 'owner', created_at: now }).execute();
       await within?.(tx, { accountId, liveKey, testKey });
       return { accountId, liveKey, testKey };
     });

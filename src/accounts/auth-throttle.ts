@@ -10,7 +10,9 @@ import { randomBase62 } from '../domain/random.js';
  *   sign-ups        10 per IP in an hour
  *
  * Unknown e-mails are counted exactly like known ones, so a throttled answer says nothing
- * about whether an account exists. A successful login clears its e-mail's failures.
+ * about whether an account exists. A wrong two-factor code is a failed login too (same
+ * counters), so the second factor cannot be guessed past the first. A complete sign-in clears
+ * its e-mail's failures.
  */
 const LOGIN_WINDOW_MS = 15 * 60 * 1000;
 export const LOGIN_FAILURES_PER_EMAIL = 5;

@@ -3,23 +3,28 @@ import { AccountError, createAccount, normalizeEmail } from './accounts.js';
 import { clearLoginFailures, loginThrottled, recordLoginFailure, recordSignup, signupThrottled } from './auth-throttle.js';
 import { hashPassword, passwordProblem, spendVerificationTime, verifyPassword } from './passwords.js';
 import { hashSecret, isSecretFormat, newSecret } from './secrets.js';
-import { deleteAccountSessions } from './sessions.js';
+import { findPersonByEmail } from './people.js';
+import { deletePersonSessions } from './sessions.js';
 
 /**
- * The people behind accounts: sign-up, login and one-time set-password links. One dashboard
- * login per account (dashboard_users, keyed by account_id). The messages here are shown to the
- * user as they are, so they never say whether an e-mail has an account — except sign-up, which
- * cannot create a second account for an e-mail (see docs/dashboard.md).
+ * The people behind accounts: sign-up, login and one-time set-password links. A person signs
+ * in with an e-mail and a password and is a member of one or more accounts
+ * (src/accounts/team.ts). The messages here are shown to the user as they are, so they never
+ * say whether an e-mail has an account — except sign-up, which cannot create a second account
+ * for an e-mail (see docs/dashboard.md).
  */
 const PASSWORD_LINK_TTL_MS = 72 * 60 * 60 * 1000;
 
 export type SignUpResult =
-  | { ok: true; accountId: string; liveKey: string; testKey: string }
+  | { ok: true; accountId: string; personId: string; liveKey: string; testKey: string }
   | { ok: false; reason: 'invalid_email' | 'weak_password' | 'unavailable' | 'throttled'; message: string };
 
+const UNAVAILABLE = 'We could not create an account with this e-mail address. If you already have an account, log in instead.';
+
 /**
- * A new account (both balances at 0, both keys issued) with a dashboard login. The two keys
- * are returned for the sign-up answer to show once; only their hashes are stored.
+ * A new account (both balances at 0, both keys issued) owned by a new person with this
+ * password. The two keys are returned for the sign-up answer to show once; only their hashes
+ * are stored. An e-mail that already signs in (a teammate of another account) cannot sign up.
  */
 export async function signUp(db: Db, input: { email: string; password: string; ip: string }, now = Date.now()): Promise<SignUpResult> {
   const email = normalizeEmail(input.email);
@@ -30,41 +35,37 @@ export async function signUp(db: Db, input: { email: string; password: string; i
   }
   await recordSignup(db, email, input.ip, now);
   const passwordHash = await hashPassword(input.password);
+  if (await findPersonByEmail(db.kysely, email)) return { ok: false, reason: 'unavailable', message: UNAVAILABLE };
   let created: { accountId: string; liveKey: string; testKey: string };
+  let personId = '';
   try {
-    created = await createAccount(db, email, now);
+    created = await createAccount(db, email, now, async (tx) => {
+      await tx.updateTable('people').set({ password_hash: passwordHash, updated_at: now }).where('email', '=', email).execute();
+      personId = (await tx.selectFrom('people').select('id').where('email', '=', email).executeTakeFirstOrThrow()).id;
+    });
   } catch (error) {
     if (!(error instanceof AccountError)) throw error;
-    if (/already exists/.test(error.message)) {
-      return {
-        ok: false,
-        reason: 'unavailable',
-        message: 'We could not create an account with this e-mail address. If you already have an account, log in instead.',
-      };
-    }
+    if (/already exists/.test(error.message)) return { ok: false, reason: 'unavailable', message: UNAVAILABLE };
     return { ok: false, reason: 'invalid_email', message: 'Enter a valid e-mail address, like you@example.com.' };
   }
-  // createAccount commits on its own; the login row follows. Should this insert ever fail,
-  // the account exists without a password and `account invite` gives it one.
-  await db.kysely.insertInto('dashboard_users').values({ account_id: created.accountId, password_hash: passwordHash, created_at: now, updated_at: now }).execute();
-  return { ok: true, ...created };
+  return { ok: true, personId, ...created };
 }
 
-export type LogInResult = { ok: true; accountId: string } | { ok: false; reason: 'invalid' | 'throttled' | 'disabled' };
+export type LogInResult =
+  | { ok: true; personId: string; accountId: string; twoFactor: boolean }
+  | { ok: false; reason: 'invalid' | 'throttled' | 'disabled' };
 
 /**
  * Checks an e-mail and password. Throttled attempts are refused before any hashing; unknown
- * e-mails and accounts without a password spend the same time and count as failures too.
+ * e-mails and people without a password spend the same time and count as failures too. The
+ * session opens on the account of the person's own e-mail if they are a member of it, else on
+ * their oldest active membership; a person with no active membership is 'disabled'.
+ * `twoFactor`: the password is not enough, the session must give a code next.
  */
 export async function logIn(db: Db, input: { email: string; password: string; ip: string }, now = Date.now()): Promise<LogInResult> {
   const email = normalizeEmail(input.email);
   if (await loginThrottled(db, email, input.ip, now)) return { ok: false, reason: 'throttled' };
-  const row = await db.kysely
-    .selectFrom('accounts as a')
-    .leftJoin('dashboard_users as u', 'u.account_id', 'a.id')
-    .select(['a.id', 'a.status', 'u.password_hash'])
-    .where('a.email', '=', email)
-    .executeTakeFirst();
+  const row = await db.kysely.selectFrom('people').select(['id', 'password_hash', 'totp_enabled_at']).where('email', '=', email).executeTakeFirst();
   let valid = false;
   if (row?.password_hash) valid = await verifyPassword(row.password_hash, input.password);
   else await spendVerificationTime(input.password);
@@ -72,9 +73,25 @@ export async function logIn(db: Db, input: { email: string; password: string; ip
     await recordLoginFailure(db, email, input.ip, now);
     return { ok: false, reason: 'invalid' };
   }
-  await clearLoginFailures(db, email);
-  if (row.status !== 'active') return { ok: false, reason: 'disabled' };
-  return { ok: true, accountId: row.id };
+  const accountId = await defaultAccount(db, row.id, email);
+  if (!accountId) return { ok: false, reason: 'disabled' };
+  // With two-factor on, failures are cleared only once the code is right as well.
+  if (row.totp_enabled_at === null) await clearLoginFailures(db, email);
+  return { ok: true, personId: row.id, accountId, twoFactor: row.totp_enabled_at !== null };
+}
+
+/** The account a sign-in opens on: the person's own e-mail's if a member, else the oldest active membership. */
+export async function defaultAccount(db: Db, personId: string, email: string): Promise<string | undefined> {
+  const rows = await db.kysely
+    .selectFrom('memberships as m')
+    .innerJoin('accounts as a', 'a.id', 'm.account_id')
+    .select(['a.id', 'a.email'])
+    .where('m.person_id', '=', personId)
+    .where('a.status', '=', 'active')
+    .orderBy('m.created_at')
+    .orderBy('a.id')
+    .execute();
+  return (rows.find((r) => r.email === email) ?? rows[0])?.id;
 }
 
 export interface PasswordLink {
@@ -85,49 +102,51 @@ export interface PasswordLink {
 }
 
 /**
- * A one-time link token to set (invite) or reset (forgotten) the password of an existing
- * account. Issuing one invalidates the account's earlier unused links.
+ * A one-time link token to set (invite) or reset (forgotten) the password of a person: the
+ * owner e-mail of an account, or a teammate. Issuing one invalidates the person's earlier
+ * unused links.
  */
 export async function issuePasswordLink(db: Db, email: string, now = Date.now()): Promise<PasswordLink> {
   const normalized = normalizeEmail(email);
-  const account = await db.kysely.selectFrom('accounts').select(['id', 'email']).where('email', '=', normalized).executeTakeFirst();
-  if (!account) throw new AccountError(`no account with e-mail ${normalized} (create it first: starport account create --email ${normalized})`);
+  const person = await findPersonByEmail(db.kysely, normalized);
+  const account = person && (await db.kysely.selectFrom('memberships').select('account_id').where('person_id', '=', person.id).orderBy('created_at').executeTakeFirst());
+  if (!person || !account) throw new AccountError(`no account with e-mail ${normalized} (create it first: starport account create --email ${normalized})`);
+  const own = await db.kysely.selectFrom('accounts').select('id').where('email', '=', normalized).executeTakeFirst();
+  const accountId = own?.id ?? account.account_id;
   const token = newSecret();
   const expiresAt = now + PASSWORD_LINK_TTL_MS;
   await db.kysely.transaction().execute(async (tx) => {
-    await tx
-      .insertInto('dashboard_users')
-      .values({ account_id: account.id, password_hash: null, created_at: now, updated_at: now })
-      .onConflict((oc) => oc.column('account_id').doNothing())
-      .execute();
-    await tx.updateTable('password_tokens').set({ used_at: now }).where('account_id', '=', account.id).where('used_at', 'is', null).execute();
+    await tx.updateTable('password_tokens').set({ used_at: now }).where('person_id', '=', person.id).where('used_at', 'is', null).execute();
     await tx
       .insertInto('password_tokens')
-      .values({ token_hash: hashSecret(token), account_id: account.id, created_at: now, expires_at: expiresAt, used_at: null })
+      .values({ token_hash: hashSecret(token), account_id: accountId, person_id: person.id, created_at: now, expires_at: expiresAt, used_at: null })
       .execute();
   });
-  return { accountId: account.id, email: account.email, token, expiresAt };
+  return { accountId, email: person.email, token, expiresAt };
 }
 
-/** The account a link token may still set the password of, or undefined (unknown, used or expired). */
-export async function checkPasswordLink(db: Db, token: unknown, now = Date.now()): Promise<{ accountId: string; email: string } | undefined> {
+/** The person a link token may still set the password of, or undefined (unknown, used or expired). */
+export async function checkPasswordLink(db: Db, token: unknown, now = Date.now()): Promise<{ accountId: string; personId: string; email: string } | undefined> {
   if (!isSecretFormat(token)) return undefined;
   const row = await db.kysely
     .selectFrom('password_tokens as t')
-    .innerJoin('accounts as a', 'a.id', 't.account_id')
-    .select(['a.id', 'a.email'])
+    .innerJoin('people as p', 'p.id', 't.person_id')
+    .select(['t.account_id', 'p.id', 'p.email'])
     .where('t.token_hash', '=', hashSecret(token))
     .where('t.used_at', 'is', null)
     .where('t.expires_at', '>', BigInt(now))
     .executeTakeFirst();
-  return row && { accountId: row.id, email: row.email };
+  return row && { accountId: row.account_id, personId: row.id, email: row.email };
 }
 
-export type UsePasswordLinkResult = { ok: true; accountId: string } | { ok: false; reason: 'invalid_link' | 'weak_password'; message: string };
+export type UsePasswordLinkResult =
+  | { ok: true; accountId: string | undefined; personId: string; twoFactor: boolean }
+  | { ok: false; reason: 'invalid_link' | 'weak_password'; message: string };
 
 /**
  * Sets the password through a link: the token is spent by one conditional update (two
- * concurrent uses cannot both succeed), and every existing session of the account ends.
+ * concurrent uses cannot both succeed), and every existing session of the person ends. A
+ * person with two-factor on still gives a code after this (the link replaces only the password).
  */
 export async function usePasswordLink(db: Db, token: unknown, password: string, now = Date.now()): Promise<UsePasswordLinkResult> {
   const invalid = { ok: false, reason: 'invalid_link', message: 'This link is invalid, already used or expired. Ask your operator for a new one.' } as const;
@@ -145,13 +164,19 @@ export async function usePasswordLink(db: Db, token: unknown, password: string, 
       .where('expires_at', '>', BigInt(now))
       .executeTakeFirst();
     if (spent.numUpdatedRows !== 1n) return invalid;
-    const { account_id: accountId } = await tx.selectFrom('password_tokens').select('account_id').where('token_hash', '=', tokenHash).executeTakeFirstOrThrow();
-    await tx
-      .insertInto('dashboard_users')
-      .values({ account_id: accountId, password_hash: passwordHash, created_at: now, updated_at: now })
-      .onConflict((oc) => oc.column('account_id').doUpdateSet({ password_hash: passwordHash, updated_at: now }))
-      .execute();
-    await deleteAccountSessions(tx, accountId);
-    return { ok: true, accountId } as const;
+    const link = await tx
+      .selectFrom('password_tokens as t')
+      .innerJoin('people as p', 'p.id', 't.person_id')
+      .select(['t.account_id', 'p.id', 'p.totp_enabled_at'])
+      .where('t.token_hash', '=', tokenHash)
+      .executeTakeFirstOrThrow();
+    await tx.updateTable('people').set({ password_hash: passwordHash, updated_at: now }).where('id', '=', link.id).execute();
+    await deletePersonSessions(tx, link.id);
+    return { personId: link.id, twoFactor: link.totp_enabled_at !== null };
+  }).then(async (done) => {
+    if (!('personId' in done)) return done;
+    const person = await db.kysely.selectFrom('people').select('email').where('id', '=', done.personId).executeTakeFirstOrThrow();
+    // The session opens where a sign-in would; undefined when no account of theirs is active.
+    return { ok: true, accountId: await defaultAccount(db, done.personId, person.email), ...done } as const;
   });
 }

@@ -23,6 +23,25 @@ const AUDIT_ACTIONS = [
   'fragment.session_set',
   'deposit.assign',
   'deposit.return',
+  // The dashboard (source 'dashboard', actor the person's e-mail, details.ip the client's
+  // address): the client's activity log (docs/dashboard.md, "Activity").
+  'dashboard.sign_in',
+  'dashboard.sign_in_failed',
+  'dashboard.key_reveal',
+  'dashboard.test_funds',
+  'webhook.create',
+  'webhook.rotate',
+  'webhook.delete',
+  'webhook.enable',
+  'team.invite',
+  'team.join',
+  'team.remove',
+  'team.role',
+  'team.require_two_factor',
+  'two_factor.enable',
+  'two_factor.disable',
+  'two_factor.reset',
+  'settings.change',
 ] as const;
 type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

@@ -4,6 +4,7 @@ import { DatabaseUnreachableError } from '../db/reach.js';
 import { type Command, type CommandIo, parse, UsageError } from './command.js';
 import { accountCreate, accountDisable, accountEnable, accountList, accountShow, keyReissue, keyRevoke } from './commands/accounts.js';
 import { accountInvite } from './commands/dashboard.js';
+import { accountMemberRemove, accountMembers, accountTwoFactorReset } from './commands/team.js';
 import { depositAssign, depositList, depositReturn } from './commands/deposits.js';
 import { balanceCredit, balanceDebit, ledgerVerify } from './commands/ledger.js';
 import { auditList, backup, dbCopy, restore, stats } from './commands/operations.js';
@@ -14,7 +15,8 @@ import { walletStatus } from './commands/wallet.js';
 
 const COMMANDS: Command[] = [serve, migrate, accountCreate, accountInvite, keyReissue, balanceCredit, ledgerVerify,
   accountList, accountShow, accountDisable, accountEnable, keyRevoke, balanceDebit,
-  orderList, orderShow, orderResolve, stats, auditList, backup, restore, dbCopy, fragmentSessionSet, liveCheck, depositList, depositAssign, depositReturn, walletStatus];
+  orderList, orderShow, orderResolve, stats, auditList, backup, restore, dbCopy, fragmentSessionSet, liveCheck, depositList, depositAssign, depositReturn, walletStatus,
+  accountMembers, accountMemberRemove, accountTwoFactorReset];
 
 function overview(): string {
   const width = Math.max(...COMMANDS.map((c) => c.path.join(' ').length));

@@ -18,13 +18,14 @@ import * as journalEntryIds from './migrations/0014-journal-entry-ids.js';
 import * as usdtDeposits from './migrations/0016-usdt-deposits.js';
 import * as lowBalanceAlerts from './migrations/0017-low-balance-alerts.js';
 import * as dailyRollups from './migrations/0018-daily-rollups.js';
+import * as teams from './migrations/0019-teams.js';
 
 /** Migrations live in code (no files to locate at run time) and are applied in name order. */
 function provider(engine: Engine): MigrationProvider {
   const withEngine = (m: { up(db: Kysely<any>, engine: Engine): Promise<void> }): Migration => ({
     up: (db) => m.up(db, engine),
   });
-  return { getMigrations: async () => ({ '0001-core': withEngine(core), '0002-dashboard': withEngine(dashboard), '0003-operator': withEngine(operator), '0004-api-extensions': withEngine(apiExtensions), '0005-deposits': withEngine(deposits), '0006-webhooks': withEngine(webhooks), '0007-live': withEngine(live), '0008-wallet': withEngine(wallet), '0009-deposit-walks': withEngine(depositWalks), '0010-deposit-returns': withEngine(depositReturns), '0011-wallet-in-flight': withEngine(walletInFlight), '0012-fewer-index-writes': withEngine(fewerIndexWrites), '0013-order-numbers': withEngine(orderNumbers), '0014-journal-entry-ids': withEngine(journalEntryIds), '0015-order-chart-amounts': withEngine(orderChartAmounts), '0016-usdt-deposits': withEngine(usdtDeposits), '0017-low-balance-alerts': withEngine(lowBalanceAlerts), '0018-daily-rollups': withEngine(dailyRollups) }) };
+  return { getMigrations: async () => ({ '0001-core': withEngine(core), '0002-dashboard': withEngine(dashboard), '0003-operator': withEngine(operator), '0004-api-extensions': withEngine(apiExtensions), '0005-deposits': withEngine(deposits), '0006-webhooks': withEngine(webhooks), '0007-live': withEngine(live), '0008-wallet': withEngine(wallet), '0009-deposit-walks': withEngine(depositWalks), '0010-deposit-returns': withEngine(depositReturns), '0011-wallet-in-flight': withEngine(walletInFlight), '0012-fewer-index-writes': withEngine(fewerIndexWrites), '0013-order-numbers': withEngine(orderNumbers), '0014-journal-entry-ids': withEngine(journalEntryIds), '0015-order-chart-amounts': withEngine(orderChartAmounts), '0016-usdt-deposits': withEngine(usdtDeposits), '0017-low-balance-alerts': withEngine(lowBalanceAlerts), '0018-daily-rollups': withEngine(dailyRollups), '0019-teams': withEngine(teams) }) };
 }
 
 export class SchemaTooNewError extends Error {}

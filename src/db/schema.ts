@@ -13,6 +13,8 @@ export interface AccountsTable {
   email: string;
   status: 'active' | 'disabled';
   created_at: Int;
+  /** Set when an owner turned on "require two-factor" for every member (migration 0019). */
+  two_factor_required_at: ColumnType<bigint | null, bigint | number | null | undefined, bigint | number | null>;
 }
 
 export interface ApiKeysTable {
@@ -119,27 +121,68 @@ export interface OrderEventsTable {
 }
 
 /** A person who logs in to the dashboard: one per account. */
-export interface DashboardUsersTable {
-  account_id: string;
+export type TeamRole = 'owner' | 'developer' | 'viewer';
+
+export interface PeopleTable {
+  id: string;
+  email: string;
   /** argon2id (PHC string); null until set through a one-time link. */
   password_hash: string | null;
+  /** Base32 TOTP secret; enrolled once totp_enabled_at is set. */
+  totp_secret: string | null;
+  totp_enabled_at: NullableInt;
+  totp_last_step: NullableInt;
   created_at: Int;
   updated_at: Int;
+}
+
+export interface MembershipsTable {
+  account_id: string;
+  person_id: string;
+  role: TeamRole;
+  created_at: Int;
+}
+
+export interface TeamInvitesTable {
+  /** SHA-256 (hex) of the token in the invite link. */
+  token_hash: string;
+  account_id: string;
+  email: string;
+  role: TeamRole;
+  invited_by: string;
+  created_at: Int;
+  expires_at: Int;
+  used_at: NullableInt;
+}
+
+export interface RecoveryCodesTable {
+  person_id: string;
+  /** SHA-256 (hex) of the code. */
+  code_hash: string;
+  created_at: Int;
+  used_at: NullableInt;
 }
 
 export interface DashboardSessionsTable {
   /** SHA-256 (hex) of the session id in the cookie. */
   id_hash: string;
+  /** The account the session is looking at (switchable among the person's memberships). */
   account_id: string;
+  person_id: string | null;
   created_at: Int;
   last_seen_at: Int;
   expires_at: Int;
+  /** When the second factor was last given in this session (step-up after 10 minutes). */
+  second_factor_at: NullableInt;
+  /** 'active', or 'second_factor' between a right password and the code. */
+  stage: ColumnType<'active' | 'second_factor', 'active' | 'second_factor' | undefined, 'active' | 'second_factor'>;
 }
 
 export interface PasswordTokensTable {
   /** SHA-256 (hex) of the token in the set-password link. */
   token_hash: string;
   account_id: string;
+  person_id: string | null;
   created_at: Int;
   expires_at: Int;
   used_at: NullableInt;
@@ -386,7 +429,10 @@ export interface Database {
   orders: OrdersTable;
   order_days: OrderDaysTable;
   order_events: OrderEventsTable;
-  dashboard_users: DashboardUsersTable;
+  people: PeopleTable;
+  memberships: MembershipsTable;
+  team_invites: TeamInvitesTable;
+  recovery_codes: RecoveryCodesTable;
   dashboard_sessions: DashboardSessionsTable;
   password_tokens: PasswordTokensTable;
   auth_attempts: AuthAttemptsTable;

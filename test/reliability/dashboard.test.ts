@@ -210,8 +210,23 @@ describe('hostile input to the dashboard', () => {
       ['POST', '/test/alerts'],
       ['POST', '/alerts/remove'],
       ['POST', '/test/alerts/remove'],
+      ['GET', '/account'],
+      ['GET', '/account/confirm'],
+      ['POST', '/account/confirm'],
+      ['POST', '/account/switch'],
+      ['POST', '/account/two-factor'],
+      ['POST', '/login/code'],
+      ['GET', '/team'],
+      ['POST', '/team/invite'],
+      ['POST', '/team/members/{x}/role'],
+      ['POST', '/team/members/{x}/remove'],
+      ['POST', '/team/two-factor'],
+      ['GET', '/invite/{x}'],
+      ['POST', '/invite/{x}'],
+      ['GET', '/activity'],
+      ['GET', '/activity.csv'],
     ] as const;
-    const fieldNames = fc.constantFrom('amount', 'threshold', 'mode', 'replaces', 'email', 'password', 'password_again', 'next', 'q', 'status', 'after', 'before', 'url', 'events', '__proto__', 'constructor[prototype][x]', '_csrf');
+    const fieldNames = fc.constantFrom('amount', 'threshold', 'mode', 'replaces', 'email', 'password', 'password_again', 'next', 'q', 'status', 'after', 'before', 'url', 'events', '__proto__', 'constructor[prototype][x]', '_csrf', 'code', 'role', 'account', 'required');
     // Besides nasty strings, values the webhook forms can act on: loopback URLs (test mode; never a
     // name to resolve), a public https URL (live mode), event types.
     const value = fc.oneof(

@@ -198,7 +198,7 @@ describe('no secret in the logs', () => {
     try {
       for (const row of await db.kysely.selectFrom('dashboard_secrets').select(['name', 'value']).execute()) secrets[`stored ${row.name}`] = row.value;
       for (const row of await db.kysely.selectFrom('api_keys').select(['key_hash']).execute()) secrets[`key hash ${row.key_hash.slice(0, 6)}`] = row.key_hash;
-      for (const row of await db.kysely.selectFrom('dashboard_users').select(['password_hash']).where('password_hash', 'is not', null).execute()) secrets['password hash'] = row.password_hash as string;
+      for (const row of await db.kysely.selectFrom('people').select(['password_hash']).where('password_hash', 'is not', null).execute()) secrets['password hash'] = row.password_hash as string;
       // Every webhook secret stored: the four above (current and previous), nothing else.
       const stored = (await db.kysely.selectFrom('webhook_endpoints').select(['secret', 'previous_secret']).execute()).flatMap((row) => [row.secret, row.previous_secret]);
       const shown = ['webhook secret', 'rotated webhook secret', 'dashboard webhook secret', 'dashboard rotated webhook secret'].map((name) => secrets[name]);

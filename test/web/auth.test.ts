@@ -64,7 +64,7 @@ describe('sign up', () => {
     expect(overview.body).toContain('class="test-banner"');
 
     const accountId = await accountIdOf(h, email);
-    const user = await h.service.db.kysely.selectFrom('dashboard_users').selectAll().where('account_id', '=', accountId).executeTakeFirstOrThrow();
+    const user = await h.service.db.kysely.selectFrom('people').selectAll().where('email', '=', email).executeTakeFirstOrThrow();
     expect(user.password_hash).toMatch(/^\$argon2id\$v=19\$m=19456,t=2,p=1\$/);
     // The session id is stored only as its hash.
     const [row] = await sessions(accountId);
@@ -97,8 +97,8 @@ describe('sign up', () => {
     const row = await h.service.db.kysely.selectFrom('accounts').select('email').where('id', '=', account.accountId).executeTakeFirstOrThrow();
     const page = await new WebClient(h, '10.0.1.5').submit('/signup', { email: row.email, password: PASSWORD });
     expect(page.status).toBe(400);
-    const users = await h.service.db.kysely.selectFrom('dashboard_users').selectAll().where('account_id', '=', account.accountId).execute();
-    expect(users).toEqual([]);
+    const users = await h.service.db.kysely.selectFrom('people').select('password_hash').where('email', '=', row.email).execute();
+    expect(users).toEqual([{ password_hash: null }]);
   });
 });
 

@@ -1,4 +1,5 @@
 import { Writable } from 'node:stream';
+import { generate } from 'otplib';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { issuePasswordLink } from '../../src/accounts/dashboard-users.js';
 import { loadConfig } from '../../src/config.js';
@@ -10,7 +11,8 @@ import { newEmail, PASSWORD, WebClient } from '../support/web.js';
 
 /**
  * Secrets never reach the logs, even at level debug: passwords, session cookies, CSRF tokens,
- * new API keys (shown once) and set-password link tokens.
+ * new API keys (shown once), set-password and team invite link tokens, TOTP secrets and codes,
+ * recovery codes.
  */
 let database: FreshDatabase;
 let service: RunningService;
@@ -46,12 +48,24 @@ test('no secret appears in the logs', async () => {
   const form = await client.get(`/set-password/${link.token}`);
   await client.post(`/set-password/${link.token}`, { password: 'a new log-safe password', password_again: 'a new log-safe password', _csrf: form.csrf as string });
   await client.post('/test/top-up', { amount: '1', _csrf: 'wrong' });
+  // Two-factor: the TOTP secret, a code and the recovery codes; a team invite's token.
+  const enrol = await client.get('/account/two-factor');
+  const totpSecret = /id="totp-secret"[^>]*>([A-Z2-7]+)</.exec(enrol.body)?.[1] as string;
+  const totpCode = await generate({ secret: totpSecret, epoch: Math.floor(Date.now() / 1000) });
+  const codesPage = await client.post('/account/two-factor', { code: totpCode, _csrf: enrol.csrf as string });
+  const recovery = [...codesPage.body.matchAll(/<li><code>([a-z2-7]{5}-[a-z2-7]{5})<\/code><\/li>/g)].map((m) => m[1] as string);
+  expect(recovery).toHaveLength(10);
+  const invited = await client.submit('/team', { email: newEmail('invited'), role: 'viewer' }, '/team/invite');
+  const inviteToken = /\/invite\/([A-Za-z0-9_-]{43})</.exec(invited.body)?.[1] as string;
+  expect(inviteToken).toBeTruthy();
+  const invitePage = await new WebClient(h).get(`/invite/${inviteToken}`);
+  expect(invitePage.status).toBe(200);
   const session = client.session as string;
   await client.logOut();
 
   const log = lines.join('');
   expect(log).toContain('dashboard key reissued'); // the logs were captured
-  for (const secret of [session, PASSWORD, 'a new log-safe password', key, link.token, confirm.csrf as string, client.cookies.get('sp_pre') as string]) {
+  for (const secret of [session, PASSWORD, 'a new log-safe password', key, link.token, confirm.csrf as string, client.cookies.get('sp_pre') as string, totpSecret, totpCode, inviteToken, ...recovery]) {
     expect(log, `a secret in the logs: ${secret.slice(0, 12)}…`).not.toContain(secret);
   }
 });

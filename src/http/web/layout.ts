@@ -1,11 +1,12 @@
 import type { Mode } from '../../domain/api-key.js';
 import type { Session } from '../../accounts/sessions.js';
+import type { TeamRole } from '../../db/schema.js';
 import { ASSET_URLS } from './assets.js';
 import { modePath } from './format.js';
 import { type Html, html, type Slot } from './html.js';
 
 /** The page shell and the dashboard's chrome: top bar, navigation, test-mode switch and banner. */
-export type Section = 'overview' | 'top-up' | 'keys' | 'orders' | 'balance' | 'webhooks' | 'alerts' | 'guide';
+export type Section = 'overview' | 'top-up' | 'keys' | 'orders' | 'balance' | 'webhooks' | 'alerts' | 'guide' | 'team' | 'activity' | 'account';
 
 export interface View {
   session: Session;
@@ -14,16 +15,19 @@ export interface View {
   csrf: string;
 }
 
-const NAV: { section: Section; label: string; path: string }[] = [
+/** The menu; `roles` lists who sees an entry (the server refuses the others anyway: src/http/web/access.ts). */
+const NAV: { section: Section; label: string; path: string; roles?: TeamRole[] }[] = [
   { section: 'overview', label: 'Overview', path: '/' },
   { section: 'top-up', label: 'Top up', path: '/top-up' },
-  { section: 'keys', label: 'API keys', path: '/keys' },
+  { section: 'keys', label: 'API keys', path: '/keys', roles: ['owner', 'developer'] },
   { section: 'orders', label: 'Orders', path: '/orders' },
   { section: 'balance', label: 'Balance history', path: '/balance' },
-  { section: 'webhooks', label: 'Webhooks', path: '/webhooks' },
+  { section: 'webhooks', label: 'Webhooks', path: '/webhooks', roles: ['owner', 'developer'] },
   { section: 'alerts', label: 'Alerts', path: '/alerts' },
   { section: 'guide', label: 'First order', path: '/guide' },
 ];
+/** Pages outside the test/live pair (reached from the account page: the e-mail in the header). */
+const MODELESS: Section[] = ['team', 'activity', 'account'];
 
 function document(options: { title: string; body: Slot; bodyClass?: string; charts?: boolean }): Html {
   return html`<!doctype html>
@@ -55,8 +59,8 @@ const brand = html`<span class="brand-mark" aria-hidden="true"></span><span clas
 export function dashboardPage(view: View, options: { title: string; section: Section; body: Slot; notice?: Slot; charts?: boolean }): Html {
   const { mode } = view;
   const other: Mode = mode === 'live' ? 'test' : 'live';
-  const sectionPath = NAV.find((n) => n.section === options.section)?.path ?? '/';
-  const nav = NAV.map(
+  const sectionPath = MODELESS.includes(options.section) ? '/' : (NAV.find((n) => n.section === options.section)?.path ?? '/');
+  const nav = NAV.filter((n) => !n.roles || n.roles.includes(view.session.role)).map(
     (n) =>
       html`<li><a href="${modePath(mode, n.path)}"${n.section === options.section ? html` aria-current="page"` : ''}>${n.label}</a></li>`,
   );
@@ -78,7 +82,7 @@ ${testOn ? html`<div class="test-banner" role="note"><strong>Test mode</strong> 
       </nav>
       <form method="post" action="/logout" class="logout-form">
         ${csrfField(view.csrf)}
-        <span class="account-email" title="${view.session.email}" data-testid="account-email"><span class="visually-hidden">Signed in as </span>${view.session.email}</span>
+        <a class="account-email" href="/account" title="${view.session.email}" data-testid="account-email"><span class="visually-hidden">Signed in as </span>${view.session.email}${view.session.accountEmail !== view.session.email ? html` <span class="muted" data-testid="current-account">· ${view.session.accountEmail}</span>` : ''}</a>
         <button type="submit" class="button button-quiet button-small">Log out</button>
       </form>
     </div>

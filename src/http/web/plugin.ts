@@ -5,6 +5,7 @@ import { dashboardSecret } from '../../accounts/dashboard-secret.js';
 import { findSession, type Session } from '../../accounts/sessions.js';
 import { Outage } from '../../db/outage.js';
 import { UNAVAILABLE_RETRY_AFTER_S } from '../errors.js';
+import { guard } from './access.js';
 import { ASSETS } from './assets.js';
 import type { WebContext } from './context.js';
 import type { Web } from './web.js';
@@ -21,6 +22,9 @@ import { webhookRoutes } from './pages/webhooks.js';
 import { badRequestPage, notFoundPage, serverErrorPage, unavailablePage } from './pages/error.js';
 import { balanceHistoryRoutes } from './pages/balance-history.js';
 import { alertRoutes } from './pages/alerts.js';
+import { accountRoutes } from './pages/account.js';
+import { activityRoutes } from './pages/activity.js';
+import { teamRoutes } from './pages/team.js';
 
 /** Dashboard requests failed by an unavailable database: logged once as the outage begins. */
 const webOutage = new Outage('dashboard');
@@ -59,6 +63,7 @@ export async function webPlugin(app: FastifyInstance, ctx: WebContext): Promise<
     const session = cookieValue ? await findSession(ctx.db, cookieValue) : undefined;
     if (session) {
       request.dashboardSession = session;
+      if (!guard(request, reply, session)) return reply;
       return;
     }
     if (cookieValue) reply.clearCookie(SESSION_COOKIE, cookieOptions(request));
@@ -109,4 +114,7 @@ export async function webPlugin(app: FastifyInstance, ctx: WebContext): Promise<
   webhookRoutes(app, web);
   balanceHistoryRoutes(app, web);
   alertRoutes(app, web);
+  accountRoutes(app, web);
+  teamRoutes(app, web);
+  activityRoutes(app, web);
 }

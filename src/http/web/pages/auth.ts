@@ -2,14 +2,20 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { checkPasswordLink, logIn, signUp, usePasswordLink } from '../../../accounts/dashboard-users.js';
 import { PASSWORD_MIN_LENGTH } from '../../../accounts/passwords.js';
 import { isSecretFormat, newSecret } from '../../../accounts/secrets.js';
-import { createSession, deleteSession, findSession, SESSION_MAX_AGE_MS } from '../../../accounts/sessions.js';
+import { normalizeEmail } from '../../../accounts/accounts.js';
+import { clearLoginFailures, loginThrottled, recordLoginFailure } from '../../../accounts/auth-throttle.js';
+import { findPersonByEmail } from '../../../accounts/people.js';
+import { createSession, deleteSession, findSession, SESSION_MAX_AGE_MS, type SessionStage } from '../../../accounts/sessions.js';
+import { listMemberships } from '../../../accounts/team.js';
+import { verifySecondFactor } from '../../../accounts/two-factor.js';
+import { dashboardAudit } from '../audit.js';
 import { html, type Slot } from '../html.js';
 import { cookieOptions, crossSite, field, PRE_SESSION_COOKIE, redirect, safeNext, sendHtml, SESSION_COOKIE } from '../http.js';
 import { authPage, csrfErrorPage, csrfField, errorPage, notice } from '../layout.js';
 import { newAccountKeysPage } from './keys.js';
 import type { Web } from '../web.js';
 
-/** Log in, sign up, log out, and the one-time set-password link (invite and reset). */
+/** Log in (password, then the two-factor code when on), sign up, log out, and the one-time set-password link (invite and reset). */
 const LOGIN_NOTICES: Record<string, Slot> = {
   logged_out: notice('success', 'You are logged out.'),
   expired: notice('info', 'Your session has ended. Log in again to continue.'),
@@ -44,13 +50,75 @@ export function authRoutes(app: FastifyInstance, web: Web): void {
   };
 
   /** A new session (new id: no fixation), replacing whatever session the browser had. */
-  const startSession = async (request: FastifyRequest, reply: FastifyReply, accountId: string) => {
+  const startSession = async (request: FastifyRequest, reply: FastifyReply, personId: string, accountId: string, stage: SessionStage = 'active') => {
     const previous = await findSession(ctx.db, request.cookies[SESSION_COOKIE]);
     if (previous) await deleteSession(ctx.db, previous.idHash);
-    const { id, session } = await createSession(ctx.db, accountId);
+    const { id, session } = await createSession(ctx.db, personId, accountId, { stage });
     reply.setCookie(SESSION_COOKIE, id, cookieOptions(request, SESSION_MAX_AGE_MS / 1000));
     return session;
   };
+
+  /** A failed sign-in is in the activity log of every account the e-mail is a member of. */
+  const auditFailure = async (request: FastifyRequest, email: string, step: 'password' | 'code') => {
+    const person = await findPersonByEmail(ctx.db.kysely, normalizeEmail(email));
+    if (!person) return;
+    for (const m of await listMemberships(ctx.db.kysely, person.id)) {
+      await dashboardAudit(ctx.db.kysely, request, { action: 'dashboard.sign_in_failed', actor: person.email, accountId: m.accountId, details: { step } });
+    }
+  };
+
+  const codeForm = (token: string, next: string, status?: Slot) =>
+    authPage({
+      title: 'Two-factor code',
+      heading: 'Enter your code',
+      status,
+      body: html`<p>Open your authenticator app and enter the 6-digit code for Starport. Lost your device? Enter one of your recovery codes instead.</p>
+<form method="post" action="/login/code" class="stack" novalidate>
+  ${csrfField(token)}
+  <input type="hidden" name="next" value="${next}">
+  <div class="field">
+    <label for="code">Code</label>
+    <input id="code" name="code" type="text" inputmode="numeric" autocomplete="one-time-code" required autofocus spellcheck="false">
+  </div>
+  <button type="submit" class="button button-primary button-block">Continue</button>
+</form>
+<div class="auth-links"><p>Lost both your device and your recovery codes? Ask your Starport operator to reset two-factor sign-in.</p></div>`,
+    });
+
+  const pendingSession = async (request: FastifyRequest) => {
+    const session = await findSession(ctx.db, request.cookies[SESSION_COOKIE]);
+    return session?.stage === 'second_factor' ? session : undefined;
+  };
+
+  app.get('/login/code', async (request, reply) => {
+    const session = await pendingSession(request);
+    if (!session) return redirect(reply, '/login');
+    return sendHtml(reply, codeForm(csrf.forSession(session.idHash), safeNext(field(request.query, 'next'))));
+  });
+
+  app.post('/login/code', async (request, reply) => {
+    const session = await pendingSession(request);
+    if (!session) return redirect(reply, '/login?notice=expired');
+    if (crossSite(request) || !csrf.check(csrf.forSession(session.idHash), field(request.body, '_csrf'))) return refuse(request, reply);
+    const next = safeNext(field(request.body, 'next'));
+    const token = csrf.forSession(session.idHash);
+    // The password's throttle covers the code too: the same counters per e-mail and per IP.
+    if (await loginThrottled(ctx.db, session.email, request.ip)) return sendHtml(reply, codeForm(token, next, notice('error', LOGIN_ERRORS.throttled)), 429);
+    const result = await verifySecondFactor(ctx.db, session.personId, field(request.body, 'code'));
+    if (!result.ok) {
+      await recordLoginFailure(ctx.db, session.email, request.ip);
+      await auditFailure(request, session.email, 'code');
+      return sendHtml(reply, codeForm(token, next, notice('error', 'That code is not right, or was already used. Try the current code.')), 401);
+    }
+    await clearLoginFailures(ctx.db, session.email);
+    // A new id now that the sign-in is complete.
+    await deleteSession(ctx.db, session.idHash);
+    const { id } = await createSession(ctx.db, session.personId, session.accountId, { secondFactorAt: Date.now() });
+    reply.setCookie(SESSION_COOKIE, id, cookieOptions(request, SESSION_MAX_AGE_MS / 1000));
+    await dashboardAudit(ctx.db.kysely, request, { action: 'dashboard.sign_in', session, details: { second_factor: result.method } });
+    const low = result.method === 'recovery_code' && (result.recoveryCodesLeft ?? 0) <= 3 ? '/account?notice=recovery_low' : undefined;
+    return redirect(reply, low ?? next);
+  });
 
   const loginForm = (token: string, options: { email?: string; next?: string; status?: Slot } = {}) =>
     authPage({
@@ -80,7 +148,8 @@ export function authRoutes(app: FastifyInstance, web: Web): void {
     });
 
   app.get('/login', async (request, reply) => {
-    if (await findSession(ctx.db, request.cookies[SESSION_COOKIE])) return redirect(reply, '/');
+    const current = await findSession(ctx.db, request.cookies[SESSION_COOKIE]);
+    if (current) return redirect(reply, current.stage === 'second_factor' ? '/login/code' : '/');
     const query = request.query as Record<string, unknown>;
     const status = LOGIN_NOTICES[field(query, 'notice')];
     return sendHtml(reply, loginForm(preToken(request, reply), { next: safeNext(field(query, 'next')), status }));
@@ -93,10 +162,16 @@ export function authRoutes(app: FastifyInstance, web: Web): void {
     const next = safeNext(field(body, 'next'));
     const result = await logIn(ctx.db, { email, password: field(body, 'password'), ip: request.ip });
     if (!result.ok) {
+      if (result.reason === 'invalid') await auditFailure(request, email, 'password');
       const page = loginForm(preToken(request, reply), { email, next, status: notice('error', LOGIN_ERRORS[result.reason]) });
       return sendHtml(reply, page, LOGIN_STATUS[result.reason]);
     }
-    await startSession(request, reply, result.accountId);
+    if (result.twoFactor) {
+      await startSession(request, reply, result.personId, result.accountId, 'second_factor');
+      return redirect(reply, `/login/code${next === '/' ? '' : `?next=${encodeURIComponent(next)}`}`);
+    }
+    const session = await startSession(request, reply, result.personId, result.accountId);
+    await dashboardAudit(ctx.db.kysely, request, { action: 'dashboard.sign_in', session });
     return redirect(reply, next);
   });
 
@@ -154,7 +229,7 @@ export function authRoutes(app: FastifyInstance, web: Web): void {
       const status = result.reason === 'throttled' ? 429 : 400;
       return sendHtml(reply, signupForm(preToken(request, reply), { email, status: notice('error', result.message) }), status);
     }
-    const session = await startSession(request, reply, result.accountId);
+    const session = await startSession(request, reply, result.personId, result.accountId);
     request.log.info({ account_id: result.accountId }, 'dashboard sign-up: keys shown once');
     // Both keys, once, in this answer (never stored, logged or put in a URL), as after a reissue.
     const view = { session, mode: 'test' as const, csrf: csrf.forSession(session.idHash) };
@@ -216,7 +291,13 @@ export function authRoutes(app: FastifyInstance, web: Web): void {
       if (result.reason === 'invalid_link') return sendHtml(reply, invalidLink(), 404);
       return sendHtml(reply, setPasswordForm(preToken(request, reply), token, link.email, notice('error', result.message)), 400);
     }
-    await startSession(request, reply, result.accountId);
+    // The password is set; a disabled account (or none left) is not signed in to.
+    if (!result.accountId) return sendHtml(reply, loginForm(preToken(request, reply), { email: link.email, status: notice('error', LOGIN_ERRORS.disabled) }), 403);
+    if (result.twoFactor) {
+      await startSession(request, reply, result.personId, result.accountId, 'second_factor');
+      return redirect(reply, '/login/code');
+    }
+    await startSession(request, reply, result.personId, result.accountId);
     return redirect(reply, '/?notice=password_set');
   });
 }

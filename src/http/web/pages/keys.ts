@@ -7,6 +7,7 @@ import { type Html, html, type Slot } from '../html.js';
 import { field, redirect, sendHtml } from '../http.js';
 import { csrfField, dashboardPage, notice, type View } from '../layout.js';
 import type { Web } from '../web.js';
+import { dashboardAudit } from '../audit.js';
 
 const NOTICES: Record<string, Slot> = {
   already_reissued: notice('info', 'That key had already been replaced, so nothing changed. The key shown below is the active one.'),
@@ -82,7 +83,10 @@ export function keyRoutes(app: FastifyInstance, web: Web): void {
       // The form names the key it replaces: a resubmitted form (reload, double click) must not
       // revoke the key it just showed.
       if ((current?.id ?? '') !== field(request.body, 'replaces')) return redirect(reply, modePath(mode, '/keys?notice=already_reissued'));
-      const key = await reissueKey(ctx.db, view.session.accountId, keyMode);
+      const session = view.session;
+      const key = await reissueKey(ctx.db, session.accountId, keyMode, Date.now(), (tx, prefix) =>
+        dashboardAudit(tx, request, { action: 'dashboard.key_reveal', session, mode: keyMode, details: { key_prefix: prefix } }),
+      );
       request.log.info({ account_id: view.session.accountId, mode: keyMode }, 'dashboard key reissued');
       const body = html`<div class="page-head"><h1>Your new ${keyMode} key</h1></div>
 <section class="card new-key-card" aria-labelledby="new-key-label">

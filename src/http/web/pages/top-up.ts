@@ -12,6 +12,7 @@ import { type Html, html, type Slot } from '../html.js';
 import { field, redirect, sendHtml } from '../http.js';
 import { csrfField, dashboardPage, notice, type View } from '../layout.js';
 import type { Web } from '../web.js';
+import { dashboardAudit } from '../audit.js';
 import { jettonTransferLink, parseAmountInput, parseUsdtAmountInput, qrSvg, transferLink } from '../../../ton/transfer-link.js';
 import { formatDecimal, formatUsdt } from '../../../domain/usdt.js';
 import { CLIENT_DEPOSIT_STATUSES } from '../../../deposits/wire.js';
@@ -203,6 +204,7 @@ ${deposits}`;
       return sendHtml(reply, await testPage(view, { amountText, error: error.message }), 400);
     }
     request.log.info({ account_id: view.session.accountId, amount: String(amount.nanotons) }, 'dashboard test funds added');
+    await dashboardAudit(ctx.db.kysely, request, { action: 'dashboard.test_funds', session: view.session, mode: 'test', details: { amount: formatTon(amount.nanotons) } });
     return redirect(reply, '/test/top-up?notice=funds_added');
   });
 

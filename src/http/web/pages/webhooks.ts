@@ -20,6 +20,7 @@ import { html, type Slot } from '../html.js';
 import { field, redirect, sendHtml } from '../http.js';
 import { csrfField, dashboardPage, notice, type View } from '../layout.js';
 import type { Web } from '../web.js';
+import { dashboardAudit } from '../audit.js';
 
 /**
  * Webhooks per mode: add an endpoint (its secret shown once), list, delete, rotate the secret
@@ -210,6 +211,7 @@ ${endpoint.status === 'disabled' ? disabledNotice(view, endpoint) : ''}
         throw error;
       }
       request.log.info({ account_id: view.session.accountId, mode, endpoint_id: endpoint.id }, 'dashboard webhook endpoint added');
+      await dashboardAudit(ctx.db.kysely, request, { action: 'webhook.create', session: view.session, mode, details: { endpoint_id: endpoint.id, url: endpoint.url } });
       return sendHtml(reply, dashboardPage(view, { title: 'New webhook endpoint', section: 'webhooks', body: secretPage(view, endpoint, 'Webhook endpoint added', '') }));
     });
 
@@ -218,6 +220,7 @@ ${endpoint.status === 'disabled' ? disabledNotice(view, endpoint) : ''}
       const endpoint = await endpointOf(request);
       if (!endpoint) return redirect(reply, gone);
       const rotated = await rotateSecret(ctx.db.kysely, endpoint, { now: Date.now(), graceMs: ctx.webhooks?.rotationGraceMs ?? ROTATION_GRACE_MS });
+      await dashboardAudit(ctx.db.kysely, request, { action: 'webhook.rotate', session: view.session, mode, details: { endpoint_id: endpoint.id, url: endpoint.url } });
       const extra = rotated.previousSecretUntil
         ? html`<p>The previous secret keeps signing alongside the new one until ${time(rotated.previousSecretUntil)}: switch your receiver before then.</p>`
         : '';
@@ -225,7 +228,9 @@ ${endpoint.status === 'disabled' ? disabledNotice(view, endpoint) : ''}
     });
 
     app.post(modePath(mode, '/webhooks/:id/delete'), guarded, async (request, reply) => {
-      const deleted = await deleteEndpoint(ctx.db.kysely, (request.params as { id: string }).id, scopeOf(request));
+      const id = (request.params as { id: string }).id;
+      const deleted = await deleteEndpoint(ctx.db.kysely, id, scopeOf(request));
+      if (deleted) await dashboardAudit(ctx.db.kysely, request, { action: 'webhook.delete', session: web.view(request, mode).session, mode, details: { endpoint_id: id } });
       return redirect(reply, deleted ? modePath(mode, '/webhooks?notice=deleted') : gone);
     });
 
@@ -242,6 +247,7 @@ ${endpoint.status === 'disabled' ? disabledNotice(view, endpoint) : ''}
       const endpoint = await endpointOf(request);
       if (!endpoint) return redirect(reply, gone);
       await enableEndpoint(ctx.db.kysely, endpoint, Date.now());
+      await dashboardAudit(ctx.db.kysely, request, { action: 'webhook.enable', session: web.view(request, mode).session, mode, details: { endpoint_id: endpoint.id, url: endpoint.url } });
       return redirect(reply, back(endpoint, 'enabled'));
     });
 

@@ -1,0 +1,267 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { PASSWORD_MIN_LENGTH } from '../../../accounts/passwords.js';
+import { isSecretFormat, newSecret } from '../../../accounts/secrets.js';
+import { createSession, deleteSession, findSession, SESSION_MAX_AGE_MS, switchSessionAccount } from '../../../accounts/sessions.js';
+import { acceptInvite, changeRole, checkInvite, createInvite, isTeamRole, listMembers, removeMember, TEAM_ROLES, TeamError } from '../../../accounts/team.js';
+import { recordAudit } from '../../../audit/audit.js';
+import type { TeamRole } from '../../../db/schema.js';
+import { formatTimestamp } from '../../../domain/time.js';
+import { copyField } from '../components.js';
+import { time } from '../format.js';
+import { html, type Slot } from '../html.js';
+import { cookieOptions, crossSite, field, originOf, PRE_SESSION_COOKIE, redirect, sendHtml, SESSION_COOKIE } from '../http.js';
+import { authPage, csrfErrorPage, csrfField, dashboardPage, errorPage, notice, type View } from '../layout.js';
+import type { Web } from '../web.js';
+
+/**
+ * The team (owners only, src/http/web/access.ts): members and roles, invites by one-time link
+ * (72 hours; shown to the owner to pass on, no e-mail is sent), removal (their sessions end at
+ * once), and "require two-factor" for every member. The invite link's own page, /invite/TOKEN,
+ * is open: the invited person sets a password there, or accepts while signed in.
+ */
+const ROLE_TEXT: Record<TeamRole, string> = {
+  owner: 'Owner: everything, including the team and settings',
+  developer: 'Developer: keys, webhooks, orders, test funds',
+  viewer: 'Viewer: read only (balances, orders, history, deposits)',
+};
+
+const NOTICES: Record<string, Slot> = {
+  removed: notice('success', 'The member was removed; they were signed out of this account at once.'),
+  role_changed: notice('success', 'Role changed.'),
+  required_on: notice('success', 'Every member must now use two-factor sign-in.'),
+  required_off: notice('success', 'Two-factor sign-in is no longer required (members who turned it on keep it).'),
+  need_own_2fa: notice('error', 'Turn on two-factor sign-in for yourself first (Your account), then require it of the team.'),
+  missing: notice('info', 'That member is no longer on the team.'),
+  joined: notice('success', 'You joined the account.'),
+};
+
+export function teamRoutes(app: FastifyInstance, web: Web): void {
+  const { ctx, csrf } = web;
+  const guarded = { preHandler: [web.authenticated, web.sessionCsrf] };
+  const viewOf = (request: FastifyRequest): View => web.view(request, 'live');
+
+  const teamPage = async (request: FastifyRequest, reply: FastifyReply, extra: { status?: Slot; form?: { email: string; role: string; error?: string }; invite?: { url: string; email: string; role: TeamRole; expiresAt: number } } = {}) => {
+    const view = viewOf(request);
+    const { session } = view;
+    const members = await listMembers(ctx.db.kysely, session.accountId);
+    const roleSelect = (name: string, id: string, selected: string) =>
+      html`<select id="${id}" name="${name}">${TEAM_ROLES.map((r) => html`<option value="${r}"${r === selected ? ' selected' : ''}>${r}</option>`)}</select>`;
+    const rows = members.map(
+      (m) => html`<tr data-member="${m.email}">
+  <td>${m.email}${m.personId === session.personId ? html` <span class="muted">(you)</span>` : ''}</td>
+  <td>
+    <form method="post" action="/team/members/${m.personId}/role" class="role-form">
+      ${csrfField(view.csrf)}
+      <label class="visually-hidden" for="role-${m.personId}">Role of ${m.email}</label>
+      ${roleSelect('role', `role-${m.personId}`, m.role)}
+      <button type="submit" class="button button-quiet button-small">Change</button>
+    </form>
+  </td>
+  <td>${m.twoFactor ? 'On' : 'Off'}</td>
+  <td>${time(m.since)}</td>
+  <td><form method="post" action="/team/members/${m.personId}/remove" class="inline-form">${csrfField(view.csrf)}<button type="submit" class="button button-danger button-small" data-testid="remove-${m.email}">Remove</button></form></td>
+</tr>`,
+    );
+    const invite = extra.invite
+      ? html`<section class="card new-key-card" aria-labelledby="invite-link-heading">
+  <h2 id="invite-link-heading">Invite link for ${extra.invite.email}</h2>
+  ${notice('warning', html`<strong>Pass this link on to ${extra.invite.email} yourself</strong> (no e-mail is sent). It works once, until ${formatTimestamp(extra.invite.expiresAt)}, and joins them as <strong>${extra.invite.role}</strong>. It is shown only now.`)}
+  ${copyField('invite-link', extra.invite.url, 'invite link', { className: 'mono' })}
+</section>`
+      : '';
+    const form = extra.form;
+    const body = html`<div class="page-head"><h1>Team</h1></div>
+<p class="lead">People who can use this account's dashboard, and what each may do.</p>
+${invite}
+<div class="table-wrap" tabindex="0" role="region" aria-label="Team members"><table class="table">
+<caption class="visually-hidden">Team members</caption>
+<thead><tr><th scope="col">E-mail</th><th scope="col">Role</th><th scope="col">Two-factor</th><th scope="col">Member since</th><th scope="col"><span class="visually-hidden">Remove</span></th></tr></thead>
+<tbody>${rows}</tbody></table></div>
+<section class="card section" aria-labelledby="invite-heading">
+  <h2 id="invite-heading">Invite a teammate</h2>
+  <form method="post" action="/team/invite" class="stack" novalidate>
+    ${csrfField(view.csrf)}
+    <div class="field">
+      <label for="invite-email">E-mail</label>
+      <input id="invite-email" name="email" type="email" required value="${form?.email ?? ''}"${form?.error ? html` aria-invalid="true" aria-describedby="invite-error"` : ''}>
+      ${form?.error ? html`<p id="invite-error" class="field-error">${form.error}</p>` : ''}
+    </div>
+    <div class="field">
+      <label for="invite-role">Role</label>
+      ${roleSelect('role', 'invite-role', form?.role ?? 'developer')}
+      <ul class="hint">${TEAM_ROLES.map((r) => html`<li>${ROLE_TEXT[r]}</li>`)}</ul>
+    </div>
+    <p><button type="submit" class="button button-primary">Create invite link</button></p>
+  </form>
+</section>
+<section class="card section" aria-labelledby="require-heading">
+  <h2 id="require-heading">Two-factor sign-in</h2>
+  <p data-testid="two-factor-required">${session.twoFactorRequired ? 'Required of every member.' : 'Not required: each member chooses.'}</p>
+  <form method="post" action="/team/two-factor" class="inline-form">
+    ${csrfField(view.csrf)}
+    <input type="hidden" name="required" value="${session.twoFactorRequired ? 'no' : 'yes'}">
+    <button type="submit" class="button button-secondary">${session.twoFactorRequired ? 'Stop requiring two-factor' : 'Require two-factor for every member'}</button>
+  </form>
+</section>`;
+    const status = extra.status ?? NOTICES[field(request.query, 'notice')];
+    return sendHtml(reply, dashboardPage(view, { title: 'Team', section: 'team', body, notice: status }), form?.error ? 400 : 200);
+  };
+
+  app.get('/team', { preHandler: web.authenticated }, (request, reply) => teamPage(request, reply));
+
+  app.post('/team/invite', guarded, async (request, reply) => {
+    const { session } = viewOf(request);
+    const email = field(request.body, 'email');
+    const role = field(request.body, 'role');
+    if (!isTeamRole(role)) return teamPage(request, reply, { form: { email, role, error: 'Choose a role: owner, developer or viewer.' } });
+    try {
+      const invite = await createInvite(ctx.db, { accountId: session.accountId, email, role, invitedBy: session.personId }, Date.now(), (tx) =>
+        recordAudit(tx, { actor: session.email, source: 'dashboard', action: 'team.invite', accountId: session.accountId, details: { ip: request.ip, email: email.trim().toLowerCase(), role }, now: Date.now() }),
+      );
+      const url = `${originOf(request, ctx.publicUrl)}/invite/${invite.token}`;
+      return teamPage(request, reply, { invite: { url, email: invite.email, role, expiresAt: invite.expiresAt } });
+    } catch (error) {
+      if (error instanceof TeamError) return teamPage(request, reply, { form: { email, role, error: error.message } });
+      throw error;
+    }
+  });
+
+  app.post('/team/members/:person/remove', guarded, async (request, reply) => {
+    const { session } = viewOf(request);
+    const personId = (request.params as { person: string }).person;
+    try {
+      await removeMember(ctx.db, session.accountId, personId, (tx, removed) =>
+        recordAudit(tx, { actor: session.email, source: 'dashboard', action: 'team.remove', accountId: session.accountId, details: { ip: request.ip, email: removed.email, role: removed.role }, now: Date.now() }),
+      );
+    } catch (error) {
+      if (error instanceof TeamError) {
+        if (/not a member/.test(error.message)) return redirect(reply, '/team?notice=missing');
+        return teamPage(request, reply, { status: notice('error', error.message) });
+      }
+      throw error;
+    }
+    // Removing oneself: this session has just ended.
+    return redirect(reply, personId === session.personId ? '/login?notice=expired' : '/team?notice=removed');
+  });
+
+  app.post('/team/members/:person/role', guarded, async (request, reply) => {
+    const { session } = viewOf(request);
+    const personId = (request.params as { person: string }).person;
+    const role = field(request.body, 'role');
+    if (!isTeamRole(role)) return teamPage(request, reply, { status: notice('error', 'Choose a role: owner, developer or viewer.') });
+    try {
+      await changeRole(ctx.db, session.accountId, personId, role, (tx, change) =>
+        recordAudit(tx, { actor: session.email, source: 'dashboard', action: 'team.role', accountId: session.accountId, details: { ip: request.ip, email: change.email, from: change.from, to: role }, now: Date.now() }),
+      );
+    } catch (error) {
+      if (error instanceof TeamError) {
+        if (/not a member/.test(error.message)) return redirect(reply, '/team?notice=missing');
+        return teamPage(request, reply, { status: notice('error', error.message) });
+      }
+      throw error;
+    }
+    return redirect(reply, '/team?notice=role_changed');
+  });
+
+  app.post('/team/two-factor', guarded, async (request, reply) => {
+    const { session } = viewOf(request);
+    const required = field(request.body, 'required') === 'yes';
+    if (required && !session.twoFactor) return redirect(reply, '/team?notice=need_own_2fa');
+    const now = Date.now();
+    await ctx.db.kysely.transaction().execute(async (tx) => {
+      await tx.updateTable('accounts').set({ two_factor_required_at: required ? now : null }).where('id', '=', session.accountId).execute();
+      await recordAudit(tx, { actor: session.email, source: 'dashboard', action: 'team.require_two_factor', accountId: session.accountId, details: { ip: request.ip, required }, now });
+    });
+    return redirect(reply, `/team?notice=${required ? 'required_on' : 'required_off'}`);
+  });
+
+  // The invite link. The token is in the path: never sent as a referrer, and not in the request
+  // log at level info (as /set-password/:token).
+  const quieter = ['warn', 'error', 'fatal', 'silent'].includes(app.log.level);
+  const quiet = { logLevel: (quieter ? app.log.level : 'warn') as 'warn' };
+  const invalidInvite = () =>
+    errorPage(404, 'This invite does not work', 'The invite is invalid, was already used, or has expired. Ask the account owner for a new one.', { href: '/login', label: 'Go to the login page' });
+  const preToken = (request: FastifyRequest, reply: FastifyReply): string => {
+    let value = request.cookies[PRE_SESSION_COOKIE];
+    if (!isSecretFormat(value)) {
+      value = newSecret();
+      reply.setCookie(PRE_SESSION_COOKIE, value, cookieOptions(request));
+    }
+    return csrf.forPreSession(value);
+  };
+
+  const invitePage = (token: string, pending: { accountEmail: string; email: string; role: TeamRole; hasLogin: boolean }, csrfToken: string, signedInAs: string | undefined, status?: Slot) => {
+    const intro = html`<p>Join <strong>${pending.accountEmail}</strong> on Starport as <strong>${pending.role}</strong> (${ROLE_TEXT[pending.role]}).</p>`;
+    let body;
+    if (signedInAs === pending.email) {
+      body = html`${intro}<form method="post" action="/invite/${token}" class="stack">${csrfField(csrfToken)}<button type="submit" class="button button-primary button-block">Join the account</button></form>`;
+    } else if (pending.hasLogin) {
+      body = html`${intro}<p>This invite is for <strong>${pending.email}</strong>, which already has a Starport login. <a href="/login">Log in</a> as ${pending.email}, then open this link again.</p>`;
+    } else {
+      body = html`${intro}<p>For <strong>${pending.email}</strong>. Choose a password to sign in with. This link works once.</p>
+<form method="post" action="/invite/${token}" class="stack" novalidate>
+  ${csrfField(csrfToken)}
+  <input type="email" name="username" value="${pending.email}" autocomplete="username" hidden>
+  <div class="field">
+    <label for="password">Password</label>
+    <input id="password" name="password" type="password" autocomplete="new-password" required minlength="${PASSWORD_MIN_LENGTH}" aria-describedby="password-hint" autofocus>
+    <p id="password-hint" class="hint">At least ${PASSWORD_MIN_LENGTH} characters.</p>
+  </div>
+  <div class="field">
+    <label for="password-again">Repeat the password</label>
+    <input id="password-again" name="password_again" type="password" autocomplete="new-password" required>
+  </div>
+  <button type="submit" class="button button-primary button-block">Join and log in</button>
+</form>`;
+    }
+    return authPage({ title: 'Team invite', heading: 'You are invited', status, body });
+  };
+
+  app.get('/invite/:token', quiet, async (request, reply) => {
+    reply.header('referrer-policy', 'no-referrer');
+    const { token } = request.params as { token: string };
+    const pending = await checkInvite(ctx.db, token);
+    if (!pending) return sendHtml(reply, invalidInvite(), 404);
+    const session = await findSession(ctx.db, request.cookies[SESSION_COOKIE]);
+    const active = session?.stage === 'active' ? session : undefined;
+    const csrfToken = active ? csrf.forSession(active.idHash) : preToken(request, reply);
+    return sendHtml(reply, invitePage(token, pending, csrfToken, active?.email));
+  });
+
+  app.post('/invite/:token', quiet, async (request, reply) => {
+    reply.header('referrer-policy', 'no-referrer');
+    const { token } = request.params as { token: string };
+    const pending = await checkInvite(ctx.db, token);
+    if (!pending) return sendHtml(reply, invalidInvite(), 404);
+    const session = await findSession(ctx.db, request.cookies[SESSION_COOKIE]);
+    const active = session?.stage === 'active' && session.email === pending.email ? session : undefined;
+    const given = field(request.body, '_csrf');
+    const pre = request.cookies[PRE_SESSION_COOKIE];
+    const csrfOk = !crossSite(request) && (active ? csrf.check(csrf.forSession(active.idHash), given) : isSecretFormat(pre) && csrf.check(csrf.forPreSession(pre), given));
+    if (!csrfOk) {
+      request.log.warn({ route: request.routeOptions.url }, 'dashboard form refused: CSRF token missing or wrong');
+      return sendHtml(reply, csrfErrorPage(), 403);
+    }
+    const audit = (accepted: { accountId: string; email: string; role: TeamRole }) => (tx: Parameters<NonNullable<Parameters<typeof acceptInvite>[4]>>[0]) =>
+      recordAudit(tx, { actor: accepted.email, source: 'dashboard', action: 'team.join', accountId: accepted.accountId, details: { ip: request.ip, role: accepted.role }, now: Date.now() });
+    if (active) {
+      const result = await acceptInvite(ctx.db, token, { personId: active.personId }, Date.now(), (tx, accepted) => audit(accepted)(tx));
+      if (!result.ok) return sendHtml(reply, result.reason === 'invalid_link' ? invalidInvite() : invitePage(token, pending, csrf.forSession(active.idHash), active.email, notice('error', result.message)), result.reason === 'invalid_link' ? 404 : 400);
+      await switchSessionAccount(ctx.db, active.idHash, result.accountId);
+      return redirect(reply, '/?notice=joined');
+    }
+    const password = field(request.body, 'password');
+    if (password !== field(request.body, 'password_again')) {
+      return sendHtml(reply, invitePage(token, pending, preToken(request, reply), undefined, notice('error', 'The two passwords are different.')), 400);
+    }
+    const result = await acceptInvite(ctx.db, token, { password }, Date.now(), (tx, accepted) => audit(accepted)(tx));
+    if (!result.ok) {
+      if (result.reason === 'invalid_link') return sendHtml(reply, invalidInvite(), 404);
+      return sendHtml(reply, invitePage(token, pending, preToken(request, reply), undefined, notice('error', result.message)), 400);
+    }
+    if (session) await deleteSession(ctx.db, session.idHash);
+    const { id } = await createSession(ctx.db, result.personId, result.accountId);
+    reply.setCookie(SESSION_COOKIE, id, cookieOptions(request, SESSION_MAX_AGE_MS / 1000));
+    return redirect(reply, '/?notice=joined');
+  });
+}
