@@ -43,7 +43,7 @@ const AUDIT_ACTIONS = [
   'two_factor.reset',
   'settings.change',
 ] as const;
-type AuditAction = (typeof AUDIT_ACTIONS)[number];
+export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
 export interface AuditEntry {
   actor: string;

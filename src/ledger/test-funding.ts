@@ -14,7 +14,7 @@ export const MAX_TEST_FUNDING = 1_000_000n * NANOTONS_PER_TON;
  * The test balance (value + reserved) stays far below the 64-bit column limit (~9.2e9 TON):
  * past it PostgreSQL would refuse the UPDATE and SQLite would silently switch to a float.
  */
-const MAX_TEST_BALANCE = 1_000_000_000n * NANOTONS_PER_TON;
+export const MAX_TEST_BALANCE = 1_000_000_000n * NANOTONS_PER_TON;
 
 /** Credits `amount` (more than 0, at most MAX_TEST_FUNDING) to the test balance; 400 `invalid_request` otherwise. */
 export async function fundTestBalance(db: Db, input: { accountId: string; amount: bigint; reference: string }, now = Date.now()): Promise<JournalEntry> {

@@ -111,17 +111,7 @@ export type WebhookEventType = OrderEventType | 'balance.low';
  * `balance.low`: a movement took the available balance of `mode` below the low-balance threshold
  * set in the dashboard. Once per crossing: again only after the balance was back to or above it.
  */
-export interface BalanceLowEvent {
-  id: string;
-  type: 'balance.low';
-  created_at: Timestamp;
-  data: {
-    mode: Mode;
-    /** The available balance right after the movement that crossed the threshold. */
-    available: Amount;
-    threshold: Amount;
-  };
-}
+export type BalanceLowEvent = Schemas['BalanceLowEvent'];
 
 /**
  * The body of a webhook delivery (verifyWebhook's result): an order event with the order as it

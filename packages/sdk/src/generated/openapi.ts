@@ -59,7 +59,7 @@ export interface paths {
         put?: never;
         /**
          * Check a recipient
-         * @description Answers 200 only when the username exists and can receive the product; otherwise 400 `recipient_invalid`. Nothing is reserved or charged. In test mode `@test_invalid` is invalid and every other well-formed username is eligible.
+         * @description Answers 200 only when the username exists and can receive the product; otherwise 400 `recipient_invalid`, whose `details.reason` says why (`not_found`, `not_a_user`, `already_premium`, `not_eligible`). Nothing is reserved or charged. In test mode `@test_invalid` and `@test_not_found` are not found, `@test_not_a_user`, `@test_already_premium` (premium only) and `@test_not_eligible` are refused for that reason, and every other well-formed username is eligible.
          */
         post: operations["validateRecipient"];
         delete?: never;
@@ -291,10 +291,10 @@ export interface components {
              */
             status: "fulfillment_pending" | "processing" | "delivered" | "failed";
             /**
-             * @description `null` unless the order failed.
+             * @description `null` unless the order failed. A recipient the upstream refused fails with the refusal's reason (`not_found`, `not_a_user`, `already_premium`, `not_eligible`); `recipient_invalid` is test mode's `@test_invalid` (and orders failed before the reasons existed).
              * @enum {string|null}
              */
-            failure_reason: "recipient_invalid" | "upstream_error" | "upstream_unavailable" | "price_moved" | "operator_failed" | null;
+            failure_reason: "recipient_invalid" | "not_found" | "not_a_user" | "already_premium" | "not_eligible" | "upstream_error" | "upstream_unavailable" | "price_moved" | "operator_failed" | null;
             /**
              * Format: date-time
              * @description RFC 3339, UTC, millisecond precision, `Z` suffix.
@@ -338,10 +338,10 @@ export interface components {
              */
             status: "fulfillment_pending" | "processing" | "delivered" | "failed";
             /**
-             * @description `null` unless the order failed.
+             * @description `null` unless the order failed. A recipient the upstream refused fails with the refusal's reason (`not_found`, `not_a_user`, `already_premium`, `not_eligible`); `recipient_invalid` is test mode's `@test_invalid` (and orders failed before the reasons existed).
              * @enum {string|null}
              */
-            failure_reason: "recipient_invalid" | "upstream_error" | "upstream_unavailable" | "price_moved" | "operator_failed" | null;
+            failure_reason: "recipient_invalid" | "not_found" | "not_a_user" | "already_premium" | "not_eligible" | "upstream_error" | "upstream_unavailable" | "price_moved" | "operator_failed" | null;
             /**
              * Format: date-time
              * @description RFC 3339, UTC, millisecond precision, `Z` suffix.
@@ -513,7 +513,7 @@ export interface components {
             created_at: string;
             data: {
                 /** @enum {string} */
-                reason: "recipient_invalid" | "upstream_error" | "upstream_unavailable" | "price_moved" | "operator_failed";
+                reason: "recipient_invalid" | "not_found" | "not_a_user" | "already_premium" | "not_eligible" | "upstream_error" | "upstream_unavailable" | "price_moved" | "operator_failed";
                 message: string;
                 /**
                  * @description Amount released.
@@ -564,17 +564,31 @@ export interface components {
              */
             mode: "live" | "test";
         };
-        /** @description A TON transfer credited to your live balance. */
+        /** @description A TON or USDT transfer to your live balance. */
         Deposit: {
             /** @description Deposit id: the `starting_after` cursor. */
             id: string;
-            /** @description The TON that arrived, to the nanoton. */
-            amount: components["schemas"]["Amount"];
             /**
-             * @description `credited`: added to your live balance.
+             * @description What was sent: TON, or USDT (the TON jetton), converted to TON when credited.
              * @enum {string}
              */
-            status: "credited";
+            asset: "TON" | "USDT";
+            /** @description The TON credited, to the nanoton: for TON what arrived, for USDT the converted amount. `null` while `awaiting_rate`. */
+            amount: null | components["schemas"]["Amount"];
+            /** @description For a USDT deposit the USDT amount and its rate; `null` for TON. */
+            usdt: null | {
+                /** @description The USDT that arrived (6 decimals at most). */
+                amount: string;
+                /** @description USD per TON it was converted at (USDT taken at 1 USD), before the spread; `null` while `awaiting_rate`. */
+                rate: string | null;
+                /** @description When the rate feed had that rate; `null` while `awaiting_rate`. */
+                rate_at: null | string;
+            };
+            /**
+             * @description `credited`: added to your live balance. `awaiting_rate`: a USDT deposit for you that is credited as soon as a fresh TON/USD rate exists, at that rate.
+             * @enum {string}
+             */
+            status: "credited" | "awaiting_rate";
             /** @description The transaction hash (hex), as explorers show it. */
             tx_hash: string;
             /** @description The sending wallet, user-friendly form. */
@@ -585,12 +599,8 @@ export interface components {
              * @example 2026-11-25T21:30:00.123Z
              */
             created_at: string;
-            /**
-             * Format: date-time
-             * @description When your balance was credited.
-             * @example 2026-11-25T21:30:00.123Z
-             */
-            credited_at: string;
+            /** @description When your balance was credited; `null` while `awaiting_rate`. */
+            credited_at: null | string;
             /**
              * Format: uri
              * @description The transaction on tonviewer.
@@ -627,6 +637,30 @@ export interface components {
             /** @description `ton://transfer/<address>?text=<memo>`. */
             transfer_link: string;
         };
+        /** @description `balance.low` (webhooks only): a movement (an order, an operator debit) took the available balance of `mode` below its low-balance threshold. Sent once per crossing: again only after the balance has been back to or above the threshold (docs/api.md "Low-balance alert"). */
+        BalanceLowEvent: {
+            /** @description Event id. */
+            id: string;
+            /** @constant */
+            type: "balance.low";
+            /**
+             * Format: date-time
+             * @description RFC 3339, UTC, millisecond precision, `Z` suffix.
+             * @example 2026-11-25T21:30:00.123Z
+             */
+            created_at: string;
+            data: {
+                /**
+                 * @description The balance that went low.
+                 * @enum {string}
+                 */
+                mode: "live" | "test";
+                /** @description The available balance right after the movement that took it below the threshold. */
+                available: components["schemas"]["Amount"];
+                /** @description The low-balance threshold set in the dashboard. */
+                threshold: components["schemas"]["Amount"];
+            };
+        };
         /** @description A webhook endpoint (never with its secret). */
         WebhookEndpoint: {
             /** @description Webhook endpoint id. */
@@ -634,9 +668,9 @@ export interface components {
             /** @description Where events are POSTed. */
             url: string;
             /** @description The event types sent to this endpoint; `["*"]` = all. */
-            events: ("order.created" | "order.processing" | "order.attempt_failed" | "order.payment_sent" | "order.delivered" | "order.failed" | "*")[];
+            events: ("order.created" | "order.processing" | "order.attempt_failed" | "order.payment_sent" | "order.delivered" | "order.failed" | "balance.low" | "*")[];
             /**
-             * @description Only events of orders of this mode are sent.
+             * @description Only events of this mode (its orders, its balance) are sent.
              * @enum {string}
              */
             mode: "live" | "test";
@@ -666,9 +700,9 @@ export interface components {
             /** @description Where events are POSTed. */
             url: string;
             /** @description The event types sent to this endpoint; `["*"]` = all. */
-            events: ("order.created" | "order.processing" | "order.attempt_failed" | "order.payment_sent" | "order.delivered" | "order.failed" | "*")[];
+            events: ("order.created" | "order.processing" | "order.attempt_failed" | "order.payment_sent" | "order.delivered" | "order.failed" | "balance.low" | "*")[];
             /**
-             * @description Only events of orders of this mode are sent.
+             * @description Only events of this mode (its orders, its balance) are sent.
              * @enum {string}
              */
             mode: "live" | "test";
@@ -737,10 +771,10 @@ export interface components {
              */
             status: "fulfillment_pending" | "processing" | "delivered" | "failed";
             /**
-             * @description `null` unless the order failed.
+             * @description `null` unless the order failed. A recipient the upstream refused fails with the refusal's reason (`not_found`, `not_a_user`, `already_premium`, `not_eligible`); `recipient_invalid` is test mode's `@test_invalid` (and orders failed before the reasons existed).
              * @enum {string|null}
              */
-            failure_reason: "recipient_invalid" | "upstream_error" | "upstream_unavailable" | "price_moved" | "operator_failed" | null;
+            failure_reason: "recipient_invalid" | "not_found" | "not_a_user" | "already_premium" | "not_eligible" | "upstream_error" | "upstream_unavailable" | "price_moved" | "operator_failed" | null;
             /**
              * Format: date-time
              * @description RFC 3339, UTC, millisecond precision, `Z` suffix.
@@ -811,7 +845,7 @@ export interface components {
             order_id: string | null;
             /** @description For a `deposit`: its reference; otherwise `null`. */
             deposit: null | {
-                /** @description The transaction hash of a top-up, or the request id (`req_…`) of a test funding. */
+                /** @description The transaction hash of a top-up (for USDT with the amount, the rate and the spread it was converted at), or the request id (`req_…`) of a test funding. */
                 reference: string | null;
             };
             /**
@@ -874,8 +908,14 @@ export interface components {
                 message: string;
                 /** @description The input field at fault, when there is one. */
                 param?: string;
-                /** @description Where the code says so, e.g. `insufficient_balance`: `{available, required}`. */
+                /** @description Where the code says so: `insufficient_balance`: `{available, required}`; `recipient_invalid`: `{reason}`. */
                 details?: {
+                    /**
+                     * @description `recipient_invalid` only: why the recipient cannot receive the product. `not_found`: no account has this username (a malformed one neither); `not_a_user`: a bot, channel or group; `already_premium`: has Telegram Premium, cannot be gifted it now; `not_eligible`: cannot receive the product right now.
+                     * @enum {string}
+                     */
+                    reason?: "not_found" | "not_a_user" | "already_premium" | "not_eligible";
+                } & {
                     [key: string]: unknown;
                 };
             };
@@ -956,7 +996,7 @@ export interface components {
              */
             url: string;
             /**
-             * @description Event types to receive (`order.created`, `order.delivered`, …), or `["*"]` for all (the default).
+             * @description Event types to receive (`order.created`, `order.delivered`, …, `balance.low`), or `["*"]` for all (the default).
              * @example [
              *       "order.delivered",
              *       "order.failed"

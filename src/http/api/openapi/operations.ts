@@ -1,4 +1,4 @@
-import { EXAMPLES, IDEMPOTENCY_KEY_PARAMETER } from './components.js';
+import { EXAMPLES } from './components.js';
 import type { OperationDoc } from './document.js';
 
 /**
