@@ -47,7 +47,9 @@ if (target.startsWith('postgres')) {
   db.exec('create table bench_balances (id integer primary key, available bigint not null check (available >= 0))');
   db.exec('create table bench_orders (id text primary key, account_id integer not null, amount bigint not null, created_at bigint not null)');
   const seed = db.prepare('insert into bench_balances values (?, 1000000000000000)');
-  db.transaction(() => { for (let i = 1; i <= accounts; i++) seed.run(i); })();
+  db.transaction(() => {
+    for (let i = 1; i <= accounts; i++) seed.run(i);
+  })();
   const update = db.prepare('update bench_balances set available = available - 1 where id = ? and available >= 1');
   const insert = db.prepare('insert into bench_orders values (?, ?, 1, ?)');
   const tx = db.transaction((account) => {

@@ -23,7 +23,9 @@ try {
   const now = Date.now();
   const start = now - 30 * 86_400_000;
   let orderNo = databaseUrl ? undefined : Number(/** @type {{ n: unknown }} */ ((await sql`select coalesce(max(order_no), 0) as n from orders`.execute(db.kysely)).rows[0]).n);
-  const seqStart = Number(/** @type {{ n: unknown }} */ ((await sql`select coalesce(max(seq), 0) as n from journal where account_id = ${accountId} and mode = 'test'`.execute(db.kysely)).rows[0]).n);
+  const seqStart = Number(
+    /** @type {{ n: unknown }} */ ((await sql`select coalesce(max(seq), 0) as n from journal where account_id = ${accountId} and mode = 'test'`.execute(db.kysely)).rows[0]).n,
+  );
   const batch = 1000;
   const DAY = 86_400_000;
   const orderDays = new Map(); // day → [delivered, delivered amount, failed, failed amount]
@@ -44,13 +46,36 @@ try {
       orderDays.set(day, counts);
       balanceDays.set(day, (balanceDays.get(day) ?? 0) + 1);
       orders.push({
-        id: `ord_c${k}x${randomUUID().slice(0, 8)}`, account_id: accountId, mode: 'test', idempotency_key: `c-${k}`, fingerprint: '[]', product: 'stars',
-        recipient: 'chart_user', quantity: 50, amount: 250_000_000, external_id: null, status: failed ? 'failed' : 'delivered', created_at: at, updated_at: at,
-        next_run_at: null, ...(orderNo === undefined ? {} : { order_no: ++orderNo }),
+        id: `ord_c${k}x${randomUUID().slice(0, 8)}`,
+        account_id: accountId,
+        mode: 'test',
+        idempotency_key: `c-${k}`,
+        fingerprint: '[]',
+        product: 'stars',
+        recipient: 'chart_user',
+        quantity: 50,
+        amount: 250_000_000,
+        external_id: null,
+        status: failed ? 'failed' : 'delivered',
+        created_at: at,
+        updated_at: at,
+        next_run_at: null,
+        ...(orderNo === undefined ? {} : { order_no: ++orderNo }),
       });
       journal.push({
-        id: `jrn_c${k}x${randomUUID().slice(0, 8)}`, account_id: accountId, mode: 'test', kind: 'adjustment', order_id: null, order_no: null,
-        available_delta: 1, reserved_delta: 0, reason: 'charts bench', created_at: at, seq: seqStart + k + 1, balance_available: k + 1, balance_reserved: 0,
+        id: `jrn_c${k}x${randomUUID().slice(0, 8)}`,
+        account_id: accountId,
+        mode: 'test',
+        kind: 'adjustment',
+        order_id: null,
+        order_no: null,
+        available_delta: 1,
+        reserved_delta: 0,
+        reason: 'charts bench',
+        created_at: at,
+        seq: seqStart + k + 1,
+        balance_available: k + 1,
+        balance_reserved: 0,
       });
     }
     await db.kysely.transaction().execute(async (tx) => {
@@ -60,10 +85,28 @@ try {
   }
   await db.kysely
     .insertInto('order_days')
-    .values([...orderDays].map(([day, [delivered, deliveredAmount, failed, failedAmount]]) => ({ account_id: accountId, mode: 'test', day, delivered, delivered_amount: deliveredAmount, failed, failed_amount: failedAmount })))
+    .values(
+      [...orderDays].map(([day, [delivered, deliveredAmount, failed, failedAmount]]) => ({
+        account_id: accountId,
+        mode: 'test',
+        day,
+        delivered,
+        delivered_amount: deliveredAmount,
+        failed,
+        failed_amount: failedAmount,
+      })),
+    )
     .execute();
-  await db.kysely.insertInto('balance_days').values([...balanceDays].map(([day, net]) => ({ account_id: accountId, mode: 'test', day, available_net: net }))).execute();
-  await db.kysely.updateTable('balances').set({ available: COUNT, journal_seq: seqStart + COUNT }).where('account_id', '=', accountId).where('mode', '=', 'test').execute();
+  await db.kysely
+    .insertInto('balance_days')
+    .values([...balanceDays].map(([day, net]) => ({ account_id: accountId, mode: 'test', day, available_net: net })))
+    .execute();
+  await db.kysely
+    .updateTable('balances')
+    .set({ available: COUNT, journal_seq: seqStart + COUNT })
+    .where('account_id', '=', accountId)
+    .where('mode', '=', 'test')
+    .execute();
   console.log(`inserted ${COUNT} orders and ${COUNT} journal rows in ${((performance.now() - began) / 1000).toFixed(1)} s`);
   if (databaseUrl) await sql`vacuum analyze`.execute(db.kysely);
   else await sql`pragma wal_checkpoint(TRUNCATE)`.execute(db.kysely);
@@ -81,8 +124,14 @@ try {
   if (!databaseUrl) {
     const first = Math.floor(now / DAY) - 29;
     for (const [name, text] of [
-      ['orders', `select day, delivered, delivered_amount, failed, failed_amount from order_days where account_id = '${accountId}' and mode = 'test' and day >= ${first} and day <= ${first + 29}`],
-      ['balance', `select null as day, available from balances where account_id = '${accountId}' and mode = 'test' union all select day, available_net from balance_days where account_id = '${accountId}' and mode = 'test' and day > ${first}`],
+      [
+        'orders',
+        `select day, delivered, delivered_amount, failed, failed_amount from order_days where account_id = '${accountId}' and mode = 'test' and day >= ${first} and day <= ${first + 29}`,
+      ],
+      [
+        'balance',
+        `select null as day, available from balances where account_id = '${accountId}' and mode = 'test' union all select day, available_net from balance_days where account_id = '${accountId}' and mode = 'test' and day > ${first}`,
+      ],
     ]) {
       const plan = await sql.raw(`explain query plan ${text}`).execute(db.kysely);
       console.log(`plan (${name}):\n  ${plan.rows.map((r) => /** @type {{ detail: string }} */ (r).detail).join('\n  ')}`);

@@ -18,7 +18,11 @@ function start(args, extra) {
   const child = spawn(process.execPath, args, { cwd: root, env: { ...process.env, ...extra }, stdio: ['ignore', 'pipe', 'inherit'] });
   return new Promise((resolve) => {
     let out = '';
-    child.stdout.on('data', (c) => { out += c; const m = /listening on (http:\/\/\S+)/.exec(out); if (m) resolve({ child, url: m[1] }); });
+    child.stdout.on('data', (c) => {
+      out += c;
+      const m = /listening on (http:\/\/\S+)/.exec(out);
+      if (m) resolve({ child, url: m[1] });
+    });
   });
 }
 const cpuMs = (pid) => {
@@ -28,7 +32,9 @@ const cpuMs = (pid) => {
 function perRequest(server, spec) {
   execFileSync(process.execPath, [path.join(root, 'bench', 'load.mjs'), JSON.stringify({ connections: 16, duration: 1, ...spec })]);
   const before = cpuMs(server.child.pid);
-  const out = JSON.parse(execFileSync(process.execPath, [path.join(root, 'bench', 'load.mjs'), JSON.stringify({ connections: 16, amount: REQUESTS, ...spec })], { encoding: 'utf8' }));
+  const out = JSON.parse(
+    execFileSync(process.execPath, [path.join(root, 'bench', 'load.mjs'), JSON.stringify({ connections: 16, amount: REQUESTS, ...spec })], { encoding: 'utf8' }),
+  );
   return ((cpuMs(server.child.pid) - before) * 1000) / out.total; // µs per request
 }
 const service = await start(['bin/starport', 'serve'], env);
@@ -40,7 +46,11 @@ const rows = [
   ['GET /balance', { url: `${baseline.url}/constant` }, { url: `${service.url}/api/v1/balance`, headers: auth }],
   ['GET /orders/{id}', { url: `${baseline.url}/constant` }, { url: `${service.url}/api/v1/orders/${seeded.orderId}`, headers: auth }],
   ['GET /quote', { url: `${baseline.url}/constant` }, { url: `${service.url}/api/v1/quote?product=stars&quantity=100`, headers: auth }],
-  ['POST /orders', { url: `${baseline.url}/tx`, method: 'POST', bodies: 'tx', accounts: 100 }, { url: `${service.url}/api/v1/orders`, method: 'POST', bodies: 'orders', keys: seeded.keys }],
+  [
+    'POST /orders',
+    { url: `${baseline.url}/tx`, method: 'POST', bodies: 'tx', accounts: 100 },
+    { url: `${service.url}/api/v1/orders`, method: 'POST', bodies: 'orders', keys: seeded.keys },
+  ],
 ];
 for (const [name, base, svc] of rows) {
   const b = perRequest(baseline, base);

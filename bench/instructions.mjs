@@ -60,7 +60,12 @@ try {
     create: { url: `${url}/api/v1/orders`, method: 'POST', bodies: 'orders', keys: seeded.keys },
   };
   if (!specs[route]) throw new Error(`unknown route ${route}: one of ${Object.keys(specs).join(', ')}`);
-  const load = (amount) => JSON.parse(execFileSync(process.execPath, [path.join(root, 'bench', 'load.mjs'), JSON.stringify({ connections: Number(process.env.CONNECTIONS ?? 1), amount, ...specs[route] })], { encoding: 'utf8' }));
+  const load = (amount) =>
+    JSON.parse(
+      execFileSync(process.execPath, [path.join(root, 'bench', 'load.mjs'), JSON.stringify({ connections: Number(process.env.CONNECTIONS ?? 1), amount, ...specs[route] })], {
+        encoding: 'utf8',
+      }),
+    );
   for (let left = WARMUP; left > 0; left -= 2000) load(Math.min(2000, left));
   execFileSync('callgrind_control', ['--instr=on', String(server.pid)], { stdio: 'ignore' });
   const measured = load(requests);

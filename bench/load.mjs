@@ -50,13 +50,15 @@ const result = await run;
 latencies.sort((a, b) => a - b);
 const round = (ms) => Number(ms.toFixed(3));
 const percentile = (p) => round(latencies[Math.min(latencies.length - 1, Math.ceil((p / 100) * latencies.length) - 1)] ?? 0);
-process.stdout.write(JSON.stringify({
-  rps: result.requests.average,
-  p50: percentile(50),
-  mean: round(latencies.reduce((sum, ms) => sum + ms, 0) / Math.max(1, latencies.length)),
-  p99: percentile(99),
-  non2xx: result.non2xx,
-  errors: result.errors,
-  timeouts: result.timeouts,
-  total: result.requests.total,
-}));
+process.stdout.write(
+  JSON.stringify({
+    rps: result.requests.average,
+    p50: percentile(50),
+    mean: round(latencies.reduce((sum, ms) => sum + ms, 0) / Math.max(1, latencies.length)),
+    p99: percentile(99),
+    non2xx: result.non2xx,
+    errors: result.errors,
+    timeouts: result.timeouts,
+    total: result.requests.total,
+  }),
+);

@@ -16,10 +16,18 @@ const profDir = path.join(dataDir, 'prof');
 const env = { ...process.env, PORT: '0', DATA_DIR: path.join(dataDir, 'service'), RATE_LIMIT_RPS: '0', LOG_LEVEL: 'warn', TEST_FULFILMENT_DELAY_MS: '0' };
 // tsc's output rather than bin/starport's bundle: each function keeps its package's file path.
 const serveUnbundled = "const { main } = await import('./dist/cli/main.js'); process.exitCode = await main(['serve']);";
-const child = spawn(process.execPath, ['--cpu-prof', `--cpu-prof-dir=${profDir}`, '--input-type=module', '-e', serveUnbundled], { cwd: root, env, stdio: ['ignore', 'pipe', 'inherit'] });
+const child = spawn(process.execPath, ['--cpu-prof', `--cpu-prof-dir=${profDir}`, '--input-type=module', '-e', serveUnbundled], {
+  cwd: root,
+  env,
+  stdio: ['ignore', 'pipe', 'inherit'],
+});
 const url = await new Promise((resolve) => {
   let out = '';
-  child.stdout.on('data', (c) => { out += c; const m = /listening on (http:\/\/\S+)/.exec(out); if (m) resolve(m[1]); });
+  child.stdout.on('data', (c) => {
+    out += c;
+    const m = /listening on (http:\/\/\S+)/.exec(out);
+    if (m) resolve(m[1]);
+  });
 });
 const seeded = await seedBench({ dataDir: env.DATA_DIR, databaseUrl: process.env.DATABASE_URL, accounts: 100 });
 const auth = { authorization: `Bearer ${seeded.keys[0]}` };
@@ -29,7 +37,9 @@ const specs = {
   quote: { url: `${url}/api/v1/quote?product=stars&quantity=100`, headers: auth },
   create: { url: `${url}/api/v1/orders`, method: 'POST', bodies: 'orders', keys: seeded.keys },
 };
-const out = execFileSync(process.execPath, [path.join(root, 'bench', 'load.mjs'), JSON.stringify({ connections: 32, duration: seconds, ...specs[scenario] })], { encoding: 'utf8' });
+const out = execFileSync(process.execPath, [path.join(root, 'bench', 'load.mjs'), JSON.stringify({ connections: 32, duration: seconds, ...specs[scenario] })], {
+  encoding: 'utf8',
+});
 console.log(out);
 await seeded.close();
 child.kill('SIGINT');
@@ -67,7 +77,12 @@ for (const [id, t] of self) {
     inclusive.set(key, (inclusive.get(key) ?? 0) + t);
   }
 }
-const top = (m, n) => [...m].sort((a, b) => b[1] - a[1]).slice(0, n).map(([k, t]) => `${((100 * t) / total).toFixed(1).padStart(5)}%  ${k}`).join('\n');
+const top = (m, n) =>
+  [...m]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, n)
+    .map(([k, t]) => `${((100 * t) / total).toFixed(1).padStart(5)}%  ${k}`)
+    .join('\n');
 console.log(`\ninclusive (Starport and Fastify):\n${top(inclusive, 40)}`);
 console.log(`\nby package:\n${top(byPkg, 15)}\n\nby function:\n${top(byFn, 35)}`);
 fs.rmSync(dataDir, { recursive: true, force: true });

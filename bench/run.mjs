@@ -206,13 +206,28 @@ try {
   // Fulfilment keeps up: create at half the maximum creation rate; the queue must stay bounded.
   const rate = Math.max(1, Math.floor(creation.rps / 2));
   const depths = [];
-  const sampler = setInterval(() => queueDepth(service.url).then((d) => depths.push(d), () => undefined), 1000);
+  const sampler = setInterval(
+    () =>
+      queueDepth(service.url).then(
+        (d) => depths.push(d),
+        () => undefined,
+      ),
+    1000,
+  );
   load({ url: `${service.url}/api/v1/orders`, method: 'POST', bodies: 'orders', keys: seeded.keys, duration: PIPELINE_SECONDS, overallRate: rate, connections: 8 });
   clearInterval(sampler);
   const half = Math.floor(depths.length / 2);
   const firstHalfMax = Math.max(0, ...depths.slice(0, half));
   const secondHalfMax = Math.max(0, ...depths.slice(half));
-  results.push({ name: `pipeline at ${rate} orders/s: max pending queue (2nd half vs 1st)`, unit: 'orders', baseline: firstHalfMax, value: secondHalfMax, ratio: null, target: 'bounded', pass: secondHalfMax <= firstHalfMax * 1.5 + rate });
+  results.push({
+    name: `pipeline at ${rate} orders/s: max pending queue (2nd half vs 1st)`,
+    unit: 'orders',
+    baseline: firstHalfMax,
+    value: secondHalfMax,
+    ratio: null,
+    target: 'bounded',
+    pass: secondHalfMax <= firstHalfMax * 1.5 + rate,
+  });
 
   if (engine === 'sqlite') {
     const rss = rssMb(service.child.pid);

@@ -26,8 +26,20 @@ export async function seedBench({ dataDir, databaseUrl, accounts }) {
   // the highest (PostgreSQL's identity column numbers them itself).
   let orderNo = databaseUrl ? undefined : Number(/** @type {{ n: unknown }} */ ((await sql`select coalesce(max(order_no), 0) as n from orders`.execute(db.kysely)).rows[0]).n);
   const order = (id, key) => ({
-    id, account_id: accountId, mode: 'test', idempotency_key: key, fingerprint: '[]', product: 'stars', recipient: 'bench_user',
-    quantity: 50, amount: 250000000, external_id: null, status: 'delivered', created_at: now, updated_at: now, next_run_at: null,
+    id,
+    account_id: accountId,
+    mode: 'test',
+    idempotency_key: key,
+    fingerprint: '[]',
+    product: 'stars',
+    recipient: 'bench_user',
+    quantity: 50,
+    amount: 250000000,
+    external_id: null,
+    status: 'delivered',
+    created_at: now,
+    updated_at: now,
+    next_run_at: null,
     ...(orderNo === undefined ? {} : { order_no: ++orderNo }),
   });
   // Orders are written directly, without journal rows: the bench database is thrown away.

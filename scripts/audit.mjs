@@ -23,7 +23,12 @@ const FAILING = new Set(['high', 'critical']);
 function advisoriesOf(vulnerability) {
   return (vulnerability.via ?? [])
     .filter((via) => typeof via === 'object' && via !== null)
-    .map((via) => ({ id: /GHSA-[\w-]+/.exec(via.url ?? '')?.[0] ?? String(via.source ?? via.title ?? 'unknown'), severity: via.severity, title: via.title ?? '', url: via.url ?? '' }));
+    .map((via) => ({
+      id: /GHSA-[\w-]+/.exec(via.url ?? '')?.[0] ?? String(via.source ?? via.title ?? 'unknown'),
+      severity: via.severity,
+      title: via.title ?? '',
+      url: via.url ?? '',
+    }));
 }
 
 /**

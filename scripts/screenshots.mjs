@@ -61,7 +61,11 @@ try {
   await shot('top-up-test');
 
   const orders = [];
-  for (const [recipient, quantity, externalId] of [['@durov', 50, 'invoice-1041'], ['@jane_doe', 100, 'invoice-1042'], ['@test_failed', 250, 'invoice-1043']]) {
+  for (const [recipient, quantity, externalId] of [
+    ['@durov', 50, 'invoice-1041'],
+    ['@jane_doe', 100, 'invoice-1042'],
+    ['@test_failed', 250, 'invoice-1043'],
+  ]) {
     orders.push(await api('POST', '/orders', testKey, { product: 'stars', recipient, quantity, external_id: externalId }));
   }
   const deadline = Date.now() + 30_000;

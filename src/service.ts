@@ -20,8 +20,6 @@ import type { DepositWatcher } from './deposits/watcher.js';
 import { rawAddressForm } from './domain/ton-address.js';
 import { WebhookDispatcher } from './webhooks/dispatcher.js';
 
-
-
 export interface RunningService {
   app: FastifyInstance;
   db: Db;
@@ -69,14 +67,31 @@ export async function startService(config: Config, logger: Logger, role: Role = 
   const deposits = role === 'api' ? undefined : await createDepositWatcher(config, db, logger, live.tonUsdFeed);
   let boundUrl = '';
   const webhooks = role === 'api' ? undefined : createDispatcher(config, db, logger, metrics, () => publicOrigin(config, boundUrl));
-  const api = role === 'worker' ? undefined : apiContext(config, db, live, (request?: ForwardedRequest) => publicOrigin(config, boundUrl, request), () => worker?.wake());
+  const api =
+    role === 'worker'
+      ? undefined
+      : apiContext(
+          config,
+          db,
+          live,
+          (request?: ForwardedRequest) => publicOrigin(config, boundUrl, request),
+          () => worker?.wake(),
+        );
   let stopListening: Unsubscribe | undefined;
   let app: FastifyInstance | undefined;
   try {
     const web =
       role === 'worker'
         ? undefined
-        : { db, signup: config.signup, depositAddress: config.depositAddress, tonNetwork: config.tonNetwork, usdt: config.usdt, publicUrl: config.publicUrl, webhooks: config.webhooks };
+        : {
+            db,
+            signup: config.signup,
+            depositAddress: config.depositAddress,
+            tonNetwork: config.tonNetwork,
+            usdt: config.usdt,
+            publicUrl: config.publicUrl,
+            webhooks: config.webhooks,
+          };
     app = await buildApp({ logger, db, metrics, api, web, trustProxy: config.trustProxy, limits: config.http, liveStatus: () => live.status(), depositAddress: depositRaw });
     await app.listen({ port: config.port, host: config.host });
     // Orders created by other processes (API nodes) wake this one's worker at once.

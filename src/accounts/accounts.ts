@@ -27,12 +27,7 @@ export interface NewAccount {
  * person with the account's e-mail (created without a password if new) becomes its owner.
  * `within` runs inside the same transaction (the operator's audit record).
  */
-export async function createAccount(
-  db: Db,
-  email: string,
-  now = Date.now(),
-  within?: (tx: Kysely<Database>, account: NewAccount) => Promise<unknown>,
-): Promise<NewAccount> {
+export async function createAccount(db: Db, email: string, now = Date.now(), within?: (tx: Kysely<Database>, account: NewAccount) => Promise<unknown>): Promise<NewAccount> {
   const normalized = normalizeEmail(email);
   if (!EMAIL.test(normalized) || normalized.length > 254) throw new AccountError(`not an e-mail address: "${email}"`);
   const accountId = newId('acct');
@@ -86,13 +81,7 @@ export async function reissueKey(
     // one-active-key index (found by the reliability suite).
     const account = await db.engine.lockForUpdate(tx.selectFrom('accounts').select('id').where('id', '=', accountId)).executeTakeFirst();
     if (!account) throw new AccountError(`no account ${accountId}`);
-    await tx
-      .updateTable('api_keys')
-      .set({ revoked_at: now })
-      .where('account_id', '=', accountId)
-      .where('mode', '=', mode)
-      .where('revoked_at', 'is', null)
-      .execute();
+    await tx.updateTable('api_keys').set({ revoked_at: now }).where('account_id', '=', accountId).where('mode', '=', mode).where('revoked_at', 'is', null).execute();
     const key = await insertKey(tx, accountId, mode, now);
     await within?.(tx, displayPrefix(key));
     return key;
@@ -100,7 +89,11 @@ export async function reissueKey(
 }
 
 /** Resolves a bearer key. The layout and checksum are checked before any database lookup. */
-const selectKeys = (db: Kysely<Database>) => db.selectFrom('api_keys as k').innerJoin('accounts as a', 'a.id', 'k.account_id').select(['k.key_hash', ...KEY_VERDICT_COLUMNS]);
+const selectKeys = (db: Kysely<Database>) =>
+  db
+    .selectFrom('api_keys as k')
+    .innerJoin('accounts as a', 'a.id', 'k.account_id')
+    .select(['k.key_hash', ...KEY_VERDICT_COLUMNS]);
 const selectKeyByHash = coalescedRead(
   preparedQuery((db, keyHash: string) => selectKeys(db).where('k.key_hash', '=', keyHash)),
   preparedQuery((db, keyHashes: string[]) => selectKeys(db).where('k.key_hash', '=', sql<string>`any(${keyHashes})`)),

@@ -54,7 +54,11 @@ async function withBalances(db: Kysely<Database>, accounts: Selectable<AccountsT
   const balances = await db
     .selectFrom('balances')
     .selectAll()
-    .where('account_id', 'in', accounts.map((a) => a.id))
+    .where(
+      'account_id',
+      'in',
+      accounts.map((a) => a.id),
+    )
     .execute();
   return accounts.map((a) => {
     const summary: AccountSummary = {
@@ -109,12 +113,7 @@ export async function setAccountStatus(
 ): Promise<StatusChange> {
   return db.kysely.transaction().execute(async (tx) => {
     const from: AccountStatus = status === 'active' ? 'disabled' : 'active';
-    const updated = await tx
-      .updateTable('accounts')
-      .set({ status })
-      .where('id', '=', accountId)
-      .where('status', '=', from)
-      .executeTakeFirst();
+    const updated = await tx.updateTable('accounts').set({ status }).where('id', '=', accountId).where('status', '=', from).executeTakeFirst();
     if (updated.numUpdatedRows === 1n) {
       await within?.(tx, { from, to: status });
       return { accountId, status, changed: true };
@@ -154,12 +153,7 @@ export async function revokeKey(
       .where('revoked_at', 'is', null)
       .executeTakeFirst();
     if (!active) return { accountId, mode, revokedPrefix: null };
-    const updated = await tx
-      .updateTable('api_keys')
-      .set({ revoked_at: now })
-      .where('id', '=', active.id)
-      .where('revoked_at', 'is', null)
-      .executeTakeFirst();
+    const updated = await tx.updateTable('api_keys').set({ revoked_at: now }).where('id', '=', active.id).where('revoked_at', 'is', null).executeTakeFirst();
     if (updated.numUpdatedRows !== 1n) return { accountId, mode, revokedPrefix: null };
     await within?.(tx, active.display_prefix);
     return { accountId, mode, revokedPrefix: active.display_prefix };
@@ -192,14 +186,7 @@ export interface HistoryEntry {
 
 /** The account's balance history (its journal), newest first. */
 export async function recentJournal(db: Kysely<Database>, accountId: string, limit: number): Promise<HistoryEntry[]> {
-  const rows = await db
-    .selectFrom('journal')
-    .selectAll()
-    .where('account_id', '=', accountId)
-    .orderBy('created_at', 'desc')
-    .orderBy('id', 'desc')
-    .limit(limit)
-    .execute();
+  const rows = await db.selectFrom('journal').selectAll().where('account_id', '=', accountId).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).execute();
   return rows.map((r) => ({
     id: r.id,
     mode: r.mode,

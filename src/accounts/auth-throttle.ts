@@ -30,10 +30,7 @@ const toNumber = (value: unknown) => Number(String(value ?? 0));
 export async function loginThrottled(db: Db, email: string, ip: string, now = Date.now()): Promise<boolean> {
   const row = await db.kysely
     .selectFrom('auth_attempts')
-    .select([
-      sql<unknown>`sum(case when email = ${emailKey(email)} then 1 else 0 end)`.as('by_email'),
-      sql<unknown>`sum(case when ip = ${ip} then 1 else 0 end)`.as('by_ip'),
-    ])
+    .select([sql<unknown>`sum(case when email = ${emailKey(email)} then 1 else 0 end)`.as('by_email'), sql<unknown>`sum(case when ip = ${ip} then 1 else 0 end)`.as('by_ip')])
     .where('kind', '=', 'login_failed')
     .where('created_at', '>', BigInt(now - LOGIN_WINDOW_MS))
     .where((eb) => eb.or([eb('email', '=', emailKey(email)), eb('ip', '=', ip)]))
@@ -66,7 +63,13 @@ export async function recordSignup(db: Db, email: string, ip: string, now = Date
 
 async function record(db: Db, kind: 'login_failed' | 'signup', email: string, ip: string, now: number): Promise<void> {
   await db.kysely.transaction().execute(async (tx) => {
-    await tx.deleteFrom('auth_attempts').where('created_at', '<', BigInt(now - KEEP_MS)).execute();
-    await tx.insertInto('auth_attempts').values({ id: `att_${randomBase62(22)}`, kind, email: emailKey(email), ip, created_at: now }).execute();
+    await tx
+      .deleteFrom('auth_attempts')
+      .where('created_at', '<', BigInt(now - KEEP_MS))
+      .execute();
+    await tx
+      .insertInto('auth_attempts')
+      .values({ id: `att_${randomBase62(22)}`, kind, email: emailKey(email), ip, created_at: now })
+      .execute();
   });
 }

@@ -51,9 +51,7 @@ export async function signUp(db: Db, input: { email: string; password: string; i
   return { ok: true, personId, ...created };
 }
 
-export type LogInResult =
-  | { ok: true; personId: string; accountId: string; twoFactor: boolean }
-  | { ok: false; reason: 'invalid' | 'throttled' | 'disabled' };
+export type LogInResult = { ok: true; personId: string; accountId: string; twoFactor: boolean } | { ok: false; reason: 'invalid' | 'throttled' | 'disabled' };
 
 /**
  * Checks an e-mail and password. Throttled attempts are refused before any hashing; unknown
@@ -155,28 +153,31 @@ export async function usePasswordLink(db: Db, token: unknown, password: string, 
   if (weak) return { ok: false, reason: 'weak_password', message: weak };
   const passwordHash = await hashPassword(password);
   const tokenHash = hashSecret(token as string);
-  return db.kysely.transaction().execute(async (tx) => {
-    const spent = await tx
-      .updateTable('password_tokens')
-      .set({ used_at: now })
-      .where('token_hash', '=', tokenHash)
-      .where('used_at', 'is', null)
-      .where('expires_at', '>', BigInt(now))
-      .executeTakeFirst();
-    if (spent.numUpdatedRows !== 1n) return invalid;
-    const link = await tx
-      .selectFrom('password_tokens as t')
-      .innerJoin('people as p', 'p.id', 't.person_id')
-      .select(['t.account_id', 'p.id', 'p.totp_enabled_at'])
-      .where('t.token_hash', '=', tokenHash)
-      .executeTakeFirstOrThrow();
-    await tx.updateTable('people').set({ password_hash: passwordHash, updated_at: now }).where('id', '=', link.id).execute();
-    await deletePersonSessions(tx, link.id);
-    return { personId: link.id, twoFactor: link.totp_enabled_at !== null };
-  }).then(async (done) => {
-    if (!('personId' in done)) return done;
-    const person = await db.kysely.selectFrom('people').select('email').where('id', '=', done.personId).executeTakeFirstOrThrow();
-    // The session opens where a sign-in would; undefined when no account of theirs is active.
-    return { ok: true, accountId: await defaultAccount(db, done.personId, person.email), ...done } as const;
-  });
+  return db.kysely
+    .transaction()
+    .execute(async (tx) => {
+      const spent = await tx
+        .updateTable('password_tokens')
+        .set({ used_at: now })
+        .where('token_hash', '=', tokenHash)
+        .where('used_at', 'is', null)
+        .where('expires_at', '>', BigInt(now))
+        .executeTakeFirst();
+      if (spent.numUpdatedRows !== 1n) return invalid;
+      const link = await tx
+        .selectFrom('password_tokens as t')
+        .innerJoin('people as p', 'p.id', 't.person_id')
+        .select(['t.account_id', 'p.id', 'p.totp_enabled_at'])
+        .where('t.token_hash', '=', tokenHash)
+        .executeTakeFirstOrThrow();
+      await tx.updateTable('people').set({ password_hash: passwordHash, updated_at: now }).where('id', '=', link.id).execute();
+      await deletePersonSessions(tx, link.id);
+      return { personId: link.id, twoFactor: link.totp_enabled_at !== null };
+    })
+    .then(async (done) => {
+      if (!('personId' in done)) return done;
+      const person = await db.kysely.selectFrom('people').select('email').where('id', '=', done.personId).executeTakeFirstOrThrow();
+      // The session opens where a sign-in would; undefined when no account of theirs is active.
+      return { ok: true, accountId: await defaultAccount(db, done.personId, person.email), ...done } as const;
+    });
 }

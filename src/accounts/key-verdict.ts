@@ -1,15 +1,19 @@
 import type { Mode } from '../domain/api-key.js';
 
-export type Authentication =
-  | { ok: true; accountId: string; mode: Mode; keyId: string }
-  | { ok: false; code: 'invalid_api_key' | 'api_key_revoked' | 'account_disabled' };
+export type Authentication = { ok: true; accountId: string; mode: Mode; keyId: string } | { ok: false; code: 'invalid_api_key' | 'api_key_revoked' | 'account_disabled' };
 
 /**
  * What a key's verdict is read from: its row and its account's status, under names that can sit
  * beside a route's own columns when a route reads its data in the same statement (auth.ts
  * Prefetch). Select them from `api_keys as k` joined with `accounts as a`.
  */
-export const KEY_VERDICT_COLUMNS = ['k.id as key_id', 'k.account_id as key_account_id', 'k.mode as key_mode', 'k.revoked_at as key_revoked_at', 'a.status as account_status'] as const;
+export const KEY_VERDICT_COLUMNS = [
+  'k.id as key_id',
+  'k.account_id as key_account_id',
+  'k.mode as key_mode',
+  'k.revoked_at as key_revoked_at',
+  'a.status as account_status',
+] as const;
 
 export interface KeyVerdictRow {
   key_id: string;

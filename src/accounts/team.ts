@@ -77,7 +77,12 @@ async function lockAccount(db: Db, tx: Kysely<Database>, accountId: string): Pro
 }
 
 async function ownerCount(tx: Kysely<Database>, accountId: string): Promise<number> {
-  const row = await tx.selectFrom('memberships').select((eb) => eb.fn.countAll().as('n')).where('account_id', '=', accountId).where('role', '=', 'owner').executeTakeFirst();
+  const row = await tx
+    .selectFrom('memberships')
+    .select((eb) => eb.fn.countAll().as('n'))
+    .where('account_id', '=', accountId)
+    .where('role', '=', 'owner')
+    .executeTakeFirst();
   return Number(String(row?.n ?? 0));
 }
 
@@ -173,7 +178,16 @@ export async function createInvite(
     await tx.updateTable('team_invites').set({ used_at: now }).where('account_id', '=', input.accountId).where('email', '=', email).where('used_at', 'is', null).execute();
     await tx
       .insertInto('team_invites')
-      .values({ token_hash: hashSecret(token), account_id: input.accountId, email, role: input.role, invited_by: input.invitedBy, created_at: now, expires_at: expiresAt, used_at: null })
+      .values({
+        token_hash: hashSecret(token),
+        account_id: input.accountId,
+        email,
+        role: input.role,
+        invited_by: input.invitedBy,
+        created_at: now,
+        expires_at: expiresAt,
+        used_at: null,
+      })
       .execute();
     await within?.(tx);
   });
@@ -231,38 +245,47 @@ export async function acceptInvite(
     passwordHash = await hashPassword(how.password);
   }
   const tokenHash = hashSecret(token as string);
-  return db.kysely.transaction().execute(async (tx) => {
-    let personId: string;
-    if ('personId' in how) {
-      const person = await tx.selectFrom('people').select('email').where('id', '=', how.personId).executeTakeFirst();
-      if (person?.email !== pending.email) return { ok: false, reason: 'wrong_person', message: `This invite is for ${pending.email}. Log out and log in as that address to accept it.` } as const;
-      personId = how.personId;
-    } else {
-      personId = await ensurePerson(tx, pending.email, now);
-      // Only a person without a password gets one here (checked again inside the transaction).
-      const set = await tx.updateTable('people').set({ password_hash: passwordHash ?? null, updated_at: now }).where('id', '=', personId).where('password_hash', 'is', null).executeTakeFirst();
-      if (set.numUpdatedRows !== 1n) return { ok: false, reason: 'wrong_person', message: `Log in as ${pending.email} first, then open the invite again.` } as const;
-    }
-    const spent = await tx
-      .updateTable('team_invites')
-      .set({ used_at: now })
-      .where('token_hash', '=', tokenHash)
-      .where('used_at', 'is', null)
-      .where('expires_at', '>', BigInt(now))
-      .executeTakeFirst();
-    if (spent.numUpdatedRows !== 1n) throw new InviteSpent();
-    await tx
-      .insertInto('memberships')
-      .values({ account_id: pending.accountId, person_id: personId, role: pending.role, created_at: now })
-      .onConflict((oc) => oc.columns(['account_id', 'person_id']).doNothing())
-      .execute();
-    const accepted = { accountId: pending.accountId, personId, email: pending.email, role: pending.role };
-    await within?.(tx, accepted);
-    return { ok: true, ...accepted } as const;
-  }).catch((error: unknown) => {
-    if (error instanceof InviteSpent) return invalid;
-    throw error;
-  });
+  return db.kysely
+    .transaction()
+    .execute(async (tx) => {
+      let personId: string;
+      if ('personId' in how) {
+        const person = await tx.selectFrom('people').select('email').where('id', '=', how.personId).executeTakeFirst();
+        if (person?.email !== pending.email)
+          return { ok: false, reason: 'wrong_person', message: `This invite is for ${pending.email}. Log out and log in as that address to accept it.` } as const;
+        personId = how.personId;
+      } else {
+        personId = await ensurePerson(tx, pending.email, now);
+        // Only a person without a password gets one here (checked again inside the transaction).
+        const set = await tx
+          .updateTable('people')
+          .set({ password_hash: passwordHash ?? null, updated_at: now })
+          .where('id', '=', personId)
+          .where('password_hash', 'is', null)
+          .executeTakeFirst();
+        if (set.numUpdatedRows !== 1n) return { ok: false, reason: 'wrong_person', message: `Log in as ${pending.email} first, then open the invite again.` } as const;
+      }
+      const spent = await tx
+        .updateTable('team_invites')
+        .set({ used_at: now })
+        .where('token_hash', '=', tokenHash)
+        .where('used_at', 'is', null)
+        .where('expires_at', '>', BigInt(now))
+        .executeTakeFirst();
+      if (spent.numUpdatedRows !== 1n) throw new InviteSpent();
+      await tx
+        .insertInto('memberships')
+        .values({ account_id: pending.accountId, person_id: personId, role: pending.role, created_at: now })
+        .onConflict((oc) => oc.columns(['account_id', 'person_id']).doNothing())
+        .execute();
+      const accepted = { accountId: pending.accountId, personId, email: pending.email, role: pending.role };
+      await within?.(tx, accepted);
+      return { ok: true, ...accepted } as const;
+    })
+    .catch((error: unknown) => {
+      if (error instanceof InviteSpent) return invalid;
+      throw error;
+    });
 }
 
 /** Rolls back a password set for an invite that another request spent first. */
@@ -273,4 +296,3 @@ export async function findMember(db: Kysely<Database>, accountId: string, email:
   const normalized = normalizeEmail(email);
   return (await listMembers(db, accountId)).find((m) => m.email === normalized);
 }
-

@@ -29,7 +29,9 @@ export function newRecoveryCode(): string {
 }
 
 function recoveryHash(personId: string, code: string): string {
-  return createHash('sha256').update(`${personId}\0${code.replace('-', '')}`).digest('hex');
+  return createHash('sha256')
+    .update(`${personId}\0${code.replace('-', '')}`)
+    .digest('hex');
 }
 
 /** What the person typed, without spaces and in lower case. */
@@ -97,7 +99,10 @@ export async function confirmEnrolment(db: Db, personId: string, code: string, n
       .executeTakeFirst();
     if (updated.numUpdatedRows !== 1n) return false;
     await tx.deleteFrom('recovery_codes').where('person_id', '=', personId).execute();
-    await tx.insertInto('recovery_codes').values(codes.map((c) => ({ person_id: personId, code_hash: recoveryHash(personId, c), created_at: now, used_at: null }))).execute();
+    await tx
+      .insertInto('recovery_codes')
+      .values(codes.map((c) => ({ person_id: personId, code_hash: recoveryHash(personId, c), created_at: now, used_at: null })))
+      .execute();
     return true;
   });
   return done ? codes : undefined;

@@ -13,10 +13,38 @@ import { migrate, serve } from './commands/serve.js';
 import { fragmentSessionSet, liveCheck } from './commands/live.js';
 import { walletStatus } from './commands/wallet.js';
 
-const COMMANDS: Command[] = [serve, migrate, accountCreate, accountInvite, keyReissue, balanceCredit, ledgerVerify,
-  accountList, accountShow, accountDisable, accountEnable, keyRevoke, balanceDebit,
-  orderList, orderShow, orderResolve, stats, auditList, backup, restore, dbCopy, fragmentSessionSet, liveCheck, depositList, depositAssign, depositReturn, walletStatus,
-  accountMembers, accountMemberRemove, accountTwoFactorReset];
+const COMMANDS: Command[] = [
+  serve,
+  migrate,
+  accountCreate,
+  accountInvite,
+  keyReissue,
+  balanceCredit,
+  ledgerVerify,
+  accountList,
+  accountShow,
+  accountDisable,
+  accountEnable,
+  keyRevoke,
+  balanceDebit,
+  orderList,
+  orderShow,
+  orderResolve,
+  stats,
+  auditList,
+  backup,
+  restore,
+  dbCopy,
+  fragmentSessionSet,
+  liveCheck,
+  depositList,
+  depositAssign,
+  depositReturn,
+  walletStatus,
+  accountMembers,
+  accountMemberRemove,
+  accountTwoFactorReset,
+];
 
 function overview(): string {
   const width = Math.max(...COMMANDS.map((c) => c.path.join(' ').length));

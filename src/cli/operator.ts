@@ -74,9 +74,7 @@ function parseWhen(text: string, name: string, now: number): number {
   else if (DATE.test(value)) at = Date.parse(`${value}T00:00:00Z`);
   else if (DATE_TIME.test(value)) at = Date.parse(value);
   if (at === undefined || Number.isNaN(at)) {
-    throw new UsageError(
-      `--${name} must be a date (2026-01-31, UTC), a time (2026-01-31T12:00:00Z), today, or a duration ago (30m, 24h, 7d); got "${text}"`,
-    );
+    throw new UsageError(`--${name} must be a date (2026-01-31, UTC), a time (2026-01-31T12:00:00Z), today, or a duration ago (30m, 24h, 7d); got "${text}"`);
   }
   return at;
 }

@@ -102,7 +102,10 @@ export class GroupCommit {
       await trx.commit().execute();
       this.commits++;
     } catch (error) {
-      await trx.rollback().execute().catch(() => undefined);
+      await trx
+        .rollback()
+        .execute()
+        .catch(() => undefined);
       for (const job of jobs) job.reject(error);
       return;
     }

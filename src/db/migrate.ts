@@ -25,7 +25,29 @@ function provider(engine: Engine): MigrationProvider {
   const withEngine = (m: { up(db: Kysely<any>, engine: Engine): Promise<void> }): Migration => ({
     up: (db) => m.up(db, engine),
   });
-  return { getMigrations: async () => ({ '0001-core': withEngine(core), '0002-dashboard': withEngine(dashboard), '0003-operator': withEngine(operator), '0004-api-extensions': withEngine(apiExtensions), '0005-deposits': withEngine(deposits), '0006-webhooks': withEngine(webhooks), '0007-live': withEngine(live), '0008-wallet': withEngine(wallet), '0009-deposit-walks': withEngine(depositWalks), '0010-deposit-returns': withEngine(depositReturns), '0011-wallet-in-flight': withEngine(walletInFlight), '0012-fewer-index-writes': withEngine(fewerIndexWrites), '0013-order-numbers': withEngine(orderNumbers), '0014-journal-entry-ids': withEngine(journalEntryIds), '0015-order-chart-amounts': withEngine(orderChartAmounts), '0016-usdt-deposits': withEngine(usdtDeposits), '0017-low-balance-alerts': withEngine(lowBalanceAlerts), '0018-daily-rollups': withEngine(dailyRollups), '0019-teams': withEngine(teams) }) };
+  return {
+    getMigrations: async () => ({
+      '0001-core': withEngine(core),
+      '0002-dashboard': withEngine(dashboard),
+      '0003-operator': withEngine(operator),
+      '0004-api-extensions': withEngine(apiExtensions),
+      '0005-deposits': withEngine(deposits),
+      '0006-webhooks': withEngine(webhooks),
+      '0007-live': withEngine(live),
+      '0008-wallet': withEngine(wallet),
+      '0009-deposit-walks': withEngine(depositWalks),
+      '0010-deposit-returns': withEngine(depositReturns),
+      '0011-wallet-in-flight': withEngine(walletInFlight),
+      '0012-fewer-index-writes': withEngine(fewerIndexWrites),
+      '0013-order-numbers': withEngine(orderNumbers),
+      '0014-journal-entry-ids': withEngine(journalEntryIds),
+      '0015-order-chart-amounts': withEngine(orderChartAmounts),
+      '0016-usdt-deposits': withEngine(usdtDeposits),
+      '0017-low-balance-alerts': withEngine(lowBalanceAlerts),
+      '0018-daily-rollups': withEngine(dailyRollups),
+      '0019-teams': withEngine(teams),
+    }),
+  };
 }
 
 export class SchemaTooNewError extends Error {}

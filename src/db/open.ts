@@ -60,7 +60,12 @@ async function connect(options: DatabaseOptions): Promise<Omit<Db, 'close'> & { 
     const statementPool = fixedPlanPool(databaseUrl, options.poolSize, limits);
     const announcer = queuedAnnouncer(pool);
     const kysely = new Kysely<Database>({ dialect: postgresDialect(pool) });
-    runPreparedDirectly(kysely, { run: (text, parameters) => runNamed(statementPool, text, parameters), inTransactions: false, outsideTransactions: () => true, coalescesReads: true });
+    runPreparedDirectly(kysely, {
+      run: (text, parameters) => runNamed(statementPool, text, parameters),
+      inTransactions: false,
+      outsideTransactions: () => true,
+      coalescesReads: true,
+    });
     return {
       kysely,
       close: async () => {

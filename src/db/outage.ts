@@ -48,7 +48,10 @@ export class Outage {
     if (now - this.loggedAt >= LOG_EVERY_MS) {
       this.loggedAt = now;
       const code = typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : undefined;
-      logger.warn({ code, message: error instanceof Error ? error.message : String(error), failures: this.failures, since: new Date(this.since).toISOString() }, `${this.what}: database unavailable; retrying`);
+      logger.warn(
+        { code, message: error instanceof Error ? error.message : String(error), failures: this.failures, since: new Date(this.since).toISOString() },
+        `${this.what}: database unavailable; retrying`,
+      );
     }
     this.backoffMs = this.backoffMs === 0 ? FIRST_BACKOFF_MS : Math.min(MAX_BACKOFF_MS, this.backoffMs * 2);
     return this.backoffMs;

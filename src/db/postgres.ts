@@ -183,8 +183,7 @@ export function postgresDialect(pool: pg.Pool): PostgresDialect {
   return new PostgresDialect({ pool });
 }
 
-const pgCode = (error: unknown) =>
-  typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : undefined;
+const pgCode = (error: unknown) => (typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : undefined);
 
 /**
  * SQLSTATEs that say the server cannot serve us right now, not that the statement was wrong:

@@ -24,9 +24,7 @@ interface Plan {
  * conversion on it, no `in` lists), so that its place among the parameters can be found; the
  * first call checks that.
  */
-export function preparedQuery<A extends unknown[], Row>(
-  build: (db: Kysely<Database>, ...args: A) => Compilable<Row>,
-): (db: Kysely<Database>, ...args: A) => Promise<Row[]> {
+export function preparedQuery<A extends unknown[], Row>(build: (db: Kysely<Database>, ...args: A) => Compilable<Row>): (db: Kysely<Database>, ...args: A) => Promise<Row[]> {
   // Keyed by the adapter's class: transactions share their database's dialect.
   const plans = new Map<unknown, Plan>();
   return async (db, ...args) => {
@@ -87,9 +85,7 @@ export function directTransactionRunner(db: Kysely<Database>): DirectRunner | un
 function compilePlan<A extends unknown[]>(db: Kysely<Database>, build: (db: Kysely<Database>, ...args: A) => Compilable<unknown>, arity: number): Plan {
   const placeholders = Array.from({ length: arity }, (_, i) => `${PLACEHOLDER}${i}`) as A;
   const compiled = build(db, ...placeholders).compile();
-  const slots = compiled.parameters.map((value) =>
-    typeof value === 'string' && value.startsWith(PLACEHOLDER) ? Number(value.slice(PLACEHOLDER.length)) : { constant: value },
-  );
+  const slots = compiled.parameters.map((value) => (typeof value === 'string' && value.startsWith(PLACEHOLDER) ? Number(value.slice(PLACEHOLDER.length)) : { constant: value }));
   for (let i = 0; i < arity; i++) {
     if (!slots.includes(i)) throw new Error(`preparedQuery: argument ${i} does not reach the query as a parameter`);
   }

@@ -83,9 +83,7 @@ export async function waitForPostgres(url: string, options: ReachOptions): Promi
     if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
     delay = Math.min(delay * 2, MAX_RETRY_MS);
   }
-  throw new DatabaseUnreachableError(
-    `cannot reach the database at ${describePostgresUrl(url)} (${reason(last)}) after ${formatSeconds(options.timeoutMs)}`,
-  );
+  throw new DatabaseUnreachableError(`cannot reach the database at ${describePostgresUrl(url)} (${reason(last)}) after ${formatSeconds(options.timeoutMs)}`);
 }
 
 function formatSeconds(ms: number): string {

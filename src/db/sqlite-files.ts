@@ -44,9 +44,7 @@ export function holdExclusively(file: string): { db: BetterSqlite3.Database; rel
   } catch (error) {
     db.close();
     if (isBusy(error)) {
-      throw new DatabaseInUseError(
-        `the database ${file} is in use by another process (is \`starport serve\` or another starport command running?); stop it and try again`,
-      );
+      throw new DatabaseInUseError(`the database ${file} is in use by another process (is \`starport serve\` or another starport command running?); stop it and try again`);
     }
     throw error;
   }
@@ -73,9 +71,7 @@ export function inspectStarportDatabase(db: BetterSqlite3.Database, label: strin
     throw new SqliteFileError(`${label} is not a readable SQLite database: ${(error as Error).message}`);
   }
   if (check !== 'ok') throw new SqliteFileError(`${label} is damaged (SQLite quick_check: ${String(check)})`);
-  const tables = new Set(
-    (db.prepare("select name from sqlite_master where type = 'table'").all() as { name: string }[]).map((r) => r.name),
-  );
+  const tables = new Set((db.prepare("select name from sqlite_master where type = 'table'").all() as { name: string }[]).map((r) => r.name));
   const missing = [...CORE_TABLES, 'kysely_migration'].filter((t) => !tables.has(t));
   if (missing.length > 0) throw new SqliteFileError(`${label} is not a Starport database (no table ${missing.join(', ')})`);
   const migrations = (db.prepare('select name from kysely_migration order by name').all() as { name: string }[]).map((r) => r.name);

@@ -1,15 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
-import {
-  type DatabaseConnection,
-  type Dialect,
-  type Kysely,
-  SqliteAdapter,
-  SqliteDriver,
-  SqliteIntrospector,
-  SqliteQueryCompiler,
-} from 'kysely';
+import { type DatabaseConnection, type Dialect, type Kysely, SqliteAdapter, SqliteDriver, SqliteIntrospector, SqliteQueryCompiler } from 'kysely';
 import { SqliteDatabase } from './driver.js';
 import type { Engine } from './engine.js';
 import type { DirectPath } from './prepared.js';
@@ -325,8 +317,7 @@ export const sqliteEngine: Engine = {
     `create trigger ${table}_no_update before update on ${table} begin select raise(abort, '${table} rows are immutable'); end`,
     `create trigger ${table}_no_delete before delete on ${table} begin select raise(abort, '${table} rows are immutable'); end`,
   ],
-  isUniqueViolation: (error) =>
-    ['SQLITE_CONSTRAINT_UNIQUE', 'SQLITE_CONSTRAINT_PRIMARYKEY'].includes(sqliteCode(error) ?? ''),
+  isUniqueViolation: (error) => ['SQLITE_CONSTRAINT_UNIQUE', 'SQLITE_CONSTRAINT_PRIMARYKEY'].includes(sqliteCode(error) ?? ''),
   lockForClaim: (query) => query,
   lockForUpdate: (query) => query,
   capLockWait: async () => undefined,

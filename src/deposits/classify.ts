@@ -1,4 +1,4 @@
-import { type Address, Cell, loadTransaction, type Transaction } from '@ton/core';
+import { type Address, Cell, loadTransaction, type Slice, type Transaction } from '@ton/core';
 import { isWellFormedMemo, normalizeMemo } from '../accounts/deposit-memo.js';
 
 /**
@@ -89,7 +89,7 @@ export function textComment(body: Cell): string | null {
  * Undefined when the body is not one (another op, or malformed before the payload).
  */
 export function jettonNotification(body: Cell, source: Address, value: bigint): JettonNotification | undefined {
-  let slice;
+  let slice: Slice;
   let jettonAmount: bigint;
   let sender: Address | null;
   try {

@@ -26,7 +26,10 @@ export async function jettonWalletOf(
   const argument = beginCell().storeAddress(owner).endCell().toBoc().toString('base64');
   const result = await withRetry(() => client.runGetMethod(master.toString(), 'get_wallet_address', [['tvm.Slice', argument]]), options.retry);
   if (result.exit_code !== 0 && result.exit_code !== 1) {
-    throw new JettonMasterError(`get_wallet_address on the jetton master ${master.toString()} failed with exit code ${result.exit_code} (is USDT_MASTER a deployed jetton master on this network?)`, false);
+    throw new JettonMasterError(
+      `get_wallet_address on the jetton master ${master.toString()} failed with exit code ${result.exit_code} (is USDT_MASTER a deployed jetton master on this network?)`,
+      false,
+    );
   }
   const wallet = addressFromStack(result.stack[0]);
   if (!wallet) throw new JettonMasterError(`get_wallet_address on the jetton master ${master.toString()} did not answer an address`, false);
@@ -42,7 +45,12 @@ export async function jettonWalletOf(
 function addressFromStack(entry: [string, unknown] | undefined): Address | undefined {
   if (!entry) return undefined;
   const [, value] = entry;
-  const bytes = typeof value === 'string' ? value : typeof value === 'object' && value !== null && typeof (value as { bytes?: unknown }).bytes === 'string' ? (value as { bytes: string }).bytes : undefined;
+  const bytes =
+    typeof value === 'string'
+      ? value
+      : typeof value === 'object' && value !== null && typeof (value as { bytes?: unknown }).bytes === 'string'
+        ? (value as { bytes: string }).bytes
+        : undefined;
   if (!bytes) return undefined;
   try {
     return Cell.fromBase64(bytes).beginParse().loadAddress();

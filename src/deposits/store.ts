@@ -269,7 +269,13 @@ export async function recordTransaction(db: Db, input: Processed, now = Date.now
       lt: input.position.lt,
       address: input.address,
       sender: found.sender,
-      comment: found.comment === null ? null : [...found.comment].slice(0, 1024).join('').replace(/\u0000/g, '\uFFFD'),
+      comment:
+        found.comment === null
+          ? null
+          : [...found.comment]
+              .slice(0, 1024)
+              .join('')
+              .replace(/\u0000/g, '\uFFFD'),
       chain_time: input.position.chainTime,
       created_at: now,
       asset: jetton?.kind ?? 'TON',
@@ -309,7 +315,14 @@ export async function recordTransaction(db: Db, input: Processed, now = Date.now
     if (inserted.numInsertedOrUpdatedRows !== 1n) return { kind: 'duplicate' } as const;
     if (reason !== null) return { kind: 'unmatched', reason, id: base.id } as const;
     if (waiting) return { kind: 'awaiting_rate', accountId: accountId as string, id: base.id } as const;
-    await credit(tx, accountId as string, amount, input.position.hash, now, jetton?.kind === 'USDT' && rate ? { units: jetton.units, rate: rate.rate, spreadPercent: jetton.conversion.spreadPercent } : undefined);
+    await credit(
+      tx,
+      accountId as string,
+      amount,
+      input.position.hash,
+      now,
+      jetton?.kind === 'USDT' && rate ? { units: jetton.units, rate: rate.rate, spreadPercent: jetton.conversion.spreadPercent } : undefined,
+    );
     return { kind: 'credited', accountId: accountId as string, id: base.id } as const;
   });
 }
@@ -340,7 +353,10 @@ export async function creditAwaitingRate(db: Db, currentRate: () => Promise<Usdt
       await credit(tx, row.account_id as string, amount, row.tx_hash, now, { units, rate: rate.rate, spreadPercent });
       return true;
     });
-    if (credited) done.push(depositFromRow({ ...row, status: 'credited', amount: amount, rate: formatDecimal(rate.rate), rate_at: BigInt(rate.at), credited_at: BigInt(now), credited_by: 'watcher' }));
+    if (credited)
+      done.push(
+        depositFromRow({ ...row, status: 'credited', amount: amount, rate: formatDecimal(rate.rate), rate_at: BigInt(rate.at), credited_at: BigInt(now), credited_by: 'watcher' }),
+      );
   }
   return done;
 }
@@ -350,7 +366,14 @@ export async function creditAwaitingRate(db: Db, currentRate: () => Promise<Usdt
  * (docs/api.md "GET /balance/history"): the transaction hash, and for USDT the amount, the
  * rate and the spread it was converted at.
  */
-async function credit(tx: Kysely<Database>, accountId: string, amount: bigint, txHash: string, now: number, usdt?: { units: bigint; rate: Decimal; spreadPercent: Decimal }): Promise<void> {
+async function credit(
+  tx: Kysely<Database>,
+  accountId: string,
+  amount: bigint,
+  txHash: string,
+  now: number,
+  usdt?: { units: bigint; rate: Decimal; spreadPercent: Decimal },
+): Promise<void> {
   const reason = usdt
     ? `USDT deposit ${txHash}: ${formatUsdt(usdt.units)} USDT at ${formatDecimal(usdt.rate)} USD/TON less ${formatDecimal(usdt.spreadPercent)} %`
     : `TON deposit ${txHash}`;
@@ -383,7 +406,10 @@ export async function assignDeposit(
     let usdt: { units: bigint; rate: Decimal; at: number; spreadPercent: Decimal } | undefined;
     if (row.asset === 'USDT') {
       const rate = input.usdt?.rate;
-      if (!rate || !input.usdt) throw new AssignError(`deposit ${txHash} is ${formatUsdt(BigInt(row.jetton_amount ?? '0'))} USDT, converted at the current TON/USD rate, and no fresh rate is available: try again when the rate feed answers`);
+      if (!rate || !input.usdt)
+        throw new AssignError(
+          `deposit ${txHash} is ${formatUsdt(BigInt(row.jetton_amount ?? '0'))} USDT, converted at the current TON/USD rate, and no fresh rate is available: try again when the rate feed answers`,
+        );
       usdt = { units: BigInt(row.jetton_amount ?? '0'), rate: rate.rate, at: rate.at, spreadPercent: input.usdt.spreadPercent };
     }
     const amount = usdt ? usdtToNanotons(usdt.units, usdt.rate, usdt.spreadPercent) : BigInt(row.amount);
@@ -427,7 +453,8 @@ export async function assignDeposit(
 function settled(row: DepositRow): string {
   if (row.status === 'credited') return `deposit ${row.tx_hash} is already credited to ${row.account_id}`;
   if (row.status === 'awaiting_rate') return `deposit ${row.tx_hash} matched ${row.account_id} and is credited by the watcher as soon as a fresh TON/USD rate exists`;
-  if (row.status === 'ignored') return `deposit ${row.tx_hash} is a notification from a jetton wallet that is not the deposit wallet's USDT wallet (${row.jetton_wallet}): no USDT arrived, there is nothing to assign or return`;
+  if (row.status === 'ignored')
+    return `deposit ${row.tx_hash} is a notification from a jetton wallet that is not the deposit wallet's USDT wallet (${row.jetton_wallet}): no USDT arrived, there is nothing to assign or return`;
   return `deposit ${row.tx_hash} is already returned to its sender (recorded ${new Date(Number(row.returned_at)).toISOString()})`;
 }
 

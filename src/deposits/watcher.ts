@@ -138,7 +138,10 @@ export class DepositWatcher {
           continue;
         }
         this.failures++;
-        this.options.logger.warn({ err: error instanceof ToncenterError ? { message: error.message, status: error.status } : error, failures: this.failures }, 'deposit watcher poll failed');
+        this.options.logger.warn(
+          { err: error instanceof ToncenterError ? { message: error.message, status: error.status } : error, failures: this.failures },
+          'deposit watcher poll failed',
+        );
       }
       // Consecutive failures back off: poll interval × 2^n, at most a minute.
       const delay = this.failures === 0 ? this.options.pollMs : Math.min(60_000, this.options.pollMs * 2 ** Math.min(this.failures, 10));
@@ -166,7 +169,10 @@ export class DepositWatcher {
     if (!usdt || this.stopped) return undefined;
     const credited = await creditAwaitingRate(this.options.db, usdt.rate, usdt.spreadPercent);
     for (const d of credited) {
-      this.options.logger.info({ deposit_id: d.id, tx_hash: d.txHash, account_id: d.accountId, usdt: formatUsdt(d.jettonAmount ?? 0n), rate: d.rate }, 'USDT deposit credited at the current rate after waiting for one');
+      this.options.logger.info(
+        { deposit_id: d.id, tx_hash: d.txHash, account_id: d.accountId, usdt: formatUsdt(d.jettonAmount ?? 0n), rate: d.rate },
+        'USDT deposit credited at the current rate after waiting for one',
+      );
     }
     return credited.length;
   }
@@ -178,7 +184,9 @@ export class DepositWatcher {
     // real USDT deposit would look like a foreign jetton's.
     if (this.options.usdt && !this.usdtWallet && !this.usdtOff) {
       try {
-        this.usdtWallet = await jettonWalletOf(db.kysely, this.options.client, this.wallet, Address.parse(this.options.usdt.master), { retry: { ...this.options.retry, signal: this.abort.signal } });
+        this.usdtWallet = await jettonWalletOf(db.kysely, this.options.client, this.wallet, Address.parse(this.options.usdt.master), {
+          retry: { ...this.options.retry, signal: this.abort.signal },
+        });
       } catch (error) {
         if (!(error instanceof JettonMasterError)) throw error;
         // No such master on this chain: no real USDT can arrive, and TON top-ups must go on.
@@ -295,10 +303,10 @@ export class DepositWatcher {
    * would cost a failed request on every poll. Archival liteservers serve recent history too.
    */
   private async page(limit: number, start: { lt: string; hash: string } | undefined): Promise<V2Transaction[]> {
-    return withRetry(
-      () => this.options.client.getTransactions(this.options.address, { limit, ...(start && { lt: start.lt, hash: start.hash }), archival: true }),
-      { ...this.options.retry, signal: this.abort.signal },
-    );
+    return withRetry(() => this.options.client.getTransactions(this.options.address, { limit, ...(start && { lt: start.lt, hash: start.hash }), archival: true }), {
+      ...this.options.retry,
+      signal: this.abort.signal,
+    });
   }
 
   /**
@@ -332,7 +340,18 @@ export class DepositWatcher {
       }
       const sender = (n.sender ?? n.source).toRawString();
       if (!n.source.equals(this.usdtWallet)) {
-        return { address: this.rawAddress, position, deposit: { sender, amount: n.value, comment: n.comment, memo: null, reason: null, jetton: { kind: 'jetton', units: n.jettonAmount, jettonWallet: n.source.toRawString() } } };
+        return {
+          address: this.rawAddress,
+          position,
+          deposit: {
+            sender,
+            amount: n.value,
+            comment: n.comment,
+            memo: null,
+            reason: null,
+            jetton: { kind: 'jetton', units: n.jettonAmount, jettonWallet: n.source.toRawString() },
+          },
+        };
       }
       const memo = memoOf(n.comment);
       const reason = n.jettonAmount < usdt.minUnits ? 'below_minimum' : memo.ok ? null : memo.reason;
@@ -369,9 +388,21 @@ export class DepositWatcher {
   private log(outcome: Outcome, chainTx: ChainTransaction): void {
     const fields = { tx_hash: chainTx.hash, lt: String(chainTx.lt) };
     if (outcome.kind === 'credited') this.options.logger.info({ ...fields, account_id: outcome.accountId, deposit_id: outcome.id }, 'deposit credited');
-    else if (outcome.kind === 'awaiting_rate') this.options.logger.warn({ ...fields, account_id: outcome.accountId, deposit_id: outcome.id }, 'USDT deposit waits for a fresh TON/USD rate: it is credited at the rate of that moment');
-    else if (outcome.kind === 'unknown_jetton') this.options.logger.warn({ ...fields, deposit_id: outcome.id }, 'jetton notification from a contract that is not the deposit wallet\'s USDT jetton wallet: a fake or another token, not credited');
-    else if (outcome.kind === 'unmatched') this.options.logger.warn({ ...fields, reason: outcome.reason, deposit_id: outcome.id }, 'deposit unmatched: assign it with `starport deposit assign`, or send it back and record that with `starport deposit return`');
+    else if (outcome.kind === 'awaiting_rate')
+      this.options.logger.warn(
+        { ...fields, account_id: outcome.accountId, deposit_id: outcome.id },
+        'USDT deposit waits for a fresh TON/USD rate: it is credited at the rate of that moment',
+      );
+    else if (outcome.kind === 'unknown_jetton')
+      this.options.logger.warn(
+        { ...fields, deposit_id: outcome.id },
+        "jetton notification from a contract that is not the deposit wallet's USDT jetton wallet: a fake or another token, not credited",
+      );
+    else if (outcome.kind === 'unmatched')
+      this.options.logger.warn(
+        { ...fields, reason: outcome.reason, deposit_id: outcome.id },
+        'deposit unmatched: assign it with `starport deposit assign`, or send it back and record that with `starport deposit return`',
+      );
     else if (outcome.kind === 'ignored' && strandedValue(chainTx) > 0n) {
       // Coins that stayed although the transaction aborted (a non-bounceable transfer to the
       // wallet before it was deployed): not a deposit by the rules, but the operator should know.

@@ -13,14 +13,7 @@ export type OrderStatus = (typeof ORDER_STATUSES)[number];
  * already_premium, not_eligible); `recipient_invalid` remains for test mode's `@test_invalid`
  * and for orders that failed before the refusals had reasons.
  */
-export const FAILURE_REASONS = [
-  'recipient_invalid',
-  ...RECIPIENT_REFUSALS,
-  'upstream_error',
-  'upstream_unavailable',
-  'price_moved',
-  'operator_failed',
-] as const;
+export const FAILURE_REASONS = ['recipient_invalid', ...RECIPIENT_REFUSALS, 'upstream_error', 'upstream_unavailable', 'price_moved', 'operator_failed'] as const;
 export type FailureReason = (typeof FAILURE_REASONS)[number];
 
 const TRANSITIONS: Record<OrderStatus, readonly OrderStatus[]> = {
@@ -41,12 +34,5 @@ export function isFinal(status: OrderStatus): boolean {
 /** Statuses whose amount is still reserved on the balance. */
 export const OPEN_STATUSES: readonly OrderStatus[] = ORDER_STATUSES.filter((s) => !isFinal(s));
 
-export const EVENT_TYPES = [
-  'order.created',
-  'order.processing',
-  'order.attempt_failed',
-  'order.payment_sent',
-  'order.delivered',
-  'order.failed',
-] as const;
+export const EVENT_TYPES = ['order.created', 'order.processing', 'order.attempt_failed', 'order.payment_sent', 'order.delivered', 'order.failed'] as const;
 export type EventType = (typeof EVENT_TYPES)[number];

@@ -18,7 +18,5 @@ export function isValidQuantity(product: Product, quantity: unknown): quantity i
 }
 
 export function quantityRule(product: Product): string {
-  return product === 'stars'
-    ? `an integer from ${STARS_MIN} to ${STARS_MAX}`
-    : `${PREMIUM_MONTHS.join(', ')} (months)`;
+  return product === 'stars' ? `an integer from ${STARS_MIN} to ${STARS_MAX}` : `${PREMIUM_MONTHS.join(', ')} (months)`;
 }

@@ -41,14 +41,7 @@ const selectBalanceAndDays = preparedQuery((db, accountId: string, mode: Mode, a
     .select([sql<bigint | null>`cast(null as bigint)`.as('day'), 'available as amount'])
     .where('account_id', '=', accountId)
     .where('mode', '=', mode)
-    .unionAll(
-      db
-        .selectFrom('balance_days')
-        .select(['day', 'available_net as amount'])
-        .where('account_id', '=', accountId)
-        .where('mode', '=', mode)
-        .where('day', '>', afterDay),
-    ),
+    .unionAll(db.selectFrom('balance_days').select(['day', 'available_net as amount']).where('account_id', '=', accountId).where('mode', '=', mode).where('day', '>', afterDay)),
 );
 
 /**

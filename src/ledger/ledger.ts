@@ -103,7 +103,21 @@ export async function applyMovement(tx: Kysely<Database>, ref: BalanceRef, movem
       threshold: nullableBigInt(updated.low_balance_threshold),
     };
     if (after) {
-      await insertJournal(tx, entryId(idHead, after.seq), ref.accountId, ref.mode, movement.kind, orderId, availableDelta, reservedDelta, reason, movement.now, after.seq, after.available, after.reserved);
+      await insertJournal(
+        tx,
+        entryId(idHead, after.seq),
+        ref.accountId,
+        ref.mode,
+        movement.kind,
+        orderId,
+        availableDelta,
+        reservedDelta,
+        reason,
+        movement.now,
+        after.seq,
+        after.available,
+        after.reserved,
+      );
       if (availableDelta !== 0n) await addToBalanceDay(tx, ref.accountId, ref.mode, utcDay(movement.now), availableDelta);
     }
   }
@@ -159,13 +173,38 @@ const updateBalance = preparedQuery(balanceUpdate);
  * movement's day in balance_days (balance-days.ts) is added in the same statement.
  */
 const updateBalanceAndJournal = preparedQuery(
-  (db, accountId: string, mode: Mode, availableDelta: bigint, reservedDelta: bigint, idHead: string, kind: Kind, orderId: string | null, reason: string | null, createdAt: number) =>
+  (
+    db,
+    accountId: string,
+    mode: Mode,
+    availableDelta: bigint,
+    reservedDelta: bigint,
+    idHead: string,
+    kind: Kind,
+    orderId: string | null,
+    reason: string | null,
+    createdAt: number,
+  ) =>
     db
       .with('moved', (q) => balanceUpdate(q as Kysely<Database>, accountId, mode, availableDelta, reservedDelta))
       // A raw body, in its parentheses: Kysely types a CTE as a query builder, and compiles any expression as it is.
       .with('balance_day', () => sql`(${addToBalanceDayFromMoved({ accountId, mode, now: createdAt, net: sql<bigint>`cast(${availableDelta} as bigint)` })})` as never)
       .insertInto('journal')
-      .columns(['id', 'account_id', 'mode', 'kind', 'order_id', 'order_no', 'available_delta', 'reserved_delta', 'reason', 'created_at', 'seq', 'balance_available', 'balance_reserved'])
+      .columns([
+        'id',
+        'account_id',
+        'mode',
+        'kind',
+        'order_id',
+        'order_no',
+        'available_delta',
+        'reserved_delta',
+        'reason',
+        'created_at',
+        'seq',
+        'balance_available',
+        'balance_reserved',
+      ])
       .expression((eb) =>
         eb
           .selectFrom('moved')

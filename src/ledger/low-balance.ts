@@ -26,12 +26,7 @@ export async function setLowBalanceThreshold(db: Kysely<Database>, ref: { accoun
   if (threshold !== null && (threshold <= 0n || threshold > MAX_LOW_BALANCE_THRESHOLD)) {
     throw new ThresholdError('the threshold must be more than 0 and at most the largest balance');
   }
-  const result = await db
-    .updateTable('balances')
-    .set({ low_balance_threshold: threshold })
-    .where('account_id', '=', ref.accountId)
-    .where('mode', '=', ref.mode)
-    .executeTakeFirst();
+  const result = await db.updateTable('balances').set({ low_balance_threshold: threshold }).where('account_id', '=', ref.accountId).where('mode', '=', ref.mode).executeTakeFirst();
   return result.numUpdatedRows === 1n;
 }
 

@@ -29,51 +29,61 @@ const key = (accountId: string, mode: string) => `${accountId}\u0000${mode}`;
 export async function verifyLedger(db: Kysely<Database>): Promise<Violation[]> {
   // One read transaction: the reads see the same snapshot while the service keeps writing
   // (SQLite: BEGIN IMMEDIATE holds writers off; PostgreSQL: REPEATABLE READ).
-  return db.transaction().setIsolationLevel('repeatable read').execute(async (tx) => {
-    const violations: Violation[] = [];
-    const balances = await tx.selectFrom('balances').selectAll().execute();
-    const journal = await tx
-      .selectFrom('journal')
-      .select(['account_id', 'mode', sql`sum(available_delta)`.as('available'), sql`sum(reserved_delta)`.as('reserved')])
-      .groupBy(['account_id', 'mode'])
-      .execute();
-    const open = await tx
-      .selectFrom('orders')
-      .select(['account_id', 'mode', sql`sum(amount)`.as('amount')])
-      .where('status', 'in', OPEN_STATUSES as never)
-      .groupBy(['account_id', 'mode'])
-      .execute();
-    const journalSums = new Map(journal.map((r) => [key(r.account_id, r.mode), r]));
-    const openSums = new Map(open.map((r) => [key(r.account_id, r.mode), toBigInt(r.amount)]));
-    const balanceKeys = new Set(balances.map((b) => key(b.account_id, b.mode)));
+  return db
+    .transaction()
+    .setIsolationLevel('repeatable read')
+    .execute(async (tx) => {
+      const violations: Violation[] = [];
+      const balances = await tx.selectFrom('balances').selectAll().execute();
+      const journal = await tx
+        .selectFrom('journal')
+        .select(['account_id', 'mode', sql`sum(available_delta)`.as('available'), sql`sum(reserved_delta)`.as('reserved')])
+        .groupBy(['account_id', 'mode'])
+        .execute();
+      const open = await tx
+        .selectFrom('orders')
+        .select(['account_id', 'mode', sql`sum(amount)`.as('amount')])
+        .where('status', 'in', OPEN_STATUSES as never)
+        .groupBy(['account_id', 'mode'])
+        .execute();
+      const journalSums = new Map(journal.map((r) => [key(r.account_id, r.mode), r]));
+      const openSums = new Map(open.map((r) => [key(r.account_id, r.mode), toBigInt(r.amount)]));
+      const balanceKeys = new Set(balances.map((b) => key(b.account_id, b.mode)));
 
-    for (const b of balances) {
-      const at = { account_id: b.account_id, mode: b.mode };
-      const available = toBigInt(b.available);
-      const reserved = toBigInt(b.reserved);
-      const sums = journalSums.get(key(b.account_id, b.mode));
-      const check = (invariant: Violation['invariant'], expected: bigint, actual: bigint, what: string) => {
-        if (expected !== actual) {
-          violations.push({ invariant, ...at, expected: String(expected), actual: String(actual), message: `${what}: expected ${expected}, found ${actual} (nanotons)` });
+      for (const b of balances) {
+        const at = { account_id: b.account_id, mode: b.mode };
+        const available = toBigInt(b.available);
+        const reserved = toBigInt(b.reserved);
+        const sums = journalSums.get(key(b.account_id, b.mode));
+        const check = (invariant: Violation['invariant'], expected: bigint, actual: bigint, what: string) => {
+          if (expected !== actual) {
+            violations.push({ invariant, ...at, expected: String(expected), actual: String(actual), message: `${what}: expected ${expected}, found ${actual} (nanotons)` });
+          }
+        };
+        check('journal_matches_available', toBigInt(sums?.available), available, 'available balance differs from the journal');
+        check('journal_matches_reserved', toBigInt(sums?.reserved), reserved, 'reserved balance differs from the journal');
+        check('reserved_matches_open_orders', openSums.get(key(b.account_id, b.mode)) ?? 0n, reserved, 'reserved balance differs from the sum of open orders');
+        if (available < 0n || reserved < 0n) {
+          violations.push({ invariant: 'balance_not_negative', ...at, expected: '>= 0', actual: `${available} available, ${reserved} reserved`, message: 'balance is negative' });
         }
-      };
-      check('journal_matches_available', toBigInt(sums?.available), available, 'available balance differs from the journal');
-      check('journal_matches_reserved', toBigInt(sums?.reserved), reserved, 'reserved balance differs from the journal');
-      check('reserved_matches_open_orders', openSums.get(key(b.account_id, b.mode)) ?? 0n, reserved, 'reserved balance differs from the sum of open orders');
-      if (available < 0n || reserved < 0n) {
-        violations.push({ invariant: 'balance_not_negative', ...at, expected: '>= 0', actual: `${available} available, ${reserved} reserved`, message: 'balance is negative' });
       }
-    }
-    for (const [k, sums] of journalSums) {
-      if (!balanceKeys.has(k)) {
-        violations.push({ invariant: 'journal_matches_available', account_id: sums.account_id, mode: sums.mode, expected: 'a balance row', actual: 'none', message: 'journal rows for a balance that does not exist' });
+      for (const [k, sums] of journalSums) {
+        if (!balanceKeys.has(k)) {
+          violations.push({
+            invariant: 'journal_matches_available',
+            account_id: sums.account_id,
+            mode: sums.mode,
+            expected: 'a balance row',
+            actual: 'none',
+            message: 'journal rows for a balance that does not exist',
+          });
+        }
       }
-    }
-    violations.push(...(await verifyOrders(tx)));
-    violations.push(...(await verifyBalanceAfter(tx)));
-    violations.push(...(await verifyBalanceDays(tx)));
-    return violations;
-  });
+      violations.push(...(await verifyOrders(tx)));
+      violations.push(...(await verifyBalanceAfter(tx)));
+      violations.push(...(await verifyBalanceDays(tx)));
+      return violations;
+    });
 }
 
 /**
@@ -115,15 +125,7 @@ async function verifyOrders(tx: Kysely<Database>): Promise<Violation[]> {
   const rows = await tx
     .selectFrom('orders as o')
     .leftJoin('journal as j', 'j.order_no', 'o.order_no')
-    .select([
-      'o.id',
-      'o.account_id',
-      'o.mode',
-      'o.status',
-      'o.amount',
-      sql`sum(j.available_delta)`.as('available'),
-      sql`sum(j.reserved_delta)`.as('reserved'),
-    ])
+    .select(['o.id', 'o.account_id', 'o.mode', 'o.status', 'o.amount', sql`sum(j.available_delta)`.as('available'), sql`sum(j.reserved_delta)`.as('reserved')])
     .groupBy(['o.id', 'o.account_id', 'o.mode', 'o.status', 'o.amount'])
     .execute();
   const violations: Violation[] = [];
@@ -157,9 +159,7 @@ async function verifyOrders(tx: Kysely<Database>): Promise<Violation[]> {
 async function verifyBalanceAfter(tx: Kysely<Database>): Promise<Violation[]> {
   const rows = await tx
     .selectFrom('balances as b')
-    .leftJoin('journal as last', (join) =>
-      join.onRef('last.account_id', '=', 'b.account_id').onRef('last.mode', '=', 'b.mode').onRef('last.seq', '=', 'b.journal_seq'),
-    )
+    .leftJoin('journal as last', (join) => join.onRef('last.account_id', '=', 'b.account_id').onRef('last.mode', '=', 'b.mode').onRef('last.seq', '=', 'b.journal_seq'))
     .select([
       'b.account_id',
       'b.mode',
@@ -168,13 +168,7 @@ async function verifyBalanceAfter(tx: Kysely<Database>): Promise<Violation[]> {
       'b.journal_seq',
       'last.balance_available',
       'last.balance_reserved',
-      (eb) =>
-        eb
-          .selectFrom('journal as j')
-          .select(sql`count(*)`.as('n'))
-          .whereRef('j.account_id', '=', 'b.account_id')
-          .whereRef('j.mode', '=', 'b.mode')
-          .as('rows'),
+      (eb) => eb.selectFrom('journal as j').select(sql`count(*)`.as('n')).whereRef('j.account_id', '=', 'b.account_id').whereRef('j.mode', '=', 'b.mode').as('rows'),
     ])
     .execute();
   const violations: Violation[] = [];

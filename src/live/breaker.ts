@@ -90,12 +90,7 @@ export class CircuitBreaker {
   /** A transient failure; the threshold-th in a row opens the breaker (upstream down). */
   async recordTransient(message: string, now = Date.now()): Promise<void> {
     await this.ensureRow(now);
-    const [row] = await this.db
-      .updateTable('live_breaker')
-      .set({ failures: sql`failures + 1`, updated_at: now })
-      .where('name', '=', this.name)
-      .returning('failures')
-      .execute();
+    const [row] = await this.db.updateTable('live_breaker').set({ failures: sql`failures + 1`, updated_at: now }).where('name', '=', this.name).returning('failures').execute();
     if (row && Number(row.failures) >= this.options.threshold) await this.open('upstream_down', message, now);
   }
 

@@ -184,12 +184,7 @@ function fail(options: LiveStepOptions, order: Order, reason: FailureReason, mes
 
 /** When to look at the order again; gives the lease back. */
 async function reschedule(db: Kysely<Database>, order: Order, nextRunAt: number | null, _now: number): Promise<void> {
-  await db
-    .updateTable('orders')
-    .set({ next_run_at: nextRunAt, lease_owner: null, lease_until: null })
-    .where('id', '=', order.id)
-    .where('status', '=', 'processing')
-    .execute();
+  await db.updateTable('orders').set({ next_run_at: nextRunAt, lease_owner: null, lease_until: null }).where('id', '=', order.id).where('status', '=', 'processing').execute();
 }
 
 async function attemptCount(db: Kysely<Database>, orderId: string): Promise<number> {
@@ -198,11 +193,7 @@ async function attemptCount(db: Kysely<Database>, orderId: string): Promise<numb
 }
 
 /** order.attempt_failed (docs/api.md "Events": a transient upstream problem, will retry) and the next try, in one transaction. */
-async function attemptFailed(
-  db: Kysely<Database>,
-  order: Order,
-  input: { reason: FailureReason; message: string; nextRunAt: number; now: number },
-): Promise<void> {
+async function attemptFailed(db: Kysely<Database>, order: Order, input: { reason: FailureReason; message: string; nextRunAt: number; now: number }): Promise<void> {
   await db.transaction().execute(async (tx) => {
     const updated = await tx
       .updateTable('orders')

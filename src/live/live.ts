@@ -82,7 +82,12 @@ export class Live {
     this.session = sessionSource(db.kysely, live.fragment.cookies);
     this.client = new FragmentClient({ baseUrl: live.fragment.baseUrl, session: this.session, pacer: new Pacer(live.fragment.maxRps), timeoutMs: live.fragment.timeoutMs });
     this.breaker = new CircuitBreaker(db.kysely, { cooldownMs: live.breaker.cooldownSeconds * 1000, threshold: live.breaker.threshold, logger, onOpen: hooks.onBreakerOpen });
-    this.directory = new LiveRecipientDirectory({ client: this.client, breaker: this.breaker, configured: async () => (await this.session()) !== undefined, cacheMs: live.validateCacheSeconds * 1000 });
+    this.directory = new LiveRecipientDirectory({
+      client: this.client,
+      breaker: this.breaker,
+      configured: async () => (await this.session()) !== undefined,
+      cacheMs: live.validateCacheSeconds * 1000,
+    });
     this.fixedRate = new FixedRateFeed(config.tonUsdRate);
     this.tonUsdFeed = this.rateFeed();
     this.prices = new PerModePriceSource({ test: new ListPriceSource(config.prices, this.fixedRate), live: this.livePrices() });

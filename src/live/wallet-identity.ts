@@ -15,8 +15,7 @@ export async function validateMnemonic(words: string[]): Promise<void> {
 export async function walletAccount(words: string[], version: 'v5r1' | 'v4'): Promise<WalletAccount> {
   const [{ mnemonicToPrivateKey }, ton, core] = await Promise.all([import('@ton/crypto'), import('@ton/ton'), import('@ton/core')]);
   const { publicKey } = await mnemonicToPrivateKey(words);
-  const contract =
-    version === 'v5r1' ? ton.WalletContractV5R1.create({ workchain: 0, publicKey }) : ton.WalletContractV4.create({ workchain: 0, publicKey });
+  const contract = version === 'v5r1' ? ton.WalletContractV5R1.create({ workchain: 0, publicKey }) : ton.WalletContractV4.create({ workchain: 0, publicKey });
   const stateInit = core.beginCell().store(core.storeStateInit(contract.init)).endCell();
   return { address: contract.address.toRawString(), publicKey: publicKey.toString('hex'), walletStateInit: stateInit.toBoc().toString('base64') };
 }

@@ -53,9 +53,7 @@ export async function copySqliteToPostgres(dataDir: string, targetUrl: string): 
     source.defaultSafeIntegers(true);
     inspectStarportDatabase(source, file);
     const sourceMigrations = names(source.prepare('select name from kysely_migration order by name').all() as { name: string }[]);
-    const targetMigrations = names(
-      (await sql<{ name: string }>`select name from kysely_migration order by name`.execute(target.kysely)).rows,
-    );
+    const targetMigrations = names((await sql<{ name: string }>`select name from kysely_migration order by name`.execute(target.kysely)).rows);
     if (sourceMigrations.join() !== targetMigrations.join()) {
       throw new CopyError(`schema versions differ: SQLite has ${sourceMigrations.join(', ')}; PostgreSQL has ${targetMigrations.join(', ')}`);
     }
@@ -81,7 +79,10 @@ export async function copySqliteToPostgres(dataDir: string, targetUrl: string): 
         let batch: Row[] = [];
         const flush = async () => {
           if (batch.length === 0) return;
-          await tx.insertInto(table.name as keyof Database).values(batch as never).execute();
+          await tx
+            .insertInto(table.name as keyof Database)
+            .values(batch as never)
+            .execute();
           count += batch.length;
           batch = [];
         };
@@ -103,9 +104,7 @@ export async function copySqliteToPostgres(dataDir: string, targetUrl: string): 
       if (n !== table.rows) throw new CopyError(`table ${table.name}: ${table.rows} rows copied but ${n} found in the target`);
     }
     const sourceBalances = (source.prepare('select account_id, mode, available, reserved from balances').all() as Row[]).map(balanceKey).sort();
-    const targetBalances = (await target.kysely.selectFrom('balances').select(['account_id', 'mode', 'available', 'reserved']).execute())
-      .map((r) => balanceKey(r as Row))
-      .sort();
+    const targetBalances = (await target.kysely.selectFrom('balances').select(['account_id', 'mode', 'available', 'reserved']).execute()).map((r) => balanceKey(r as Row)).sort();
     if (sourceBalances.join('\n') !== targetBalances.join('\n')) throw new CopyError('balances in the target differ from the source');
     const ledger = await verifyLedger(target.kysely);
     return { source: file, target: redact(targetUrl), tables: copied, ledger, durationMs: Math.round(performance.now() - started) };

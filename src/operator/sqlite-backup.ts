@@ -6,16 +6,7 @@ import { SqliteDatabase } from '../db/driver.js';
 import { migrateToLatest } from '../db/migrate.js';
 import type { Database } from '../db/schema.js';
 import { sqliteEngine } from '../db/sqlite.js';
-import {
-  assertSqliteHeader,
-  type DatabaseSummary,
-  fsyncPath,
-  holdExclusively,
-  inspectStarportDatabase,
-  kyselyOver,
-  SqliteFileError,
-  sqliteFile,
-} from '../db/sqlite-files.js';
+import { assertSqliteHeader, type DatabaseSummary, fsyncPath, holdExclusively, inspectStarportDatabase, kyselyOver, SqliteFileError, sqliteFile } from '../db/sqlite-files.js';
 import { verifyLedger, type Violation } from '../ledger/verify.js';
 
 /**

@@ -191,7 +191,20 @@ async function insertOrder(deps: CreateOrderDeps, order: Order, quote: Quote | u
     // Another node's uncommitted insert with this key makes ours wait on the unique index;
     // the contract bounds that wait.
     await deps.db.engine.capLockWait(tx, IDEMPOTENCY_WAIT_MS);
-    await insertPendingOrder(tx, order.id, order.accountId, order.mode, order.idempotencyKey, order.fingerprint, order.product, order.recipient, order.quantity, amount, order.externalId, now);
+    await insertPendingOrder(
+      tx,
+      order.id,
+      order.accountId,
+      order.mode,
+      order.idempotencyKey,
+      order.fingerprint,
+      order.product,
+      order.recipient,
+      order.quantity,
+      amount,
+      order.externalId,
+      now,
+    );
     // After the order row: a concurrent request with the same Idempotency-Key waits on the
     // unique index above and then replays, instead of finding the quote taken.
     if (quote) await claimQuote(tx, quote, order.id, now);

@@ -65,10 +65,11 @@ export function orderPageQuery(db: Kysely<Database>, query: OrderListQuery) {
     const op = backwards ? '>' : '<';
     // The redundant `created_at <=/>= at` bound makes the cursor an index range bound on both
     // engines (an OR alone is only a filter over the index, walked from the top at every depth).
-    select = select
-      .where('created_at', backwards ? '>=' : '<=', at)
-      .where((eb) => eb.or([eb('created_at', op, at), eb.and([eb('created_at', '=', at), eb('id', op, cursor.id)])]));
+    select = select.where('created_at', backwards ? '>=' : '<=', at).where((eb) => eb.or([eb('created_at', op, at), eb.and([eb('created_at', '=', at), eb('id', op, cursor.id)])]));
   }
   const direction = backwards ? 'asc' : 'desc';
-  return select.orderBy('created_at', direction).orderBy('id', direction).limit(query.limit + 1);
+  return select
+    .orderBy('created_at', direction)
+    .orderBy('id', direction)
+    .limit(query.limit + 1);
 }

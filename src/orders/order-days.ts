@@ -63,18 +63,21 @@ export async function addToOrderDays(tx: Kysely<Database>, finals: readonly Fina
     await tx
       .insertInto('order_days')
       .values(sorted.slice(i, i + CHUNK))
-      .onConflict((oc) => oc.columns(KEY).doUpdateSet({ delivered: sumOf('delivered'), delivered_amount: sumOf('delivered_amount'), failed: sumOf('failed'), failed_amount: sumOf('failed_amount') }))
+      .onConflict((oc) =>
+        oc.columns(KEY).doUpdateSet({ delivered: sumOf('delivered'), delivered_amount: sumOf('delivered_amount'), failed: sumOf('failed'), failed_amount: sumOf('failed_amount') }),
+      )
       .execute();
   }
 }
 
 /** The one-row case (a single transition, or a batch of one account's orders of one day), compiled once. */
-const addOneDay = preparedQuery(
-  (db, accountId: string, mode: Mode, day: number, delivered: number, deliveredAmount: bigint, failed: number, failedAmount: bigint) =>
-    db
-      .insertInto('order_days')
-      .values({ account_id: accountId, mode, day, delivered, delivered_amount: deliveredAmount, failed, failed_amount: failedAmount })
-      .onConflict((oc) => oc.columns(KEY).doUpdateSet({ delivered: sumOf('delivered'), delivered_amount: sumOf('delivered_amount'), failed: sumOf('failed'), failed_amount: sumOf('failed_amount') })),
+const addOneDay = preparedQuery((db, accountId: string, mode: Mode, day: number, delivered: number, deliveredAmount: bigint, failed: number, failedAmount: bigint) =>
+  db
+    .insertInto('order_days')
+    .values({ account_id: accountId, mode, day, delivered, delivered_amount: deliveredAmount, failed, failed_amount: failedAmount })
+    .onConflict((oc) =>
+      oc.columns(KEY).doUpdateSet({ delivered: sumOf('delivered'), delivered_amount: sumOf('delivered_amount'), failed: sumOf('failed'), failed_amount: sumOf('failed_amount') }),
+    ),
 );
 
 const selectOrderDays = preparedQuery((db, accountId: string, mode: Mode, fromDay: bigint, toDay: bigint) =>

@@ -12,8 +12,18 @@ import { EVENT_COLUMNS, type EventFields, eventFromRow, ORDER_COLUMNS, type Orde
 
 /** An order with its internal number: GET /orders/{id} reads the events by it (findOrderWithEvents). */
 const selectOrder = coalescedRead(
-  preparedQuery((db, id: string) => db.selectFrom('orders').select([...ORDER_COLUMNS, 'order_no']).where('id', '=', id)),
-  preparedQuery((db, ids: string[]) => db.selectFrom('orders').select([...ORDER_COLUMNS, 'order_no']).where('id', '=', sql<string>`any(${ids})`)),
+  preparedQuery((db, id: string) =>
+    db
+      .selectFrom('orders')
+      .select([...ORDER_COLUMNS, 'order_no'])
+      .where('id', '=', id),
+  ),
+  preparedQuery((db, ids: string[]) =>
+    db
+      .selectFrom('orders')
+      .select([...ORDER_COLUMNS, 'order_no'])
+      .where('id', '=', sql<string>`any(${ids})`),
+  ),
   (row) => row.id,
 );
 
@@ -47,10 +57,7 @@ const selectOrderByIdempotencyKey = preparedQuery((db, accountId: string, mode: 
   db.selectFrom('orders').select(ORDER_COLUMNS).where('account_id', '=', accountId).where('mode', '=', mode).where('idempotency_key', '=', idempotencyKey),
 );
 
-export async function findOrderByIdempotencyKey(
-  db: Kysely<Database>,
-  scope: { accountId: string; mode: Mode; idempotencyKey: string },
-): Promise<Order | undefined> {
+export async function findOrderByIdempotencyKey(db: Kysely<Database>, scope: { accountId: string; mode: Mode; idempotencyKey: string }): Promise<Order | undefined> {
   const [row] = await selectOrderByIdempotencyKey(db, scope.accountId, scope.mode, scope.idempotencyKey);
   return row && orderFromRow(row);
 }
@@ -90,7 +97,11 @@ const selectEventsByNumber = preparedQuery((db, orderNo: bigint) => db.selectFro
  * ordered aggregate. Over an ordered subquery it was as fast, 0.5 µs faster with two events,
  * but SQLite does not promise an aggregate the subquery's order.)
  */
-const eventsOfOrder = sql<EventFields[]>`coalesce((select json_agg(json_build_object('id', e.id, 'order_id', e.order_id, 'seq', e.seq, 'type', e.type, 'status', e.status, 'data', e.data, 'created_at', e.created_at) order by e.seq) from order_events e where e.order_no = orders.order_no), '[]')`.as('events');
+const eventsOfOrder = sql<
+  EventFields[]
+>`coalesce((select json_agg(json_build_object('id', e.id, 'order_id', e.order_id, 'seq', e.seq, 'type', e.type, 'status', e.status, 'data', e.data, 'created_at', e.created_at) order by e.seq) from order_events e where e.order_no = orders.order_no), '[]')`.as(
+  'events',
+);
 const ordersWithEvents = (db: QueryCreator<Database>) =>
   db
     .selectFrom('orders')
@@ -111,7 +122,12 @@ const keysWithOrders = (db: Kysely<Database>, keyHashes: string[], orderIds: str
     )
     .with(
       (cte) => cte('keys').materialized(),
-      (db) => db.selectFrom('api_keys as k').innerJoin('accounts as a', 'a.id', 'k.account_id').where('k.key_hash', '=', sql<string>`any(${keyHashes})`).select(['k.key_hash', ...KEY_VERDICT_COLUMNS]),
+      (db) =>
+        db
+          .selectFrom('api_keys as k')
+          .innerJoin('accounts as a', 'a.id', 'k.account_id')
+          .where('k.key_hash', '=', sql<string>`any(${keyHashes})`)
+          .select(['k.key_hash', ...KEY_VERDICT_COLUMNS]),
     )
     .selectFrom('keys')
     .leftJoin('asked', (join) => join.onRef('asked.account_id', '=', 'keys.key_account_id').onRef('asked.mode', '=', 'keys.key_mode'))
@@ -165,11 +181,7 @@ export async function readOrderOfKey(
  * findOrder and then its events, by the number its row carries. On PostgreSQL, GET /orders/{id}
  * reads the order with the key instead (readOrderOfKey), in one statement.
  */
-export async function findOrderWithEvents(
-  db: Kysely<Database>,
-  id: string,
-  scope: { accountId: string; mode: Mode },
-): Promise<{ order: Order; events: OrderEvent[] } | undefined> {
+export async function findOrderWithEvents(db: Kysely<Database>, id: string, scope: { accountId: string; mode: Mode }): Promise<{ order: Order; events: OrderEvent[] } | undefined> {
   const row = await findOrderRow(db, id, scope);
   return row && { order: orderFromRow(row), events: (await selectEventsByNumber(db, BigInt(row.order_no))).map(eventFromRow) };
 }
@@ -213,13 +225,12 @@ const insertEvent = preparedQuery(eventInsert);
  * PostgreSQL: the insert and the webhook outbox's endpoint lookup in one round trip (SQLite
  * has no INSERT in a WITH clause).
  */
-const insertEventReadingEndpoints = preparedQuery(
-  (db, id: string, orderId: string, type: EventType, status: OrderStatus, data: string, createdAt: number) =>
-    enabledEndpointsOfOrder(
-      // The CTE adds a table the lookup does not use: it is still a query creator of Database.
-      db.with('appended', (q) => eventInsert(q, id, orderId, type, status, data, createdAt)) as unknown as QueryCreator<Database>,
-      orderId,
-    ),
+const insertEventReadingEndpoints = preparedQuery((db, id: string, orderId: string, type: EventType, status: OrderStatus, data: string, createdAt: number) =>
+  enabledEndpointsOfOrder(
+    // The CTE adds a table the lookup does not use: it is still a query creator of Database.
+    db.with('appended', (q) => eventInsert(q, id, orderId, type, status, data, createdAt)) as unknown as QueryCreator<Database>,
+    orderId,
+  ),
 );
 
 export async function appendEvent(

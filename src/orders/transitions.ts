@@ -38,12 +38,7 @@ const EVENT_FOR: Record<OrderStatus, EventType> = {
  * same transaction after a transition that happened (the operator's audit record). Given a
  * transaction, the transition joins it.
  */
-export async function transitionOrder(
-  db: Kysely<Database>,
-  order: Order,
-  transition: Transition,
-  within?: (tx: Kysely<Database>) => Promise<unknown>,
-): Promise<boolean> {
+export async function transitionOrder(db: Kysely<Database>, order: Order, transition: Transition, within?: (tx: Kysely<Database>) => Promise<unknown>): Promise<boolean> {
   if (!canTransition(order.status, transition.to)) {
     throw new Error(`order ${order.id}: no transition ${order.status} → ${transition.to}`);
   }
@@ -91,7 +86,10 @@ export async function transitionMany(tx: Kysely<Database>, chains: TransitionCha
       return step.to;
     }, order.status);
   }
-  const hasEndpoints = await enabledEndpointsExist(tx, due.map((chain) => chain.order));
+  const hasEndpoints = await enabledEndpointsExist(
+    tx,
+    due.map((chain) => chain.order),
+  );
   const batched: TransitionChain[] = [];
   rollupsHeldBack.add(tx);
   try {
@@ -107,7 +105,10 @@ export async function transitionMany(tx: Kysely<Database>, chains: TransitionCha
     rollupsHeldBack.delete(tx);
   }
   for (const chain of await updateStatuses(tx, batched)) statuses.set(chain.order.id, chain.steps.at(-1)!.to);
-  await appendEvents(tx, batched.filter((chain) => statuses.has(chain.order.id)));
+  await appendEvents(
+    tx,
+    batched.filter((chain) => statuses.has(chain.order.id)),
+  );
   // Every order this call moved to a final status, one by one or batched, in one upsert. Its
   // rows are locked before the balance rows when the ledger moves are held back
   // (withLedgerMovesLast, as the worker runs its batches), the order transitionOrder keeps:
@@ -150,7 +151,11 @@ async function updateStatuses(tx: Kysely<Database>, chains: TransitionChain[]): 
     const rows = await tx
       .updateTable('orders')
       .set({ status: last.to, failure_reason: last.failureReason ?? null, updated_at: last.now, next_run_at: last.nextRunAt, lease_owner: null, lease_until: null })
-      .where('id', 'in', group.map((chain) => chain.order.id))
+      .where(
+        'id',
+        'in',
+        group.map((chain) => chain.order.id),
+      )
       .where('status', '=', group[0]!.order.status)
       .returning('id')
       .execute();
@@ -166,7 +171,11 @@ async function appendEvents(tx: Kysely<Database>, chains: TransitionChain[]): Pr
   const last = await tx
     .selectFrom('orders as o')
     .select(['o.id', 'o.order_no', sql<bigint | null>`(select max(e.seq) from order_events e where e.order_no = o.order_no)`.as('seq')])
-    .where('o.id', 'in', chains.map((chain) => chain.order.id))
+    .where(
+      'o.id',
+      'in',
+      chains.map((chain) => chain.order.id),
+    )
     .execute();
   const byOrder = new Map(last.map((row) => [row.id, { orderNo: row.order_no, seq: BigInt(row.seq ?? 0n) }]));
   const rows = [];
@@ -176,20 +185,28 @@ async function appendEvents(tx: Kysely<Database>, chains: TransitionChain[]): Pr
     let seq = found.seq;
     for (const step of steps) {
       const data = { ...step.data, ...(await settle(tx, order, step)) };
-      rows.push({ id: newId('evt'), order_id: order.id, order_no: found.orderNo, seq: ++seq, type: EVENT_FOR[step.to], status: step.to, data: JSON.stringify(data), created_at: step.now });
+      rows.push({
+        id: newId('evt'),
+        order_id: order.id,
+        order_no: found.orderNo,
+        seq: ++seq,
+        type: EVENT_FOR[step.to],
+        status: step.to,
+        data: JSON.stringify(data),
+        created_at: step.now,
+      });
     }
   }
   await tx.insertInto('order_events').values(rows).execute();
 }
 
-const updateStatus = preparedQuery(
-  (db, id: string, from: OrderStatus, to: OrderStatus, failureReason: FailureReason | null, now: number, nextRunAt: number | null) =>
-    db
-      .updateTable('orders')
-      .set({ status: to, failure_reason: failureReason, updated_at: now, next_run_at: nextRunAt, lease_owner: null, lease_until: null })
-      .where('id', '=', id)
-      .where('status', '=', from)
-      .returning('id'),
+const updateStatus = preparedQuery((db, id: string, from: OrderStatus, to: OrderStatus, failureReason: FailureReason | null, now: number, nextRunAt: number | null) =>
+  db
+    .updateTable('orders')
+    .set({ status: to, failure_reason: failureReason, updated_at: now, next_run_at: nextRunAt, lease_owner: null, lease_until: null })
+    .where('id', '=', id)
+    .where('status', '=', from)
+    .returning('id'),
 );
 
 /** Joins the caller's transaction (a worker's batch) or opens one. */

@@ -33,9 +33,7 @@ export interface RateFeed {
 }
 
 /** What a recipient check found: an account able to receive the product, or why it cannot. */
-export type RecipientLookup =
-  | { eligible: true; username: string; displayName: string }
-  | { eligible: false; username: string; reason: RecipientRefusal };
+export type RecipientLookup = { eligible: true; username: string; displayName: string } | { eligible: false; username: string; reason: RecipientRefusal };
 
 export interface RecipientDirectory {
   /** May throw UpstreamUnavailableError (the upstream cannot answer now). */

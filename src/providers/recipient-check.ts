@@ -1,7 +1,7 @@
 import { ApiError } from '../domain/api-error.js';
 import type { Product } from '../domain/products.js';
 import { recipientRefused } from '../domain/recipient-refusal.js';
-import { type RecipientDirectory, UpstreamUnavailableError } from './ports.js';
+import { type RecipientDirectory, type RecipientLookup, UpstreamUnavailableError } from './ports.js';
 
 /**
  * POST /recipients/validate's check (docs/api.md "POST /recipients/validate"): the account when
@@ -9,7 +9,7 @@ import { type RecipientDirectory, UpstreamUnavailableError } from './ports.js';
  * `details.reason`. An upstream that cannot answer is `503 live_unavailable` (nothing is written).
  */
 export async function checkRecipient(directory: RecipientDirectory, username: string, product: Product, quantity: number) {
-  let found;
+  let found: RecipientLookup;
   try {
     found = await directory.lookup(username, product, quantity);
   } catch (error) {

@@ -54,10 +54,7 @@ export function quoteKey(db: Db): Promise<Buffer> {
   return key;
 }
 
-export function issueQuote(
-  key: Buffer,
-  input: { accountId: string; mode: Mode; product: Product; quantity: number; amount: bigint; now: number; ttlSeconds: number },
-): Quote {
+export function issueQuote(key: Buffer, input: { accountId: string; mode: Mode; product: Product; quantity: number; amount: bigint; now: number; ttlSeconds: number }): Quote {
   const expiresAt = input.now + input.ttlSeconds * 1000;
   if (input.amount < 0n || input.amount >= MAX_AMOUNT) throw new Error(`a quote cannot carry ${input.amount} nanotons`);
   // Every byte is written below: the body, then the MAC.
@@ -182,12 +179,7 @@ const expired = (quote: Quote) =>
  * account and mode, is for the same product and quantity, is not used by another order (all
  * 400 quote_mismatch), and has not expired (409 quote_expired).
  */
-export async function usableQuote(
-  db: Db,
-  id: string,
-  order: { accountId: string; mode: Mode; product: Product; quantity: number },
-  now: number,
-): Promise<Quote> {
+export async function usableQuote(db: Db, id: string, order: { accountId: string; mode: Mode; product: Product; quantity: number }, now: number): Promise<Quote> {
   const quote = readQuote(await quoteKey(db), id, order.accountId, order.mode);
   if (!quote) throw mismatch(`No quote ${id} exists for this account in ${order.mode} mode.`);
   if (quote.product !== order.product || quote.quantity !== order.quantity) {

@@ -13,5 +13,8 @@ export function normalizedHash(messageCell: Cell): Buffer {
 export function normalizedMessageHash(message: Message, cell?: Cell): Buffer {
   if (message.info.type !== 'external-in') return cell?.hash() ?? beginCell().store(storeMessage(message)).endCell().hash();
   const normalized: Message = { info: { type: 'external-in', src: null, dest: message.info.dest, importFee: 0n }, init: null, body: message.body };
-  return beginCell().store(storeMessage(normalized, { forceRef: true })).endCell().hash();
+  return beginCell()
+    .store(storeMessage(normalized, { forceRef: true }))
+    .endCell()
+    .hash();
 }

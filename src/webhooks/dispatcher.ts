@@ -228,7 +228,8 @@ export class WebhookDispatcher {
     });
     await this.record(message, startedAt, result);
     this.options.onAttempt?.(result.ok ? 'succeeded' : 'failed');
-    if (!result.ok) this.options.logger.info({ message_id: message.id, endpoint_id: endpoint.id, attempt: Number(message.attempts), error: result.error }, 'webhook attempt failed');
+    if (!result.ok)
+      this.options.logger.info({ message_id: message.id, endpoint_id: endpoint.id, attempt: Number(message.attempts), error: result.error }, 'webhook attempt failed');
   }
 
   /**

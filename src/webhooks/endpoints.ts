@@ -110,13 +110,7 @@ export async function disabledEndpoints(db: Kysely<Database>, accountId: string)
 
 export async function findEndpoint(db: Kysely<Database>, id: string, scope: Scope): Promise<WebhookEndpoint | undefined> {
   if (!isPublicId('we', id)) return undefined;
-  const row = await db
-    .selectFrom('webhook_endpoints')
-    .selectAll()
-    .where('id', '=', id)
-    .where('account_id', '=', scope.accountId)
-    .where('mode', '=', scope.mode)
-    .executeTakeFirst();
+  const row = await db.selectFrom('webhook_endpoints').selectAll().where('id', '=', id).where('account_id', '=', scope.accountId).where('mode', '=', scope.mode).executeTakeFirst();
   return row && endpointFromRow(row);
 }
 

@@ -29,9 +29,7 @@ export interface OutboxEvent {
 export const enabledEndpointsOfOrder = (db: QueryCreator<Database>, orderId: string) =>
   db
     .selectFrom('webhook_endpoints')
-    .innerJoin('orders', (join) =>
-      join.onRef('orders.account_id', '=', 'webhook_endpoints.account_id').onRef('orders.mode', '=', 'webhook_endpoints.mode'),
-    )
+    .innerJoin('orders', (join) => join.onRef('orders.account_id', '=', 'webhook_endpoints.account_id').onRef('orders.mode', '=', 'webhook_endpoints.mode'))
     .selectAll('webhook_endpoints')
     .where('orders.id', '=', orderId)
     .where('webhook_endpoints.status', '=', 'enabled');
@@ -60,12 +58,7 @@ export async function enabledEndpointsExist(db: Kysely<Database>, orders: Owner[
  * `endpoints`: the order's enabled endpoints when the caller already read them
  * (enabledEndpointsOfOrder).
  */
-export async function enqueueOrderEvent(
-  tx: Kysely<Database>,
-  orderId: string,
-  event: OutboxEvent,
-  endpoints?: Array<Selectable<WebhookEndpointsTable>>,
-): Promise<number> {
+export async function enqueueOrderEvent(tx: Kysely<Database>, orderId: string, event: OutboxEvent, endpoints?: Array<Selectable<WebhookEndpointsTable>>): Promise<number> {
   // One indexed query in the common case (no endpoints): the order is read only when needed.
   endpoints ??= await selectEnabledEndpoints(tx, orderId);
   const targets = endpoints.map(endpointFromRow).filter((endpoint) => matches(endpoint, event.type));
@@ -187,14 +180,7 @@ export type AttemptRow = Selectable<WebhookAttemptsTable>;
 
 /** The newest messages of an endpoint with their attempts, for the delivery log. */
 export async function deliveryLog(db: Kysely<Database>, endpointId: string, limit = 50): Promise<{ message: MessageRow; attempts: AttemptRow[] }[]> {
-  const messages = await db
-    .selectFrom('webhook_messages')
-    .selectAll()
-    .where('endpoint_id', '=', endpointId)
-    .orderBy('created_at', 'desc')
-    .orderBy('id')
-    .limit(limit)
-    .execute();
+  const messages = await db.selectFrom('webhook_messages').selectAll().where('endpoint_id', '=', endpointId).orderBy('created_at', 'desc').orderBy('id').limit(limit).execute();
   if (messages.length === 0) return [];
   const attempts = await db
     .selectFrom('webhook_attempts')

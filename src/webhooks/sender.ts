@@ -189,7 +189,11 @@ function post(
         const done = () => {
           const text = Buffer.concat(chunks).subarray(0, RESPONSE_READ_LIMIT).toString('utf8');
           const retryAfter = response.headers['retry-after'];
-          resolve({ statusCode: response.statusCode ?? 0, snippet: [...text].slice(0, SNIPPET_CHARS).join(''), retryAfter: Array.isArray(retryAfter) ? retryAfter[0] : retryAfter });
+          resolve({
+            statusCode: response.statusCode ?? 0,
+            snippet: [...text].slice(0, SNIPPET_CHARS).join(''),
+            retryAfter: Array.isArray(retryAfter) ? retryAfter[0] : retryAfter,
+          });
         };
         response.on('data', (chunk: Buffer) => {
           chunks.push(chunk);

@@ -352,18 +352,21 @@ export class FulfilmentWorker {
    * worker takes the order over. A crashed worker stops beating and its lease runs out.
    */
   private heartbeat(order: Order): NodeJS.Timeout {
-    return setInterval(() => {
-      void this.options.db.kysely
-        .updateTable('orders')
-        .set({ lease_until: Date.now() + this.leaseMs })
-        .where('id', '=', order.id)
-        .where('lease_owner', '=', this.id)
-        .execute()
-        .catch((error) => {
-          if (this.options.db.engine.isUnavailable(error)) this.outage.failed(this.options.logger, error);
-          else this.options.logger.warn({ err: error, order_id: order.id }, 'lease heartbeat failed');
-        });
-    }, Math.max(100, Math.floor(this.leaseMs / 3)));
+    return setInterval(
+      () => {
+        void this.options.db.kysely
+          .updateTable('orders')
+          .set({ lease_until: Date.now() + this.leaseMs })
+          .where('id', '=', order.id)
+          .where('lease_owner', '=', this.id)
+          .execute()
+          .catch((error) => {
+            if (this.options.db.engine.isUnavailable(error)) this.outage.failed(this.options.logger, error);
+            else this.options.logger.warn({ err: error, order_id: order.id }, 'lease heartbeat failed');
+          });
+      },
+      Math.max(100, Math.floor(this.leaseMs / 3)),
+    );
   }
 
   private async msUntilNextDue(): Promise<number> {

@@ -49,7 +49,10 @@ test('demoting both owners at once leaves one owner', async () => {
 test('one invite accepted twice at once joins once', async () => {
   const { accountId } = await createAccount(h.service.db, newEmail('owner'));
   const invite = await createInvite(h.service.db, { accountId, email: newEmail('twice'), role: 'developer', invitedBy: 'test' });
-  const results = await Promise.all([acceptInvite(h.service.db, invite.token, { password: PASSWORD }), acceptInvite(h.service.db, invite.token, { password: 'another long password' })]);
+  const results = await Promise.all([
+    acceptInvite(h.service.db, invite.token, { password: PASSWORD }),
+    acceptInvite(h.service.db, invite.token, { password: 'another long password' }),
+  ]);
   expect(results.filter((r) => r.ok)).toHaveLength(1);
   expect(await listMembers(h.service.db.kysely, accountId)).toHaveLength(2);
 });

@@ -66,8 +66,7 @@ describe.skipIf(!HAVE_CHROMIUM || testEngine === 'postgres')('the dashboard in C
     page.on('console', (message) => {
       // A wrong password (401) and a dead link (404) are error statuses Chromium reports as failed resources: expected.
       const expected =
-        (/\/login$/.test(page.url()) && /status of 401/.test(message.text())) ||
-        (/\/(set-password\/|no-such-page)/.test(page.url()) && /status of 404/.test(message.text()));
+        (/\/login$/.test(page.url()) && /status of 401/.test(message.text())) || (/\/(set-password\/|no-such-page)/.test(page.url()) && /status of 404/.test(message.text()));
       if (message.type() === 'error' && !expected) problems.push(`console error on ${page.url()}: ${message.text()}`);
     });
     page.on('pageerror', (error) => problems.push(`page error on ${page.url()}: ${error.message}`));
@@ -290,7 +289,13 @@ describe.skipIf(!HAVE_CHROMIUM || testEngine === 'postgres')('the dashboard in C
     await check('keys');
 
     // ---- Use the key against the API, from the test ----
-    const created = await api('POST', '/orders', firstKey, { product: 'stars', recipient: '@durov', quantity: 50, external_id: 'browser-order-1' }, { 'idempotency-key': `browser-${Date.now()}` });
+    const created = await api(
+      'POST',
+      '/orders',
+      firstKey,
+      { product: 'stars', recipient: '@durov', quantity: 50, external_id: 'browser-order-1' },
+      { 'idempotency-key': `browser-${Date.now()}` },
+    );
     expect(created.status, JSON.stringify(created.body)).toBe(201);
     const orderId = created.body.id as string;
 
@@ -298,9 +303,7 @@ describe.skipIf(!HAVE_CHROMIUM || testEngine === 'postgres')('the dashboard in C
     await page.goto(`${h.url}/test/orders/${orderId}`);
     const statusOnArrival = await page.locator('[data-testid="order-status"] [data-status]').getAttribute('data-status');
     // No reloads from here: the page refreshes itself while the order is in progress; poll its DOM.
-    await expect
-      .poll(() => page.locator('[data-testid="order-status"] [data-status]').getAttribute('data-status'), { timeout: 20_000, interval: 100 })
-      .toBe('delivered');
+    await expect.poll(() => page.locator('[data-testid="order-status"] [data-status]').getAttribute('data-status'), { timeout: 20_000, interval: 100 }).toBe('delivered');
     expect(statusOnArrival, 'the order was seen before it was delivered').not.toBe('delivered');
     const timeline = await page.locator('.timeline').innerText();
     expect(timeline).toContain('Order created');

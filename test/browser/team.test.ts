@@ -33,7 +33,11 @@ describe.skipIf(!HAVE_CHROMIUM || testEngine === 'postgres')('teams and two-fact
     fs.rmSync(ARTIFACTS, { recursive: true, force: true });
     fs.mkdirSync(ARTIFACTS, { recursive: true });
     h = await startHarness();
-    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'] });
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      headless: true,
+      args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    });
   }, 120_000);
   afterAll(async () => {
     await browser?.close();
@@ -49,7 +53,9 @@ describe.skipIf(!HAVE_CHROMIUM || testEngine === 'postgres')('teams and two-fact
   async function check(page: Page, name: string): Promise<void> {
     await page.waitForLoadState('load');
     if (!(await page.evaluate('typeof window.axe !== "undefined"'))) await page.evaluate(AXE_SOURCE);
-    const violations = (await page.evaluate('window.axe.run(document, { resultTypes: ["violations"] }).then(r => r.violations.map(v => ({ id: v.id, impact: v.impact, nodes: v.nodes.slice(0, 3).map(n => n.target.join(" ")) })))')) as {
+    const violations = (await page.evaluate(
+      'window.axe.run(document, { resultTypes: ["violations"] }).then(r => r.violations.map(v => ({ id: v.id, impact: v.impact, nodes: v.nodes.slice(0, 3).map(n => n.target.join(" ")) })))',
+    )) as {
       id: string;
       impact: string;
     }[];
@@ -171,7 +177,8 @@ describe.skipIf(!HAVE_CHROMIUM || testEngine === 'postgres')('teams and two-fact
     expect((await viewer.goto(`${h.url}/test/keys`))?.status()).toBe(403);
     await viewer.goto(`${h.url}/test/top-up`);
     const accountId = (await h.service.db.kysely.selectFrom('accounts').select('id').where('email', '=', ownerEmail).executeTakeFirstOrThrow()).id;
-    const balance = async () => (await h.service.db.kysely.selectFrom('balances').select('available').where('account_id', '=', accountId).where('mode', '=', 'test').executeTakeFirstOrThrow()).available;
+    const balance = async () =>
+      (await h.service.db.kysely.selectFrom('balances').select('available').where('account_id', '=', accountId).where('mode', '=', 'test').executeTakeFirstOrThrow()).available;
     const before = await balance();
     expect(await postDirect(viewer, '/test/top-up', { amount: '100' })).toBe(403);
     expect(await postDirect(viewer, '/test/keys/reissue', { mode: 'test', replaces: '' })).toBe(403);
@@ -199,7 +206,14 @@ describe.skipIf(!HAVE_CHROMIUM || testEngine === 'postgres')('teams and two-fact
     // ---- The activity log: each step with its actor ----
     await owner.goto(`${h.url}/activity`);
     await check(owner, 'activity');
-    const rows = await owner.locator('tbody tr').evaluateAll((trs) => trs.map((tr) => `${(tr as unknown as { dataset: { action: string } }).dataset.action} ${(tr.querySelector('[data-testid="actor"]') as unknown as { textContent: string }).textContent.trim()}`));
+    const rows = await owner
+      .locator('tbody tr')
+      .evaluateAll((trs) =>
+        trs.map(
+          (tr) =>
+            `${(tr as unknown as { dataset: { action: string } }).dataset.action} ${(tr.querySelector('[data-testid="actor"]') as unknown as { textContent: string }).textContent.trim()}`,
+        ),
+      );
     for (const expected of [
       `two_factor.enable ${ownerEmail}`,
       `dashboard.sign_in ${ownerEmail}`,

@@ -24,14 +24,7 @@ import { type FreshDatabase, freshDatabase, testEngine } from '../support/databa
 vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
 
 const KEY = /^sk_(live|test)_[0-9A-Za-z]{38}$/;
-const COMMANDS = [
-  ['serve'],
-  ['migrate'],
-  ['account', 'create'],
-  ['key', 'reissue'],
-  ['balance', 'credit'],
-  ['ledger', 'verify'],
-] as const;
+const COMMANDS = [['serve'], ['migrate'], ['account', 'create'], ['key', 'reissue'], ['balance', 'credit'], ['ledger', 'verify']] as const;
 
 let database: FreshDatabase;
 let cli: ReturnType<typeof cliFor>;
@@ -101,7 +94,7 @@ async function tablesOf(fresh: FreshDatabase): Promise<string[]> {
     const client = new pg.Client({ connectionString: fresh.env.DATABASE_URL });
     await client.connect();
     try {
-      const { rows } = await client.query("select table_name from information_schema.tables where table_schema = current_schema()");
+      const { rows } = await client.query('select table_name from information_schema.tables where table_schema = current_schema()');
       return rows.map((r: { table_name: string }) => r.table_name);
     } finally {
       await client.end();
@@ -175,9 +168,7 @@ describe('migrate', () => {
       const first = await run(['migrate', '--json']);
       expectExit(['migrate', '--json'], first, 0);
       expect(parseJsonStdout(first)).toEqual({ ok: true });
-      expect(await tablesOf({ ...fresh, dataDir, env })).toEqual(
-        expect.arrayContaining(['accounts', 'api_keys', 'balances', 'journal', 'orders', 'order_events']),
-      );
+      expect(await tablesOf({ ...fresh, dataDir, env })).toEqual(expect.arrayContaining(['accounts', 'api_keys', 'balances', 'journal', 'orders', 'order_events']));
       const second = await run(['migrate']);
       expectExit(['migrate'], second, 0);
       expect(second.stdout.trim()).not.toBe('');
@@ -194,7 +185,12 @@ describe('migrate', () => {
     const fresh = await freshDatabase();
     try {
       const run = cliFor(fresh.env);
-      const args = [['migrate', '--json'], ['migrate', '--json'], ['migrate', '--json'], ['account', 'create', '--email', email(), '--json']];
+      const args = [
+        ['migrate', '--json'],
+        ['migrate', '--json'],
+        ['migrate', '--json'],
+        ['account', 'create', '--email', email(), '--json'],
+      ];
       const results = await Promise.all(args.map((a) => run(a)));
       for (const [i, result] of results.entries()) expectExit(args[i] as string[], result, 0);
       const verify = await run(['ledger', 'verify', '--json']);
@@ -383,7 +379,11 @@ describe('balance credit', () => {
       ['missing --reason, text output', ['balance', 'credit', '--account', '<id>', '--mode', 'test', '--amount', '10'], /reason/],
       ['bad --mode', base('1', 'sandbox'), /mode/],
       ['missing --mode', ['balance', 'credit', '--account', '<id>', '--amount', '1', '--reason', 'r', '--json'], /--mode/],
-      ['unknown account', ['balance', 'credit', '--account', 'acct_nobody00000000000000', '--mode', 'test', '--amount', '1', '--reason', 'r', '--json'], /acct_nobody00000000000000/],
+      [
+        'unknown account',
+        ['balance', 'credit', '--account', 'acct_nobody00000000000000', '--mode', 'test', '--amount', '1', '--reason', 'r', '--json'],
+        /acct_nobody00000000000000/,
+      ],
       ['missing --account', ['balance', 'credit', '--mode', 'test', '--amount', '1', '--reason', 'r'], /--account/],
       ['debit below zero', base('-3.000000001'), /below zero|insufficient|negative/i],
       ['debit from an empty balance', base('-0.000000001', 'live'), /below zero|insufficient|negative/i],

@@ -113,7 +113,11 @@ describe('fragment session set', () => {
     expect((await storedFragmentSession(service.db.kysely))?.header).toBe(RENEWED);
 
     fake.setRecipient('durov2');
-    const ok = await pollUntil(() => validateLive(liveKey, 'durov2'), (r) => r.status === 200, { what: 'the service to use the new session', timeoutMs: 15_000 });
+    const ok = await pollUntil(
+      () => validateLive(liveKey, 'durov2'),
+      (r) => r.status === 200,
+      { what: 'the service to use the new session', timeoutMs: 15_000 },
+    );
     expect(ok.body.recipient.display_name).toBe('durov2');
     expect(fake.calls.at(-1)?.cookie).toBe(RENEWED);
 
@@ -133,7 +137,11 @@ describe('fragment session set', () => {
 
 describe('live check', () => {
   test('ready: session valid, KYC not known yet (a warning), wallet mnemonic valid, breaker closed', async () => {
-    await pollUntil(() => service.live.breaker.read(), (b) => b.state === 'closed', { what: 'the breaker to close' });
+    await pollUntil(
+      () => service.live.breaker.read(),
+      (b) => b.state === 'closed',
+      { what: 'the breaker to close' },
+    );
     const result = await cli(['live', 'check', '--json']);
     expect(result.code, describeRun(['live', 'check'], result)).toBe(0);
     expect(parseJsonStdout(result)).toMatchObject({
@@ -198,7 +206,11 @@ describe('live check', () => {
 
 describe('live check: KYC as Fragment last answered', () => {
   test('not ready (exit 2) once a purchase met need_verify; ready again, KYC verified, after the next purchase gets through', async () => {
-    await pollUntil(() => service.live.breaker.read(), (b) => b.state === 'closed', { what: 'the breaker to close' });
+    await pollUntil(
+      () => service.live.breaker.read(),
+      (b) => b.state === 'closed',
+      { what: 'the breaker to close' },
+    );
     const account = await createAccount(service.db, `cli-kyc-${Date.now()}@example.com`);
     await adjustBalance(service.db, { accountId: account.accountId, mode: 'live', amount: parseTon('5'), reason: 'test funding' });
     fake.kyc = false;
@@ -210,7 +222,11 @@ describe('live check: KYC as Fragment last answered', () => {
       });
       expect(created.status).toBe(201);
       // The service's worker asks for the payment and Fragment answers need_verify.
-      await pollUntil(() => lastKyc(service.db.kysely), (k) => k?.state === 'required', { what: 'need_verify to be recorded' });
+      await pollUntil(
+        () => lastKyc(service.db.kysely),
+        (k) => k?.state === 'required',
+        { what: 'need_verify to be recorded' },
+      );
       const result = await cli(['live', 'check', '--json']);
       expect(result.code, describeRun(['live', 'check'], result)).toBe(2);
       const report = parseJsonStdout(result);
@@ -220,8 +236,16 @@ describe('live check: KYC as Fragment last answered', () => {
       fake.kyc = true;
     }
     // Verified on fragment.com: live check still says required until a purchase gets through.
-    await pollUntil(() => lastKyc(service.db.kysely), (k) => k?.state === 'verified', { what: 'the retried purchase to record KYC verified', timeoutMs: 20_000 });
-    await pollUntil(() => service.live.breaker.read(), (b) => b.state === 'closed', { what: 'the breaker to close' });
+    await pollUntil(
+      () => lastKyc(service.db.kysely),
+      (k) => k?.state === 'verified',
+      { what: 'the retried purchase to record KYC verified', timeoutMs: 20_000 },
+    );
+    await pollUntil(
+      () => service.live.breaker.read(),
+      (b) => b.state === 'closed',
+      { what: 'the breaker to close' },
+    );
     const again = await cli(['live', 'check', '--json']);
     expect(again.code, describeRun(['live', 'check'], again)).toBe(0);
     expect(parseJsonStdout(again)).toMatchObject({ ready: true, kyc: { state: 'verified' }, warnings: [] });
@@ -230,7 +254,11 @@ describe('live check: KYC as Fragment last answered', () => {
 
 describe('order show / order resolve of a live order held with its payment request', () => {
   test('show lists the payment request and margin; resolve --delivered debits through the ledger, audited', async () => {
-    await pollUntil(() => service.live.breaker.read(), (b) => b.state === 'closed', { what: 'the breaker to close' });
+    await pollUntil(
+      () => service.live.breaker.read(),
+      (b) => b.state === 'closed',
+      { what: 'the breaker to close' },
+    );
     const account = await createAccount(service.db, `cli-resolve-${Date.now()}@example.com`);
     await adjustBalance(service.db, { accountId: account.accountId, mode: 'live', amount: parseTon('5'), reason: 'test funding' });
     const created = await fetch(`${service.url}/api/v1/orders`, {
@@ -240,12 +268,23 @@ describe('order show / order resolve of a live order held with its payment reque
     });
     expect(created.status).toBe(201);
     const id = ((await created.json()) as { id: string }).id;
-    await pollUntil(() => findPayment(service.db.kysely, id), (p) => p !== undefined, { what: 'the payment request' });
+    await pollUntil(
+      () => findPayment(service.db.kysely, id),
+      (p) => p !== undefined,
+      { what: 'the payment request' },
+    );
 
     const show = parseJsonStdout(await cli(['order', 'show', id, '--json']));
     expect(show.order.status).toBe('processing');
     // reserved 0.25 − Fragment's 0.245 − the 0.01 fee allowance: the worst case, within the 5 % tolerance.
-    expect(show.upstream).toMatchObject({ amount: '0.245', quoted_amount: '0.245', fee_allowance: '0.01', margin: '-0.005', recipient_name: 'Pavel Durov', destination: expect.any(String) });
+    expect(show.upstream).toMatchObject({
+      amount: '0.245',
+      quoted_amount: '0.245',
+      fee_allowance: '0.01',
+      margin: '-0.005',
+      recipient_name: 'Pavel Durov',
+      destination: expect.any(String),
+    });
     // wallet status shows the same margin for the same order.
     const status = parseJsonStdout(await cli(['wallet', 'status', '--json']));
     expect(status.fee_allowance).toBe('0.01');
@@ -256,14 +295,20 @@ describe('order show / order resolve of a live order held with its payment reque
     expect(parseJsonStdout(resolved)).toMatchObject({ changed: true, order: { status: 'delivered' } });
     const verify = await cli(['ledger', 'verify', '--json']);
     expect(verify.code, verify.stdout).toBe(0);
-    const audit = parseJsonStdout(await cli(['audit', 'list', '--json'])).entries.find((e: { action: string; order_id: string }) => e.action === 'order.resolve' && e.order_id === id);
+    const audit = parseJsonStdout(await cli(['audit', 'list', '--json'])).entries.find(
+      (e: { action: string; order_id: string }) => e.action === 'order.resolve' && e.order_id === id,
+    );
     expect(audit).toMatchObject({ actor: 'ops', reason: 'paid by hand, confirmed on chain' });
   });
 });
 
 describe('the circuit breaker is shared through the database', () => {
   test('paused by one node, every API node answers 503 live_unavailable with nothing reserved; the probe resumes all', async () => {
-    await pollUntil(() => service.live.breaker.read(), (b) => b.state === 'closed', { what: 'the breaker to close' });
+    await pollUntil(
+      () => service.live.breaker.read(),
+      (b) => b.state === 'closed',
+      { what: 'the breaker to close' },
+    );
     const apiNode = await startService(loadConfig({ ...env, PORT: '0' }), createLogger('silent'), 'api');
     try {
       const account = await createAccount(service.db, `cli-breaker-${Date.now()}@example.com`);
@@ -277,7 +322,11 @@ describe('the circuit breaker is shared through the database', () => {
       fake.kyc = false;
       expect((await order(apiNode.url)).status).toBe(201);
       // The worker of the first node meets need_verify and pauses live fulfilment for everyone.
-      await pollUntil(() => apiNode.live.breaker.read(), (b) => b.state === 'open', { what: 'the breaker to open' });
+      await pollUntil(
+        () => apiNode.live.breaker.read(),
+        (b) => b.state === 'open',
+        { what: 'the breaker to open' },
+      );
       const refused = await order(apiNode.url);
       expect(refused.status).toBe(503);
       expect(((await refused.json()) as any).error.code).toBe('live_unavailable');
@@ -287,7 +336,11 @@ describe('the circuit breaker is shared through the database', () => {
       const ready = (await (await fetch(`${apiNode.url}/readyz`)).json()) as any;
       expect(ready.live).toMatchObject({ status: 'paused', reason: 'kyc_required' });
       fake.kyc = true;
-      await pollUntil(() => apiNode.live.breaker.read(), (b) => b.state === 'closed', { what: 'the probe to resume live fulfilment' });
+      await pollUntil(
+        () => apiNode.live.breaker.read(),
+        (b) => b.state === 'closed',
+        { what: 'the probe to resume live fulfilment' },
+      );
       expect((await order(apiNode.url)).status).toBe(201);
     } finally {
       fake.kyc = true;

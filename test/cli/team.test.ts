@@ -63,7 +63,12 @@ test('members are listed; removing one ends their session; the last owner stays;
   const noReason = await cli(['account', 'member', 'remove', accountId, '--email', memberEmail]);
   expect(noReason.code).toBe(1);
 
-  const audit = await h.service.db.kysely.selectFrom('audit_log').select(['actor', 'source', 'action', 'reason']).where('account_id', '=', accountId).where('action', '=', 'team.remove').execute();
+  const audit = await h.service.db.kysely
+    .selectFrom('audit_log')
+    .select(['actor', 'source', 'action', 'reason'])
+    .where('account_id', '=', accountId)
+    .where('action', '=', 'team.remove')
+    .execute();
   expect(audit).toEqual([{ actor: 'ops-alice', source: 'cli', action: 'team.remove', reason: 'left the company' }]);
   expect((await owner.get('/activity')).body).toContain('ops-alice (operator)');
 });
@@ -82,8 +87,15 @@ test('2fa reset: the person signs in with the password alone again and every ses
   expect((await again.logIn(email)).location).toBe('/');
   const people = await h.service.db.kysely.selectFrom('people').select(['totp_secret', 'totp_enabled_at']).where('email', '=', email).executeTakeFirstOrThrow();
   expect(people).toEqual({ totp_secret: null, totp_enabled_at: null });
-  expect(await h.service.db.kysely.selectFrom('recovery_codes as r').innerJoin('people as p', 'p.id', 'r.person_id').select('r.code_hash').where('p.email', '=', email).execute()).toEqual([]);
-  const audit = await h.service.db.kysely.selectFrom('audit_log').select(['actor', 'action']).where('account_id', '=', await accountIdOf(h, email)).where('action', '=', 'two_factor.reset').execute();
+  expect(
+    await h.service.db.kysely.selectFrom('recovery_codes as r').innerJoin('people as p', 'p.id', 'r.person_id').select('r.code_hash').where('p.email', '=', email).execute(),
+  ).toEqual([]);
+  const audit = await h.service.db.kysely
+    .selectFrom('audit_log')
+    .select(['actor', 'action'])
+    .where('account_id', '=', await accountIdOf(h, email))
+    .where('action', '=', 'two_factor.reset')
+    .execute();
   expect(audit).toEqual([{ actor: 'ops-alice', action: 'two_factor.reset' }]);
 
   const missing = await cli(['account', '2fa', 'reset', '--email', 'nobody@example.com', '--reason', 'x']);

@@ -56,29 +56,42 @@ const entry = (account: string, mode: 'live' | 'test', kind: string, available: 
 
 test('backfills the rollups from the orders and the journal, drops journal_daily, and keeps adding', async () => {
   await migrateUpTo(db, engine, '0015-order-chart-amounts');
-  for (const id of ['acct_a', 'acct_b']) await db.insertInto('accounts').values({ id, email: `${id}@example.com`, status: 'active', created_at: 1 }).execute();
-  await db.insertInto('balances').values([
-    { account_id: 'acct_a', mode: 'test', available: 660, reserved: 40, journal_seq: 5 },
-    { account_id: 'acct_a', mode: 'live', available: 7, reserved: 0, journal_seq: 1 },
-    { account_id: 'acct_b', mode: 'test', available: 0, reserved: 0, journal_seq: 0 },
-  ]).execute();
-  await db.insertInto('orders').values([
-    order('acct_a', 'test', 'delivered', 100, d * DAY + 5),
-    order('acct_a', 'test', 'delivered', 200, d * DAY + DAY - 1),
-    order('acct_a', 'test', 'failed', 50, d * DAY + 7),
-    order('acct_a', 'test', 'delivered', 300, (d + 1) * DAY),
-    order('acct_a', 'test', 'processing', 40, (d + 1) * DAY + 9),
-    order('acct_a', 'live', 'failed', 10, d * DAY),
-    order('acct_b', 'test', 'fulfillment_pending', 20, d * DAY),
-  ]).execute();
-  await db.insertInto('journal').values([
-    entry('acct_a', 'test', 'deposit', 1000, 0, (d - 3) * DAY),
-    entry('acct_a', 'test', 'reserve', -350, 350, d * DAY + 5),
-    entry('acct_a', 'test', 'debit', 0, -300, d * DAY + 6),
-    entry('acct_a', 'test', 'release', 50, -50, d * DAY + 8),
-    entry('acct_a', 'test', 'reserve', -40, 40, (d + 1) * DAY + 9),
-    entry('acct_a', 'live', 'adjustment', 7, 0, (d + 1) * DAY),
-  ]).execute();
+  for (const id of ['acct_a', 'acct_b'])
+    await db
+      .insertInto('accounts')
+      .values({ id, email: `${id}@example.com`, status: 'active', created_at: 1 })
+      .execute();
+  await db
+    .insertInto('balances')
+    .values([
+      { account_id: 'acct_a', mode: 'test', available: 660, reserved: 40, journal_seq: 5 },
+      { account_id: 'acct_a', mode: 'live', available: 7, reserved: 0, journal_seq: 1 },
+      { account_id: 'acct_b', mode: 'test', available: 0, reserved: 0, journal_seq: 0 },
+    ])
+    .execute();
+  await db
+    .insertInto('orders')
+    .values([
+      order('acct_a', 'test', 'delivered', 100, d * DAY + 5),
+      order('acct_a', 'test', 'delivered', 200, d * DAY + DAY - 1),
+      order('acct_a', 'test', 'failed', 50, d * DAY + 7),
+      order('acct_a', 'test', 'delivered', 300, (d + 1) * DAY),
+      order('acct_a', 'test', 'processing', 40, (d + 1) * DAY + 9),
+      order('acct_a', 'live', 'failed', 10, d * DAY),
+      order('acct_b', 'test', 'fulfillment_pending', 20, d * DAY),
+    ])
+    .execute();
+  await db
+    .insertInto('journal')
+    .values([
+      entry('acct_a', 'test', 'deposit', 1000, 0, (d - 3) * DAY),
+      entry('acct_a', 'test', 'reserve', -350, 350, d * DAY + 5),
+      entry('acct_a', 'test', 'debit', 0, -300, d * DAY + 6),
+      entry('acct_a', 'test', 'release', 50, -50, d * DAY + 8),
+      entry('acct_a', 'test', 'reserve', -40, 40, (d + 1) * DAY + 9),
+      entry('acct_a', 'live', 'adjustment', 7, 0, (d + 1) * DAY),
+    ])
+    .execute();
 
   await migrateToLatest(db, engine);
 
@@ -115,7 +128,11 @@ test('backfills the rollups from the orders and the journal, drops journal_daily
 
 async function indexesOf(table: string): Promise<string[]> {
   if (engine.name === 'postgres') {
-    const rows = await db.selectFrom('pg_indexes' as never).select('indexname' as never).where('tablename' as never, '=', table as never).execute();
+    const rows = await db
+      .selectFrom('pg_indexes' as never)
+      .select('indexname' as never)
+      .where('tablename' as never, '=', table as never)
+      .execute();
     return rows.map((r) => (r as { indexname: string }).indexname);
   }
   const rows = await db.selectFrom('sqlite_master').select('name').where('type', '=', 'index').where('tbl_name', '=', table).execute();

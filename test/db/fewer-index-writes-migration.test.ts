@@ -14,7 +14,15 @@ let db: Kysely<any>;
 let engine: Engine;
 useUnmigratedDatabase((opened) => ({ db, engine } = opened));
 
-const event = (id: string, orderId: string, seq: number) => ({ id, order_id: orderId, seq, type: 'order.created', status: 'fulfillment_pending', data: '{"amount":"1"}', created_at: 5 });
+const event = (id: string, orderId: string, seq: number) => ({
+  id,
+  order_id: orderId,
+  seq,
+  type: 'order.created',
+  status: 'fulfillment_pending',
+  data: '{"amount":"1"}',
+  created_at: 5,
+});
 
 test('keeps the events, keys them by order and position, and drops the indexes no query needs', async () => {
   await migrateUpTo(db, engine, '0011-wallet-in-flight');
@@ -33,7 +41,10 @@ test('keeps the events, keys them by order and position, and drops the indexes n
     created_at: 2,
     updated_at: 2,
   });
-  await db.insertInto('orders').values([order('ord_1'), order('ord_2')]).execute();
+  await db
+    .insertInto('orders')
+    .values([order('ord_1'), order('ord_2')])
+    .execute();
   const before = [event('evt_a', 'ord_1', 1), event('evt_b', 'ord_1', 2), event('evt_c', 'ord_2', 1)];
   await db.insertInto('order_events').values(before).execute();
 
@@ -41,11 +52,24 @@ test('keeps the events, keys them by order and position, and drops the indexes n
   const rows = await db.selectFrom('order_events').selectAll().orderBy('order_id').orderBy('seq').execute();
   expect(rows.map((r) => ({ ...r, seq: Number(r.seq), created_at: Number(r.created_at) }))).toEqual(before);
   // One position per order, as before; events still belong to real orders and cannot change.
-  await expect(db.insertInto('order_events').values(event('evt_d', 'ord_1', 2)).execute()).rejects.toThrow();
-  await expect(db.insertInto('order_events').values(event('evt_e', 'ord_nobody', 1)).execute()).rejects.toThrow();
+  await expect(
+    db
+      .insertInto('order_events')
+      .values(event('evt_d', 'ord_1', 2))
+      .execute(),
+  ).rejects.toThrow();
+  await expect(
+    db
+      .insertInto('order_events')
+      .values(event('evt_e', 'ord_nobody', 1))
+      .execute(),
+  ).rejects.toThrow();
   await expect(db.updateTable('order_events').set({ type: 'order.delivered' }).where('id', '=', 'evt_a').execute()).rejects.toThrow(/immutable/);
   await expect(db.deleteFrom('order_events').where('id', '=', 'evt_a').execute()).rejects.toThrow(/immutable/);
-  await db.insertInto('order_events').values(event('evt_f', 'ord_2', 2)).execute();
+  await db
+    .insertInto('order_events')
+    .values(event('evt_f', 'ord_2', 2))
+    .execute();
 
   const indexes = await indexNames();
   for (const gone of ['orders_account_created', 'orders_account_external_id', 'journal_account']) expect(indexes).not.toContain(gone);
@@ -54,7 +78,10 @@ test('keeps the events, keys them by order and position, and drops the indexes n
 
 async function indexNames(): Promise<string[]> {
   if (engine.name === 'postgres') {
-    const rows = await db.selectFrom('pg_indexes' as never).select('indexname' as never).execute();
+    const rows = await db
+      .selectFrom('pg_indexes' as never)
+      .select('indexname' as never)
+      .execute();
     return rows.map((r) => (r as { indexname: string }).indexname);
   }
   const rows = await db.selectFrom('sqlite_master').select('name').where('type', '=', 'index').execute();

@@ -37,11 +37,17 @@ const ref = { accountId: 'acct_a', mode: 'test' as const };
 test('keeps the older ids findable and gives new entries ids that carry their seq', async () => {
   await migrateUpTo(db, engine, '0013-order-numbers');
   await db.insertInto('accounts').values({ id: 'acct_a', email: 'a@example.com', status: 'active', created_at: 1 }).execute();
-  await db.insertInto('balances').values([
-    { account_id: 'acct_a', mode: 'test', available: 20, reserved: 0, journal_seq: 2 },
-    { account_id: 'acct_a', mode: 'live', available: 0, reserved: 0, journal_seq: 0 },
-  ]).execute();
-  await db.insertInto('journal').values([movement(legacyId(1), 1, 10), movement(legacyId(2), 2, 10)]).execute();
+  await db
+    .insertInto('balances')
+    .values([
+      { account_id: 'acct_a', mode: 'test', available: 20, reserved: 0, journal_seq: 2 },
+      { account_id: 'acct_a', mode: 'live', available: 0, reserved: 0, journal_seq: 0 },
+    ])
+    .execute();
+  await db
+    .insertInto('journal')
+    .values([movement(legacyId(1), 1, 10), movement(legacyId(2), 2, 10)])
+    .execute();
 
   await migrateToLatest(db, engine);
 
@@ -60,11 +66,21 @@ test('keeps the older ids findable and gives new entries ids that carry their se
   expect(await findEntry(db, `${legacyId(0)}3`, ref)).toBeUndefined();
 
   // Older ids stay unique; the journal stays immutable.
-  await expect(db.insertInto('journal').values(movement(legacyId(1), 7, 10)).execute()).rejects.toThrow();
+  await expect(
+    db
+      .insertInto('journal')
+      .values(movement(legacyId(1), 7, 10))
+      .execute(),
+  ).rejects.toThrow();
   await expect(db.updateTable('journal').set({ reason: 'x' }).where('id', '=', legacyId(1)).execute()).rejects.toThrow(/immutable/);
   await expect(db.deleteFrom('journal').where('id', '=', entry!.id).execute()).rejects.toThrow(/immutable/);
   // Two movements of one balance still cannot share a seq.
-  await expect(db.insertInto('journal').values(movement(`${legacyId(5)}3`, 3, 10)).execute()).rejects.toThrow();
+  await expect(
+    db
+      .insertInto('journal')
+      .values(movement(`${legacyId(5)}3`, 3, 10))
+      .execute(),
+  ).rejects.toThrow();
 
   // journal_daily, the balance chart's from migration 0015 to 0018, is gone again.
   expect(await journalIndexes()).toEqual(['journal_history', 'journal_legacy_id', 'journal_order_no']);
@@ -73,7 +89,11 @@ test('keeps the older ids findable and gives new entries ids that carry their se
 /** The journal's indexes, the one a primary key brings included. */
 async function journalIndexes(): Promise<string[]> {
   if (engine.name === 'postgres') {
-    const rows = await db.selectFrom('pg_indexes' as never).select('indexname' as never).where('tablename' as never, '=', 'journal' as never).execute();
+    const rows = await db
+      .selectFrom('pg_indexes' as never)
+      .select('indexname' as never)
+      .where('tablename' as never, '=', 'journal' as never)
+      .execute();
     return rows.map((r) => (r as { indexname: string }).indexname).sort();
   }
   const rows = await db.selectFrom('sqlite_master').select('name').where('type', '=', 'index').where('tbl_name', '=', 'journal').execute();

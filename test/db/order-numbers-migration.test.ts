@@ -48,11 +48,22 @@ const movement = (id: string, seq: number, kind: string, available: number, rese
 test('numbers the orders and keys their events and movements by the number', async () => {
   await migrateUpTo(db, engine, '0012-fewer-index-writes');
   await db.insertInto('accounts').values({ id: 'acct_a', email: 'a@example.com', status: 'active', created_at: 1 }).execute();
-  await db.insertInto('orders').values([order('ord_1'), order('ord_2'), order('ord_3')]).execute();
-  await db.insertInto('order_events').values([event('evt_a', 'ord_1', 1), event('evt_b', 'ord_1', 2), event('evt_c', 'ord_2', 1)]).execute();
+  await db
+    .insertInto('orders')
+    .values([order('ord_1'), order('ord_2'), order('ord_3')])
+    .execute();
+  await db
+    .insertInto('order_events')
+    .values([event('evt_a', 'ord_1', 1), event('evt_b', 'ord_1', 2), event('evt_c', 'ord_2', 1)])
+    .execute();
   await db
     .insertInto('journal')
-    .values([movement('jrn_a', 1, 'deposit', 10, 0, null), movement('jrn_b', 2, 'reserve', -3, 3, 'ord_1'), movement('jrn_c', 3, 'debit', 0, -3, 'ord_1'), movement('jrn_d', 4, 'reserve', -3, 3, 'ord_2')])
+    .values([
+      movement('jrn_a', 1, 'deposit', 10, 0, null),
+      movement('jrn_b', 2, 'reserve', -3, 3, 'ord_1'),
+      movement('jrn_c', 3, 'debit', 0, -3, 'ord_1'),
+      movement('jrn_d', 4, 'reserve', -3, 3, 'ord_2'),
+    ])
     .execute();
 
   await migrateToLatest(db, engine);
@@ -73,16 +84,30 @@ test('numbers the orders and keys their events and movements by the number', asy
   ]);
 
   // (order_no, seq) is the key; events and movements still cannot change.
-  await expect(db.insertInto('order_events').values({ ...event('evt_d', 'ord_1', 2), order_no: numbers.get('ord_1') }).execute()).rejects.toThrow();
+  await expect(
+    db
+      .insertInto('order_events')
+      .values({ ...event('evt_d', 'ord_1', 2), order_no: numbers.get('ord_1') })
+      .execute(),
+  ).rejects.toThrow();
   await expect(db.updateTable('order_events').set({ type: 'order.delivered' }).where('id', '=', 'evt_a').execute()).rejects.toThrow(/immutable/);
   await expect(db.deleteFrom('order_events').where('id', '=', 'evt_a').execute()).rejects.toThrow(/immutable/);
   await expect(db.updateTable('journal').set({ reason: 'x' }).where('id', '=', 'jrn_a').execute()).rejects.toThrow(/immutable/);
   await expect(db.deleteFrom('journal').where('id', '=', 'jrn_a').execute()).rejects.toThrow(/immutable/);
   // Two orders cannot share a number.
-  await expect(db.updateTable('orders').set({ order_no: numbers.get('ord_1') }).where('id', '=', 'ord_2').execute()).rejects.toThrow();
+  await expect(
+    db
+      .updateTable('orders')
+      .set({ order_no: numbers.get('ord_1') })
+      .where('id', '=', 'ord_2')
+      .execute(),
+  ).rejects.toThrow();
 
   // The next order is numbered after every existing one, by the engine's own means.
-  await db.insertInto('orders').values({ ...order('ord_4'), order_no: nextOrderNumber(db) }).execute();
+  await db
+    .insertInto('orders')
+    .values({ ...order('ord_4'), order_no: nextOrderNumber(db) })
+    .execute();
   const next = await db.selectFrom('orders').select('order_no').where('id', '=', 'ord_4').executeTakeFirstOrThrow();
   expect(Number(next.order_no)).toBeGreaterThan(Math.max(...numbers.values()));
 
@@ -93,7 +118,10 @@ test('numbers the orders and keys their events and movements by the number', asy
 
 async function indexNames(): Promise<string[]> {
   if (engine.name === 'postgres') {
-    const rows = await db.selectFrom('pg_indexes' as never).select('indexname' as never).execute();
+    const rows = await db
+      .selectFrom('pg_indexes' as never)
+      .select('indexname' as never)
+      .execute();
     return rows.map((r) => (r as { indexname: string }).indexname);
   }
   const rows = await db.selectFrom('sqlite_master').select('name').where('type', '=', 'index').execute();

@@ -103,12 +103,7 @@ test(`coalesced reads asked for together each get their own rows (${testEngine})
   const b = await createAccount(db, 'b@example.com');
   const { read, sent } = countedEmailRead();
   const answers = await Promise.all(['a@example.com', 'b@example.com', 'a@example.com', 'nobody@example.com'].map((email) => read(db.kysely, email)));
-  expect(answers).toEqual([
-    [{ id: a.accountId, email: 'a@example.com' }],
-    [{ id: b.accountId, email: 'b@example.com' }],
-    [{ id: a.accountId, email: 'a@example.com' }],
-    [],
-  ]);
+  expect(answers).toEqual([[{ id: a.accountId, email: 'a@example.com' }], [{ id: b.accountId, email: 'b@example.com' }], [{ id: a.accountId, email: 'a@example.com' }], []]);
   if (testEngine === 'postgres') {
     // One statement, each key once.
     expect(sent).toEqual({ one: 0, many: [['a@example.com', 'b@example.com', 'nobody@example.com']] });

@@ -43,7 +43,7 @@ test.skipIf(testEngine !== 'sqlite')("another process's commit is seen from the 
   expect(await authenticate(db, testKey)).toMatchObject({ ok: true, accountId });
   expect(await emailOf(accountId)).toBe('before@example.com');
   other.prepare("update accounts set email = 'after@example.com' where id = ?").run(accountId);
-  other.prepare("update api_keys set revoked_at = ? where account_id = ?").run(Date.now(), accountId);
+  other.prepare('update api_keys set revoked_at = ? where account_id = ?').run(Date.now(), accountId);
   // The same turn still reads the snapshot it began with.
   expect(await emailOf(accountId)).toBe('before@example.com');
   await nextTurn();
@@ -60,7 +60,7 @@ test.skipIf(testEngine !== 'sqlite')("this connection's own key change is seen b
   expect(await authenticate(db, newKey)).toMatchObject({ ok: true, accountId });
 });
 
-test.skipIf(testEngine !== 'sqlite')("a key revoked by another process within a turn is refused from the next turn on, though the cache answered in this one", async () => {
+test.skipIf(testEngine !== 'sqlite')('a key revoked by another process within a turn is refused from the next turn on, though the cache answered in this one', async () => {
   const { accountId, testKey } = await createAccount(db, 'a@example.com');
   await nextTurn();
   expect(await authenticate(db, testKey)).toMatchObject({ ok: true, accountId });

@@ -62,7 +62,7 @@ test.each([
 
 test('writes run as before; a write that returns rows gives them as objects', () => {
   expect(connection.prepare("update t set note = 'seen' where id = ?").run(['a']).changes).toBe(1);
-  const returned = connection.prepare("insert into t (id, n) values (?, ?) returning id, n").all(['c', 3]);
+  const returned = connection.prepare('insert into t (id, n) values (?, ?) returning id, n').all(['c', 3]);
   expect(returned).toStrictEqual([{ id: 'c', n: 3n }]);
   expect(objectRows("select note from t where id = 'a'")).toStrictEqual([{ note: 'seen' }]);
 });

@@ -56,5 +56,10 @@ test('single-user accounts become owner memberships; sessions and links keep wor
   expect(account.two_factor_required_at).toBeNull();
   await expect(db.selectFrom('dashboard_users').selectAll().execute()).rejects.toThrow();
   // Roles are checked by the database too.
-  await expect(db.insertInto('memberships').values({ account_id: 'acct_b', person_id: idOf.get('a@example.com'), role: 'admin', created_at: 1 }).execute()).rejects.toThrow();
+  await expect(
+    db
+      .insertInto('memberships')
+      .values({ account_id: 'acct_b', person_id: idOf.get('a@example.com'), role: 'admin', created_at: 1 })
+      .execute(),
+  ).rejects.toThrow();
 });

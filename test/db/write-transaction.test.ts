@@ -55,7 +55,13 @@ describe(`writeTransaction (${testEngine})`, () => {
     );
     const settled = await Promise.allSettled(units);
     const failed = settled.filter((s) => s.status === 'rejected').map((s) => (s as PromiseRejectedResult).reason.message);
-    expect(failed).toEqual(['unit 3 fails after writing', 'unit 7 fails after writing', 'unit 11 fails after writing', 'unit 15 fails after writing', 'unit 19 fails after writing']);
+    expect(failed).toEqual([
+      'unit 3 fails after writing',
+      'unit 7 fails after writing',
+      'unit 11 fails after writing',
+      'unit 15 fails after writing',
+      'unit 19 fails after writing',
+    ]);
     // Read through another connection: what was answered is committed.
     expect(await readBalance(other.kysely, ref())).toEqual({ available: parseTon('0.85'), reserved: parseTon('0.15') });
     const journal = await other.kysely.selectFrom('journal').select(sql<number>`count(*)`.as('n')).where('kind', '=', 'reserve').executeTakeFirstOrThrow();
@@ -64,9 +70,7 @@ describe(`writeTransaction (${testEngine})`, () => {
 
   test('a unit sees the writes of units committed before it in the same batch', async () => {
     const results = await Promise.all(
-      Array.from({ length: 150 }, () =>
-        db.writeTransaction(async (tx) => move(tx, ref(), { kind: 'reserve', amount: parseTon('0.01'), now: Date.now() })),
-      ),
+      Array.from({ length: 150 }, () => db.writeTransaction(async (tx) => move(tx, ref(), { kind: 'reserve', amount: parseTon('0.01'), now: Date.now() }))),
     );
     // 1 TON covers exactly 100 reservations of 0.01: the rest are refused, never overdrawn.
     expect(results.filter(Boolean)).toHaveLength(100);
@@ -166,7 +170,7 @@ describe.skipIf(testEngine !== 'sqlite')('group commit batches (SQLite)', () => 
     // The next eight arrive one turn of the event loop apart, as requests do under load.
     const late: Array<Promise<number>> = [];
     for (let i = 0; i < 8; i++) {
-      late.push(group.run(async (tx) => (await move(tx, ref(), { kind: 'reserve', amount: parseTon('0.01'), now: Date.now() })) ? i : -1));
+      late.push(group.run(async (tx) => ((await move(tx, ref(), { kind: 'reserve', amount: parseTon('0.01'), now: Date.now() })) ? i : -1)));
       await nextTurn();
     }
     expect(await Promise.all(late)).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
@@ -241,8 +245,15 @@ describe.skipIf(testEngine !== 'sqlite')('group commit batches (SQLite)', () => 
     const group = new GroupCommit(db.kysely, 0);
     group.setFinisher((tx) => worker.stepDueIn(tx));
     const prices = new ListPriceSource(loadConfig({}).prices, new FixedRateFeed(loadConfig({}).tonUsdRate));
-    const deps: CreateOrderDeps = { db: { ...db, writeTransaction: (work) => group.run(work) }, prices, gate: new IdempotencyGate(), liveAvailable: () => false, onCreated: () => undefined };
-    const create = (key: string, username: string) => createOrder(deps, { accountId, mode: 'test', idempotencyKey: key, product: 'stars', username, quantity: 50, externalId: null });
+    const deps: CreateOrderDeps = {
+      db: { ...db, writeTransaction: (work) => group.run(work) },
+      prices,
+      gate: new IdempotencyGate(),
+      liveAvailable: () => false,
+      onCreated: () => undefined,
+    };
+    const create = (key: string, username: string) =>
+      createOrder(deps, { accountId, mode: 'test', idempotencyKey: key, product: 'stars', username, quantity: 50, externalId: null });
     // A worker that is not running takes nothing: the order waits for its rounds.
     const waiting = (await create('w', 'someone')).order;
     expect((await findOrder(other.kysely, waiting.id, ref()))?.status).toBe('fulfillment_pending');
@@ -250,7 +261,10 @@ describe.skipIf(testEngine !== 'sqlite')('group commit batches (SQLite)', () => 
     try {
       const [a, b] = await Promise.all([create('a', 'someone'), create('b', 'test_failed')]);
       // Read through another connection right after the answers: already committed, final.
-      for (const [order, final] of [[a.order, 'order.delivered'], [b.order, 'order.failed']] as const) {
+      for (const [order, final] of [
+        [a.order, 'order.delivered'],
+        [b.order, 'order.failed'],
+      ] as const) {
         expect((await listEvents(other.kysely, order.id)).map((e) => e.type)).toEqual(['order.created', 'order.processing', final]);
       }
       expect(await verifyLedger(other.kysely)).toEqual([]);

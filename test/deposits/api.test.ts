@@ -150,7 +150,14 @@ describe('deposits end to end', () => {
     const { deployJetton, fund, metadata, sendJetton } = await import('../support/ton/jetton.js');
     const usdt = await deployJetton(fake, 'api suite tether', metadata('https://tether.to/usdt-ton.json'));
     const usdtWallet = await deployWallet(fake, 'api suite usdt deposit wallet');
-    const u = await startHarness({ DEPOSIT_ADDRESS: usdtWallet.address.toRawString(), TON_API_URL: fake.url, TON_API_KEY: 'api-suite-key', DEPOSIT_POLL_MS: '50', USDT_MASTER: usdt.master.toString(), TON_USD_RATE: '2.5' });
+    const u = await startHarness({
+      DEPOSIT_ADDRESS: usdtWallet.address.toRawString(),
+      TON_API_URL: fake.url,
+      TON_API_KEY: 'api-suite-key',
+      DEPOSIT_POLL_MS: '50',
+      USDT_MASTER: usdt.master.toString(),
+      TON_USD_RATE: '2.5',
+    });
     try {
       const a = await u.account();
       const memo = (await call(u, { path: '/deposit_address', key: a.liveKey })).body.memo as string;
@@ -161,7 +168,12 @@ describe('deposits end to end', () => {
       const list = await call(u, { path: '/deposits', key: a.liveKey });
       expectOk(list);
       expect(list.body.data).toEqual([
-        expect.objectContaining({ asset: 'USDT', amount: { value: '9.9', currency: 'TON' }, usdt: { amount: '25', rate: '2.5', rate_at: expect.stringMatching(TIMESTAMP) }, status: 'credited' }),
+        expect.objectContaining({
+          asset: 'USDT',
+          amount: { value: '9.9', currency: 'TON' },
+          usdt: { amount: '25', rate: '2.5', rate_at: expect.stringMatching(TIMESTAMP) },
+          status: 'credited',
+        }),
       ]);
       const history = await call(u, { path: '/balance/history', key: a.liveKey });
       expectOk(history);
@@ -189,7 +201,11 @@ describe('deposits end to end', () => {
     await transfer(fake, { to: wallet.address, value: toNano('1'), text: 'no such memo' });
     await expect.poll(async () => (await h.inject({ url: '/readyz' })).json().deposits?.unmatched, { timeout: 10_000, interval: 25 }).toBeGreaterThanOrEqual(1);
     const ready = (await h.inject({ url: '/readyz' })).json();
-    expect(ready).toEqual({ ok: true, live: expect.objectContaining({ status: "not_configured" }), deposits: { lag_seconds: expect.any(Number), last_checked_at: expect.stringMatching(TIMESTAMP), unmatched: expect.any(Number) } });
+    expect(ready).toEqual({
+      ok: true,
+      live: expect.objectContaining({ status: 'not_configured' }),
+      deposits: { lag_seconds: expect.any(Number), last_checked_at: expect.stringMatching(TIMESTAMP), unmatched: expect.any(Number) },
+    });
     expect(ready.deposits.lag_seconds).toBeLessThan(120);
     const metrics = (await h.inject({ url: '/metrics' })).body;
     expect(metrics).toMatch(/^starport_deposit_watcher_lag_seconds \d/m);

@@ -89,7 +89,12 @@ describe('deposit assign', () => {
     expect(await liveOf(winner.accountId)).toBe(winner === alice ? toNano('8.75') : toNano('7.5'));
     const audit = await listAudit(db.kysely, { action: 'deposit.assign', limit: 10 });
     expect(audit).toHaveLength(1);
-    expect(audit[0]).toMatchObject({ actor: 'test-operator', accountId: winner.accountId, mode: 'live', details: { tx_hash: tx, amount: '7.5', unmatched_reason: 'memo_invalid' } });
+    expect(audit[0]).toMatchObject({
+      actor: 'test-operator',
+      accountId: winner.accountId,
+      mode: 'live',
+      details: { tx_hash: tx, amount: '7.5', unmatched_reason: 'memo_invalid' },
+    });
 
     await fails(cli, ['deposit', 'assign', '--tx', tx, '--account', alice.accountId], /already credited/);
     await fails(cli, ['deposit', 'assign', '--tx', '0'.repeat(64), '--account', alice.accountId], /no deposit/);
@@ -97,7 +102,15 @@ describe('deposit assign', () => {
     await fails(cli, ['deposit', 'assign', '--tx', hashes.below_minimum as string, '--account', 'acct_nobody'], /no account/);
     await fails(cli, ['deposit', 'assign', '--account', alice.accountId], /--tx is required/);
     // A refused assign wrote nothing.
-    expect((await db.kysely.selectFrom('deposits').select('status').where('tx_hash', '=', hashes.below_minimum as string).executeTakeFirstOrThrow()).status).toBe('unmatched');
+    expect(
+      (
+        await db.kysely
+          .selectFrom('deposits')
+          .select('status')
+          .where('tx_hash', '=', hashes.below_minimum as string)
+          .executeTakeFirstOrThrow()
+      ).status,
+    ).toBe('unmatched');
     expect(await verifyLedger(db.kysely)).toEqual([]);
   });
 });
@@ -138,7 +151,15 @@ describe('deposit return', () => {
     await fails(cli, ['deposit', 'return', '--tx', 'nothex'], /transaction hash/);
     await fails(cli, ['deposit', 'return'], /--tx is required/);
     expect(await listAudit(db.kysely, { action: 'deposit.return', limit: 10 })).toHaveLength(1);
-    expect((await db.kysely.selectFrom('deposits').select('status').where('tx_hash', '=', hashes.credited as string).executeTakeFirstOrThrow()).status).toBe('credited');
+    expect(
+      (
+        await db.kysely
+          .selectFrom('deposits')
+          .select('status')
+          .where('tx_hash', '=', hashes.credited as string)
+          .executeTakeFirstOrThrow()
+      ).status,
+    ).toBe('credited');
     expect(await verifyLedger(db.kysely)).toEqual([]);
   });
 
@@ -149,4 +170,3 @@ describe('deposit return', () => {
     expect((await ok(cli, ['--help'])).stdout).toMatch(/deposit return\s+Record that an unmatched deposit was sent back by hand/);
   });
 });
-

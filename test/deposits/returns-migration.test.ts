@@ -39,30 +39,66 @@ test('keeps the deposits and their constraints, and accepts returned with return
     deposit('dep_2', { status: 'unmatched', reason: 'memo_unknown', lt: 2000, amount: 123_456_789_012 }),
   ];
   await db.insertInto('deposits').values(before).execute();
-  await expect(db.insertInto('deposits').values(deposit('dep_3', { status: 'returned' })).execute()).rejects.toThrow();
+  await expect(
+    db
+      .insertInto('deposits')
+      .values(deposit('dep_3', { status: 'returned' }))
+      .execute(),
+  ).rejects.toThrow();
 
   await migrateUpTo(db, engine, '0010-deposit-returns');
   const rows = await db.selectFrom('deposits').selectAll().orderBy('id').execute();
-  expect(rows.map((r) => ({ ...r, lt: Number(r.lt), amount: String(r.amount), chain_time: Number(r.chain_time), created_at: Number(r.created_at), credited_at: r.credited_at === null ? null : Number(r.credited_at) }))).toEqual(
-    before.map((d) => ({ ...d, amount: String(d.amount), returned_at: null })),
-  );
+  expect(
+    rows.map((r) => ({
+      ...r,
+      lt: Number(r.lt),
+      amount: String(r.amount),
+      chain_time: Number(r.chain_time),
+      created_at: Number(r.created_at),
+      credited_at: r.credited_at === null ? null : Number(r.credited_at),
+    })),
+  ).toEqual(before.map((d) => ({ ...d, amount: String(d.amount), returned_at: null })));
   // returned needs returned_at, and returned_at needs returned.
   await expect(db.updateTable('deposits').set({ status: 'returned' }).where('id', '=', 'dep_2').execute()).rejects.toThrow();
   await expect(db.updateTable('deposits').set({ returned_at: 40 }).where('id', '=', 'dep_2').execute()).rejects.toThrow();
   await db.updateTable('deposits').set({ status: 'returned', returned_at: 40 }).where('id', '=', 'dep_2').execute();
   // What 0005 enforced still holds: known statuses, unique hashes, credited ⇔ account, real accounts.
   await expect(db.updateTable('deposits').set({ status: 'bounced' }).where('id', '=', 'dep_2').execute()).rejects.toThrow();
-  await expect(db.insertInto('deposits').values(deposit('dep_4', { status: 'unmatched', tx_hash: before[0]?.tx_hash })).execute()).rejects.toThrow();
-  await expect(db.insertInto('deposits').values(deposit('dep_5', { status: 'credited' })).execute()).rejects.toThrow();
-  await expect(db.insertInto('deposits').values(deposit('dep_6', { status: 'unmatched', account_id: 'acct_nobody' })).execute()).rejects.toThrow();
-  await expect(db.insertInto('deposits').values(deposit('dep_7', { status: 'unmatched', amount: -1 })).execute()).rejects.toThrow();
+  await expect(
+    db
+      .insertInto('deposits')
+      .values(deposit('dep_4', { status: 'unmatched', tx_hash: before[0]?.tx_hash }))
+      .execute(),
+  ).rejects.toThrow();
+  await expect(
+    db
+      .insertInto('deposits')
+      .values(deposit('dep_5', { status: 'credited' }))
+      .execute(),
+  ).rejects.toThrow();
+  await expect(
+    db
+      .insertInto('deposits')
+      .values(deposit('dep_6', { status: 'unmatched', account_id: 'acct_nobody' }))
+      .execute(),
+  ).rejects.toThrow();
+  await expect(
+    db
+      .insertInto('deposits')
+      .values(deposit('dep_7', { status: 'unmatched', amount: -1 }))
+      .execute(),
+  ).rejects.toThrow();
   // And the indexes are back.
   const indexes = engine.name === 'postgres' ? await pgIndexes() : await sqliteIndexes();
   expect(indexes).toEqual(expect.arrayContaining(['deposits_account', 'deposits_status']));
 });
 
 async function pgIndexes(): Promise<string[]> {
-  const rows = await db.selectFrom('pg_indexes' as never).select('indexname' as never).where('tablename' as never, '=', 'deposits' as never).execute();
+  const rows = await db
+    .selectFrom('pg_indexes' as never)
+    .select('indexname' as never)
+    .where('tablename' as never, '=', 'deposits' as never)
+    .execute();
   return rows.map((r) => (r as { indexname: string }).indexname);
 }
 async function sqliteIndexes(): Promise<string[]> {

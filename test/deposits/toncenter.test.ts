@@ -68,7 +68,11 @@ describe('sending (for the paying wallet)', () => {
 
     // The same order again: the wallet refuses the old seqno, like toncenter answers an unappliable message.
     const transfer2 = opened.createTransfer({ seqno: seqno + 1, secretKey: wallet.secretKey, messages: [internal({ to: payee, value: toNano('0.1') })] });
-    const boc = beginCell().store(storeMessage(external({ to: wallet.address, body: transfer2 }))).endCell().toBoc().toString('base64');
+    const boc = beginCell()
+      .store(storeMessage(external({ to: wallet.address, body: transfer2 })))
+      .endCell()
+      .toBoc()
+      .toString('base64');
     const sent = await client().sendBocReturnHash(boc);
     expect(sent.hash).toBe(Cell.fromBase64(boc).hash().toString('base64'));
     expect(sent.hash_norm).toMatch(/^[A-Za-z0-9+/]{43}=$/);
@@ -98,7 +102,9 @@ describe('errors and retries', () => {
 
   test('typed errors: rate limit with Retry-After, timeout, ok:false is definitive', async () => {
     fake.fault({ kind: 'status', status: 429, retryAfter: 7 }, { api: 'getTransactions' });
-    const limited = await client().getTransactions(wallet.address.toString(), { limit: 1 }).catch((e: unknown) => e);
+    const limited = await client()
+      .getTransactions(wallet.address.toString(), { limit: 1 })
+      .catch((e: unknown) => e);
     expect(limited).toBeInstanceOf(ToncenterRateLimitError);
     expect((limited as ToncenterRateLimitError).retryAfterMs).toBe(7000);
 
@@ -107,15 +113,20 @@ describe('errors and retries', () => {
 
     fake.fault({ kind: 'ok_false', error: 'LITE_SERVER_UNKNOWN: boom' }, { api: 'getTransactions', times: 2 });
     let calls = 0;
-    const refused = await withRetry(() => {
-      calls++;
-      return client().getTransactions(wallet.address.toString(), { limit: 1 });
-    }, { baseDelayMs: 1 }).catch((e: unknown) => e);
+    const refused = await withRetry(
+      () => {
+        calls++;
+        return client().getTransactions(wallet.address.toString(), { limit: 1 });
+      },
+      { baseDelayMs: 1 },
+    ).catch((e: unknown) => e);
     expect(refused).toBeInstanceOf(ToncenterApiError);
     expect((refused as ToncenterError).retryable).toBe(false);
     expect((refused as Error).message).not.toContain('secret-key-123');
     expect(calls).toBe(1);
-    await client().getTransactions(wallet.address.toString(), { limit: 1 }).catch(() => undefined); // the second queued fault
+    await client()
+      .getTransactions(wallet.address.toString(), { limit: 1 })
+      .catch(() => undefined); // the second queued fault
 
     const unreachable = new ToncenterClient({ baseUrl: 'http://127.0.0.1:9/api/v2', timeoutMs: 500 });
     const down = await unreachable.getTransactions(wallet.address.toString(), { limit: 1 }).catch((e: unknown) => e);
@@ -126,10 +137,15 @@ describe('errors and retries', () => {
   test('retries stop after the attempts allowed', async () => {
     fake.fault({ kind: 'status', status: 503 }, { api: 'getTransactions', times: 3 });
     let calls = 0;
-    await expect(withRetry(() => {
-      calls++;
-      return client().getTransactions(wallet.address.toString(), { limit: 1 });
-    }, { attempts: 3, baseDelayMs: 1 })).rejects.toMatchObject({ status: 503 });
+    await expect(
+      withRetry(
+        () => {
+          calls++;
+          return client().getTransactions(wallet.address.toString(), { limit: 1 });
+        },
+        { attempts: 3, baseDelayMs: 1 },
+      ),
+    ).rejects.toMatchObject({ status: 503 });
     expect(calls).toBe(3);
   });
 });

@@ -63,7 +63,11 @@ test('a backlog of 30 TON and 30 USDT deposits, the worker killed -9 mid-way and
   await pollUntil(credited, (rows) => rows.length === 60, { timeoutMs: 60_000, what: 'all 60 deposits credited' });
   // Let it poll past the end a few more times: still 60.
   const polls = fake.callsTo('getTransactions').length;
-  await pollUntil(async () => fake.callsTo('getTransactions').length, (n) => n > polls + 3, { what: 'more polls' });
+  await pollUntil(
+    async () => fake.callsTo('getTransactions').length,
+    (n) => n > polls + 3,
+    { what: 'more polls' },
+  );
   const rows = await db.kysely.selectFrom('deposits').select(['asset', 'status']).where('address', '=', wallet.address.toRawString()).execute();
   expect(rows.filter((r) => r.asset === 'TON' && r.status === 'credited')).toHaveLength(30);
   expect(rows.filter((r) => r.asset === 'USDT' && r.status === 'credited')).toHaveLength(30);

@@ -62,7 +62,11 @@ afterAll(async () => {
 const logger = createLogger('silent');
 const ONE = 1_000_000n;
 
-function watcher(address: Address, options: Partial<WatcherOptions> = {}, feed = new HttpRateFeed({ kind: 'tonapi', url: rates.url, refreshMs: 0, maxAgeMs: 60_000 })): DepositWatcher {
+function watcher(
+  address: Address,
+  options: Partial<WatcherOptions> = {},
+  feed = new HttpRateFeed({ kind: 'tonapi', url: rates.url, refreshMs: 0, maxAgeMs: 60_000 }),
+): DepositWatcher {
   return new DepositWatcher({
     db: h.service.db,
     logger,
@@ -123,13 +127,20 @@ describe('USDT deposits', () => {
     const alice = await client();
     await fund(fake, usdt, alice.name, 100n * ONE);
     rates.rate = '2.5';
-    await sendJetton(fake, usdt, { client: alice.name, to: wallet.address, amount: 25n * ONE, text: ` ${alice.memo.toLowerCase()} `, inlinePayload: true, forwardTon: toNano('0.05') });
+    await sendJetton(fake, usdt, {
+      client: alice.name,
+      to: wallet.address,
+      amount: 25n * ONE,
+      text: ` ${alice.memo.toLowerCase()} `,
+      inlinePayload: true,
+      forwardTon: toNano('0.05'),
+    });
     await watcher(wallet.address).pollOnce();
     // 25 ÷ 2.5 × 0.99; the 0.05 TON the notification carried is not credited.
     expect(formatTon((await live(alice.accountId)) as bigint)).toBe('9.9');
   });
 
-  test('a fake jetton copying USDT\'s metadata and code, and a hand-forged notification, credit nothing and are recorded as ignored', async () => {
+  test("a fake jetton copying USDT's metadata and code, and a hand-forged notification, credit nothing and are recorded as ignored", async () => {
     const wallet = await newWallet();
     const alice = await client();
     const fakeUsdt = await deployJetton(fake, `impostor ${++seq}`, metadata(USDT_METADATA));
@@ -148,7 +159,9 @@ describe('USDT deposits', () => {
     ]);
     expect(rows.map((r) => r.jetton_wallet)).toEqual([fakeUsdt.walletOf(wallet.address).toRawString(), forger.address.toRawString()]);
     // Not for the operator to settle: it is not money that arrived.
-    await expect(assignDeposit(h.service.db, { txHash: rows[0]?.tx_hash as string, accountId: alice.accountId, actor: 'test' })).rejects.toThrow(/not the deposit wallet's USDT wallet/);
+    await expect(assignDeposit(h.service.db, { txHash: rows[0]?.tx_hash as string, accountId: alice.accountId, actor: 'test' })).rejects.toThrow(
+      /not the deposit wallet's USDT wallet/,
+    );
   });
 
   test('a transfer without notification (forward amount 0) reaches only the jetton wallet: nothing is recorded', async () => {
@@ -203,7 +216,7 @@ describe('USDT deposits', () => {
     await fund(fake, usdt, alice.name, 100n * ONE);
     rates.rate = '2';
     const { checkCharacter } = await import('../../src/accounts/deposit-memo.js');
-    const stranger = 'ABCDEFGHJK' + checkCharacter('ABCDEFGHJK');
+    const stranger = `ABCDEFGHJK${checkCharacter('ABCDEFGHJK')}`;
     await sendJetton(fake, usdt, { client: alice.name, to: wallet.address, amount: 999_999n, text: alice.memo });
     await sendJetton(fake, usdt, { client: alice.name, to: wallet.address, amount: 4n * ONE });
     await sendJetton(fake, usdt, { client: alice.name, to: wallet.address, amount: 6n * ONE, text: stranger });
@@ -217,14 +230,32 @@ describe('USDT deposits', () => {
     expect(await live(alice.accountId)).toBe(0n);
     // Assign converts at the rate given (the CLI asks the feed); without one it refuses.
     const tx = rows[1]?.tx_hash as string;
-    await expect(assignDeposit(h.service.db, { txHash: tx, accountId: alice.accountId, actor: 'op', usdt: { rate: undefined, spreadPercent: parseDecimal('1') as never } })).rejects.toThrow(/no fresh rate/);
-    const assigned = await assignDeposit(h.service.db, { txHash: tx, accountId: alice.accountId, actor: 'op', usdt: { rate: { rate: parseDecimal('2') as never, at: 1_700_000_000_000 }, spreadPercent: parseDecimal('1') as never } });
+    await expect(
+      assignDeposit(h.service.db, { txHash: tx, accountId: alice.accountId, actor: 'op', usdt: { rate: undefined, spreadPercent: parseDecimal('1') as never } }),
+    ).rejects.toThrow(/no fresh rate/);
+    const assigned = await assignDeposit(h.service.db, {
+      txHash: tx,
+      accountId: alice.accountId,
+      actor: 'op',
+      usdt: { rate: { rate: parseDecimal('2') as never, at: 1_700_000_000_000 }, spreadPercent: parseDecimal('1') as never },
+    });
     expect([assigned.status, assigned.amount, assigned.rate, assigned.rateAt]).toEqual(['credited', 1_980_000_000n, '2', 1_700_000_000_000]);
     expect(await live(alice.accountId)).toBe(1_980_000_000n);
     const returned = await returnDeposit(h.service.db, { txHash: rows[2]?.tx_hash as string, actor: 'op' });
     expect(returned.status).toBe('returned');
-    const audit = await h.service.db.kysely.selectFrom('audit_log').select(['action', 'details']).where('action', 'in', ['deposit.assign', 'deposit.return']).orderBy('id', 'desc').limit(2).execute();
-    expect(audit.map((a) => [a.action, JSON.parse(String(a.details)).usdt_amount])).toEqual(expect.arrayContaining([['deposit.return', '6'], ['deposit.assign', '4']]));
+    const audit = await h.service.db.kysely
+      .selectFrom('audit_log')
+      .select(['action', 'details'])
+      .where('action', 'in', ['deposit.assign', 'deposit.return'])
+      .orderBy('id', 'desc')
+      .limit(2)
+      .execute();
+    expect(audit.map((a) => [a.action, JSON.parse(String(a.details)).usdt_amount])).toEqual(
+      expect.arrayContaining([
+        ['deposit.return', '6'],
+        ['deposit.assign', '4'],
+      ]),
+    );
     expect(await verifyLedger(h.service.db.kysely)).toEqual([]);
   });
 

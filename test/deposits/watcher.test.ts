@@ -143,17 +143,18 @@ describe('crediting', () => {
     await transfer(fake, { to: wallet.address, value: toNano('0.09'), text: alice.memo });
     const w = watcher(wallet.address);
     await w.pollOnce();
-    const kinds = fake.transactionsOf(wallet.address).reverse().map((tx) => {
-      const info = tx.inMessage?.info;
-      return info?.type === 'internal' ? (info.bounced ? 'bounced' : 'internal') : info?.type;
-    });
+    const kinds = fake
+      .transactionsOf(wallet.address)
+      .reverse()
+      .map((tx) => {
+        const info = tx.inMessage?.info;
+        return info?.type === 'internal' ? (info.bounced ? 'bounced' : 'internal') : info?.type;
+      });
     // funding, deploy, outgoing, bounce order, bounced return, zero-value, below-minimum
     expect(kinds).toEqual(['internal', 'external-in', 'external-in', 'external-in', 'bounced', 'internal', 'internal']);
     const rows = await depositsOf(wallet.address);
     // Only the below-minimum transfer is recorded.
-    expect(rows.map((r) => [r.status, r.reason, formatTon(BigInt(r.amount))])).toEqual([
-      ['unmatched', 'below_minimum', '0.09'],
-    ]);
+    expect(rows.map((r) => [r.status, r.reason, formatTon(BigInt(r.amount))])).toEqual([['unmatched', 'below_minimum', '0.09']]);
     expect(await live(alice.accountId)).toBe(0n);
     // The cursor still moved past every transaction.
     const cursor = await readCursor(h.service.db.kysely, wallet.address.toRawString());
@@ -254,7 +255,13 @@ describe('exactly once under paging, restarts and scale-out', () => {
       const before = fake.callsTo('getTransactions').length;
       await transfer(fake, { to: wallet.address, value: toNano('2'), text: alice.memo });
       await expect.poll(() => live(alice.accountId), { timeout: 5000, interval: 20 }).toBe(toNano('3.5'));
-      expect(fake.callsTo('getTransactions').slice(before).filter((r) => r.fault).map((r) => r.fault)).toEqual(['status', 'status', 'status', 'status', 'status']);
+      expect(
+        fake
+          .callsTo('getTransactions')
+          .slice(before)
+          .filter((r) => r.fault)
+          .map((r) => r.fault),
+      ).toEqual(['status', 'status', 'status', 'status', 'status']);
     } finally {
       await w.stop();
     }
@@ -423,7 +430,7 @@ describe('a published mainnet transaction served by the fake (V8, ton-org/ton-co
   const V8_ACCOUNT = 'EQCD39VS5jcptHL8vMjEXrzGaRcCVYto7HUn4bpAOg8xqB2N';
   const V8_HASH = 'e9fb666fd65e2d70479c5a2c2ec412ad08d68fcdf57676b3baa34aada3c95db8';
 
-  test('the deposit wallet\'s own outgoing order (external-in, with an out message) is ignored: no deposit, no credit, the cursor moves past it', async () => {
+  test("the deposit wallet's own outgoing order (external-in, with an out message) is ignored: no deposit, no credit, the cursor moves past it", async () => {
     const { Address } = await import('@ton/core');
     const account = Address.parse(V8_ACCOUNT);
     const tx = fake.addRawTransaction(V8, account);

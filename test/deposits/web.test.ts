@@ -38,7 +38,11 @@ describe('top-up page deposits', () => {
     await transfer(fake, { to: wallet.address, value: toNano('1'), text: 'someone else' });
     await expect.poll(async () => (await client.get('/top-up')).body.includes('123.456789012 TON'), { timeout: 10_000, interval: 50 }).toBe(true);
     const page = await client.get('/top-up');
-    const hash = fake.transactionsOf(wallet.address).find((tx) => tx.inMessage?.info.type === 'internal' && tx.inMessage.info.value.coins === 123_456_789_012n)?.hash().toString('hex') as string;
+    const hash = fake
+      .transactionsOf(wallet.address)
+      .find((tx) => tx.inMessage?.info.type === 'internal' && tx.inMessage.info.value.coins === 123_456_789_012n)
+      ?.hash()
+      .toString('hex') as string;
     expect(page.body).toContain(`href="https://testnet.tonviewer.com/transaction/${hash}"`);
     expect(page.body).toContain('data-status="credited"');
     expect(page.body).not.toContain('No deposits yet');
@@ -53,7 +57,14 @@ describe('top-up page deposits', () => {
     const usdt = await deployJetton(fake, 'web suite tether', metadata('https://tether.to/usdt-ton.json'));
     const usdtWallet = await deployWallet(fake, 'web suite usdt deposit wallet');
     const master = usdt.master.toString({ testOnly: true });
-    const u = await startHarness({ DEPOSIT_ADDRESS: usdtWallet.address.toString(), TON_NETWORK: 'testnet', TON_API_URL: fake.url, DEPOSIT_POLL_MS: '50', USDT_MASTER: master, TON_USD_RATE: '2.5' });
+    const u = await startHarness({
+      DEPOSIT_ADDRESS: usdtWallet.address.toString(),
+      TON_NETWORK: 'testnet',
+      TON_API_URL: fake.url,
+      DEPOSIT_POLL_MS: '50',
+      USDT_MASTER: master,
+      TON_USD_RATE: '2.5',
+    });
     try {
       const { client, email } = await signedUp(u, '10.7.0.4');
       const memo = await depositMemo(u.service.db, await accountIdOf(u, email));

@@ -106,7 +106,9 @@ describe('start-up with PostgreSQL unreachable', () => {
     const result = await runCli(['account', 'list'], { env: { DATA_DIR: dataDir, DATABASE_URL: url.toString(), DATABASE_CONNECT_TIMEOUT_S: '30' } });
     // The server refuses (no such role, or no such database) and waiting would not help. Its
     // own message may name the user; never the password.
-    expectOneLine(result, /^error: the database at postgres:\/\/127\.0\.0\.1:\d+\/starport_lifecycle_no_such_database refused the connection: .+\n$/, 'account list', { userShown: true });
+    expectOneLine(result, /^error: the database at postgres:\/\/127\.0\.0\.1:\d+\/starport_lifecycle_no_such_database refused the connection: .+\n$/, 'account list', {
+      userShown: true,
+    });
     expect(result.durationMs).toBeLessThan(MARGIN_MS);
   });
 });
@@ -128,7 +130,11 @@ describe('start-up with an unusable SQLite DATA_DIR', () => {
     const results = await Promise.all(runs.map((args) => runCli(args, { env: { DATA_DIR: dataDir, LOG_LEVEL: 'info' } })));
     runs.forEach((args, i) => {
       const result = results[i] as CliResult;
-      expectOneLine(result, new RegExp(`^error: cannot open the SQLite database in ${dataDir.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')} \\(ENOTDIR: not a directory\\)\\n$`), args.join(' '));
+      expectOneLine(
+        result,
+        new RegExp(`^error: cannot open the SQLite database in ${dataDir.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')} \\(ENOTDIR: not a directory\\)\\n$`),
+        args.join(' '),
+      );
       expect(result.durationMs).toBeLessThan(MARGIN_MS);
       console.log(`unusable DATA_DIR: starport ${args.join(' ')} → exit ${result.code} after ${Math.round(result.durationMs)} ms`);
     });
@@ -185,7 +191,11 @@ async function signalAndTime(serve: ServeProcess, signal: NodeJS.Signals, killAf
 }
 
 async function waitForShutdownStart(serve: ServeProcess): Promise<void> {
-  await pollUntil(async () => serve.output().stdout, (stdout) => SHUTTING_DOWN.test(stdout), { timeoutMs: 10_000, what: 'the shutdown log line' });
+  await pollUntil(
+    async () => serve.output().stdout,
+    (stdout) => SHUTTING_DOWN.test(stdout),
+    { timeoutMs: 10_000, what: 'the shutdown log line' },
+  );
 }
 
 describe(`shutdown (${testEngine})`, () => {
@@ -198,7 +208,9 @@ describe(`shutdown (${testEngine})`, () => {
     database = await freshDatabase();
     const created = await runCli(['account', 'create', '--email', 'lifecycle@example.com', '--json'], { env: database.env });
     testKey = parseJsonStdout(created).test_key;
-    const credited = await runCli(['balance', 'credit', '--account', parseJsonStdout(created).account_id, '--mode', 'test', '--amount', '100', '--reason', 'lifecycle'], { env: database.env });
+    const credited = await runCli(['balance', 'credit', '--account', parseJsonStdout(created).account_id, '--mode', 'test', '--amount', '100', '--reason', 'lifecycle'], {
+      env: database.env,
+    });
     expect(credited.code, describeRun(['balance', 'credit'], credited)).toBe(0);
   });
   afterEach(async () => {

@@ -195,17 +195,32 @@ describe.skipIf(testEngine !== 'postgres')('PostgreSQL connections failing under
     return rowCount ?? 0;
   };
   const alive = () => {
-    for (const node of processes) expect({ pid: node.pid, exitCode: node.child.exitCode, signal: node.child.signalCode, stderr: node.output().stderr.slice(-2000) }).toEqual({ pid: node.pid, exitCode: null, signal: null, stderr: expect.any(String) });
+    for (const node of processes)
+      expect({ pid: node.pid, exitCode: node.child.exitCode, signal: node.child.signalCode, stderr: node.output().stderr.slice(-2000) }).toEqual({
+        pid: node.pid,
+        exitCode: null,
+        signal: null,
+        stderr: expect.any(String),
+      });
   };
   /** Every acknowledged order exists once, no unacknowledged one was made, each settles exactly once. */
   const settledExactlyOnce = async (load: Load, accountId: string) => {
     const ids = [...load.acknowledged.values()];
     expect(new Set(ids).size).toBe(ids.length);
     await within(60_000, 'every order to be final', async () => {
-      const row = await db.kysely.selectFrom('orders').select((eb) => eb.fn.countAll().as('n')).where('status', 'in', ['fulfillment_pending', 'processing']).executeTakeFirstOrThrow();
+      const row = await db.kysely
+        .selectFrom('orders')
+        .select((eb) => eb.fn.countAll().as('n'))
+        .where('status', 'in', ['fulfillment_pending', 'processing'])
+        .executeTakeFirstOrThrow();
       return Number(row.n) === 0;
     });
-    const rows = await db.kysely.selectFrom('orders').select(['id', 'idempotency_key', 'status']).where('account_id', '=', accountId).where('recipient', 'like', 'fault\\_%').execute();
+    const rows = await db.kysely
+      .selectFrom('orders')
+      .select(['id', 'idempotency_key', 'status'])
+      .where('account_id', '=', accountId)
+      .where('recipient', 'like', 'fault\\_%')
+      .execute();
     const byKey = new Map(rows.map((row) => [row.idempotency_key, row]));
     // One order per acknowledged key, the one acknowledged; none for a key never acknowledged.
     expect(rows.length).toBe(byKey.size);
@@ -291,20 +306,30 @@ describe.skipIf(testEngine !== 'postgres')('PostgreSQL connections failing under
     const worker = await start('worker');
     const account = await fundedAccount();
     const listeners = async () =>
-      (await admin.query<{ pid: number }>("select pid from pg_stat_activity where datname = $1 and application_name = $2", [dbName, LISTENER])).rows.map((r) => r.pid);
+      (await admin.query<{ pid: number }>('select pid from pg_stat_activity where datname = $1 and application_name = $2', [dbName, LISTENER])).rows.map((r) => r.pid);
     await within(10_000, 'the worker listens', async () => (await listeners()).length === 1);
     const [before] = await listeners();
     expect(await cut(LISTENER)).toBe(1);
-    const created = await request(`${api.url}/api/v1/orders`, { key: account.testKey, json: { product: 'stars', recipient: '@listener_cut', quantity: 50 }, idempotencyKey: randomUUID() });
+    const created = await request(`${api.url}/api/v1/orders`, {
+      key: account.testKey,
+      json: { product: 'stars', recipient: '@listener_cut', quantity: 50 },
+      idempotencyKey: randomUUID(),
+    });
     expect(created.status).toBe(201);
-    const deliveredMs = await within(5_000, 'the order delivered', async () => (await request(`${api.url}/api/v1/orders/${created.body.id}`, { key: account.testKey })).body.status === 'delivered');
+    const deliveredMs = await within(
+      5_000,
+      'the order delivered',
+      async () => (await request(`${api.url}/api/v1/orders/${created.body.id}`, { key: account.testKey })).body.status === 'delivered',
+    );
     const reconnectMs = await within(5_000, 'a new listening connection', async () => {
       const now = await listeners();
       return now.length === 1 && now[0] !== before;
     });
     alive();
     expect(worker.output().stdout).toContain('notification listener: database available again');
-    figures.push(`listener cut: 1 connection terminated; order delivered ${Math.round(deliveredMs)} ms after creation; listener back within ${Math.round(reconnectMs)} ms of the delivery`);
+    figures.push(
+      `listener cut: 1 connection terminated; order delivered ${Math.round(deliveredMs)} ms after creation; listener back within ${Math.round(reconnectMs)} ms of the delivery`,
+    );
   });
 
   test('a listener that lost its connection reconnects with backoff and makes one catch-up call, with no notification sent', async () => {
@@ -313,7 +338,11 @@ describe.skipIf(testEngine !== 'postgres')('PostgreSQL connections failing under
     const logger = { warn: (_: object, msg: string) => void lines.push(msg), info: (_: object, msg: string) => void lines.push(msg) };
     const stop = await listenQueued(database.env.DATABASE_URL as string, () => calls.push(Date.now()), { logger: logger as never });
     try {
-      await within(5_000, 'listening', async () => (await admin.query('select 1 from pg_stat_activity where datname = $1 and application_name = $2', [dbName, LISTENER])).rowCount === 1);
+      await within(
+        5_000,
+        'listening',
+        async () => (await admin.query('select 1 from pg_stat_activity where datname = $1 and application_name = $2', [dbName, LISTENER])).rowCount === 1,
+      );
       expect(calls).toEqual([]);
       for (let i = 1; i <= 3; i++) {
         expect(await cut(LISTENER)).toBe(1);
@@ -336,7 +365,7 @@ describe.skipIf(testEngine !== 'postgres')('PostgreSQL connections failing under
       await proxy?.close();
     });
 
-    test('the migration lock\'s connection reset mid-migration: the open fails with a connection error, nothing crashes, and the next open migrates', async () => {
+    test("the migration lock's connection reset mid-migration: the open fails with a connection error, nothing crashes, and the next open migrates", async () => {
       const fresh = await freshDatabase();
       try {
         const name = new URL(fresh.env.DATABASE_URL as string).pathname.slice(1);

@@ -25,7 +25,7 @@ import { expectOk, FINAL, getBalance, getOrder, newKey, pollUntil, postOrder, ty
  */
 
 const SKIP = testEngine === 'postgres';
-if (SKIP) console.log('sqlite-disk-full: skipped on PostgreSQL: it fills the disk under SQLite\'s own file (a PostgreSQL server\'s disk is the server\'s)');
+if (SKIP) console.log("sqlite-disk-full: skipped on PostgreSQL: it fills the disk under SQLite's own file (a PostgreSQL server's disk is the server's)");
 
 /** Small enough that the WAL cannot reach the writer's own checkpoint threshold (see the checkpointer assertion). */
 const TMPFS_SIZE = '3m';
@@ -177,7 +177,11 @@ describe.skipIf(SKIP)('SQLite on a full disk', { timeout: 120_000 }, () => {
     const freed = performance.now();
     if (filler) fs.rmSync(filler);
     else await raw('pragma max_page_count = 1073741823');
-    const retried = await pollUntil(() => postOrder(h, account.testKey, STARS_50, retriedKey), (res) => res.status === 201, { timeoutMs: 2_000, intervalMs: 20, what: 'a write to succeed after space returned' });
+    const retried = await pollUntil(
+      () => postOrder(h, account.testKey, STARS_50, retriedKey),
+      (res) => res.status === 201,
+      { timeoutMs: 2_000, intervalMs: 20, what: 'a write to succeed after space returned' },
+    );
     const recoveryMs = Math.round(performance.now() - freed);
     console.log(`sqlite-disk-full: writes succeed again ${recoveryMs} ms after space returned, without a restart`);
     expect(recoveryMs).toBeLessThan(2_000);

@@ -3,17 +3,7 @@ import { reissueKey } from '../../src/accounts/accounts.js';
 import { generateApiKey } from '../../src/domain/api-key.js';
 import { BASE62 } from '../../src/domain/random.js';
 import { type Harness, startHarness } from '../support/harness.js';
-import {
-  call,
-  type CallOptions,
-  disableAccount,
-  expectOk,
-  expectRejected,
-  getBalance,
-  newKey,
-  postOrder,
-  STARS_50,
-} from '../support/http.js';
+import { call, type CallOptions, disableAccount, expectOk, expectRejected, getBalance, newKey, postOrder, STARS_50 } from '../support/http.js';
 
 let h: Harness;
 beforeAll(async () => {

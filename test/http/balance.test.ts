@@ -1,18 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { type Harness, startHarness } from '../support/harness.js';
-import {
-  balanceOf,
-  call,
-  expectKeyFree,
-  expectOk,
-  expectRejected,
-  getBalance,
-  MONEY,
-  newKey,
-  postOrder,
-  STARS_50,
-  waitForStatus,
-} from '../support/http.js';
+import { balanceOf, call, expectKeyFree, expectOk, expectRejected, getBalance, MONEY, newKey, postOrder, STARS_50, waitForStatus } from '../support/http.js';
 
 /** GET /balance (docs/api.md "GET /balance") and the money rules behind it. */
 

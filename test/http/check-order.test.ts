@@ -1,17 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { type Harness, startHarness } from '../support/harness.js';
-import {
-  call,
-  drain,
-  expectOk,
-  expectOrderRejected,
-  expectRejected,
-  newKey,
-  postOrder,
-  quiesce,
-  seedLiveOrder,
-  STARS_50,
-} from '../support/http.js';
+import { call, drain, expectOk, expectOrderRejected, expectRejected, newKey, postOrder, quiesce, seedLiveOrder, STARS_50 } from '../support/http.js';
 
 /**
  * docs/api.md "Order of checks": unknown route 404 → authentication 401 → (429) → body size 413 →
@@ -68,12 +57,7 @@ describe('401 → 413 / 415 / invalid_json', () => {
   });
 
   test('no key and an invalid body on validate → 401', async () => {
-    await expectRejected(
-      h,
-      () => call(h, { method: 'POST', path: '/recipients/validate', raw: '[1,', headers: { 'content-type': 'application/json' } }),
-      401,
-      'missing_api_key',
-    );
+    await expectRejected(h, () => call(h, { method: 'POST', path: '/recipients/validate', raw: '[1,', headers: { 'content-type': 'application/json' } }), 401, 'missing_api_key');
   });
 });
 
@@ -132,7 +116,12 @@ describe('body fields: missing → malformed → unknown, each in field order', 
     { name: 'malformed quantity before external_id', body: { product: 'premium', recipient: 'durov', quantity: 50, external_id: '' }, code: 'invalid_quantity', param: 'quantity' },
     { name: 'malformed external_id alone', body: { product: 'stars', recipient: 'durov', quantity: 50, external_id: 12 }, code: 'invalid_external_id', param: 'external_id' },
     { name: 'malformed beats unknown field', body: { zz: 1, product: 'stars', recipient: 'durov', quantity: 10001 }, code: 'invalid_quantity', param: 'quantity' },
-    { name: 'malformed external_id beats unknown field', body: { product: 'stars', recipient: 'durov', quantity: 50, external_id: '', extra: true }, code: 'invalid_external_id', param: 'external_id' },
+    {
+      name: 'malformed external_id beats unknown field',
+      body: { product: 'stars', recipient: 'durov', quantity: 50, external_id: '', extra: true },
+      code: 'invalid_external_id',
+      param: 'external_id',
+    },
     { name: 'missing beats unknown field', body: { product: 'stars', quantity: 50, recipent: 'durov' }, code: 'invalid_request', param: 'recipient' },
     { name: 'unknown field last', body: { product: 'stars', recipient: 'durov', quantity: 50, amount: '0.25' }, code: 'invalid_request', param: 'amount' },
   ];

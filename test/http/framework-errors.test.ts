@@ -54,13 +54,18 @@ describe('413 payload_too_large (body over 16 KiB)', () => {
 });
 
 describe('415 unsupported_media_type', () => {
-  test.each(['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/jsonx', 'application/json-patch+json', 'text/json', 'application/xml'])(
-    'Content-Type %s → 415',
-    async (contentType) => {
-      const a = await h.account({ test: '10' });
-      await expectOrderRejected(h, a.testKey, undefined, 415, 'unsupported_media_type', null, { raw: { payload: VALID, contentType } });
-    },
-  );
+  test.each([
+    'text/plain',
+    'application/x-www-form-urlencoded',
+    'multipart/form-data; boundary=x',
+    'application/jsonx',
+    'application/json-patch+json',
+    'text/json',
+    'application/xml',
+  ])('Content-Type %s → 415', async (contentType) => {
+    const a = await h.account({ test: '10' });
+    await expectOrderRejected(h, a.testKey, undefined, 415, 'unsupported_media_type', null, { raw: { payload: VALID, contentType } });
+  });
 
   test('a body without Content-Type → 415', async () => {
     const a = await h.account({ test: '10' });
@@ -176,9 +181,15 @@ describe('every response', () => {
 
 describe('a body that is not UTF-8 is invalid_json (regression: it was decoded leniently and stored with U+FFFD)', () => {
   test.each([
-    ['a 0xFF byte inside external_id', Buffer.concat([Buffer.from('{"product":"stars","recipient":"durov","quantity":50,"external_id":"ab'), Buffer.from([0xff]), Buffer.from('cd"}')])],
+    [
+      'a 0xFF byte inside external_id',
+      Buffer.concat([Buffer.from('{"product":"stars","recipient":"durov","quantity":50,"external_id":"ab'), Buffer.from([0xff]), Buffer.from('cd"}')]),
+    ],
     ['an overlong encoding', Buffer.concat([Buffer.from('{"product":"stars","recipient":"durov","quantity":50,"external_id":"'), Buffer.from([0xc0, 0x80]), Buffer.from('"}')])],
-    ['a UTF-16 surrogate encoded in UTF-8', Buffer.concat([Buffer.from('{"product":"stars","recipient":"durov","quantity":50,"external_id":"'), Buffer.from([0xed, 0xa0, 0x80]), Buffer.from('"}')])],
+    [
+      'a UTF-16 surrogate encoded in UTF-8',
+      Buffer.concat([Buffer.from('{"product":"stars","recipient":"durov","quantity":50,"external_id":"'), Buffer.from([0xed, 0xa0, 0x80]), Buffer.from('"}')]),
+    ],
     ['UTF-16LE', Buffer.from('{"product":"stars","recipient":"durov","quantity":50}', 'utf16le')],
   ])('%s → 400 invalid_json, nothing written, key not bound', async (_, payload) => {
     const a = await h.account({ test: '10' });

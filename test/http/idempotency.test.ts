@@ -75,7 +75,7 @@ describe('replay', () => {
     { name: 'recipient in another case', change: { recipient: '@DUROV' } },
     { name: 'recipient lower-case without "@"', change: { recipient: 'durov' } },
     { name: 'quantity 50.0', change: { quantity: 50.0 } },
-    { name: 'fields in another order', change: {} , reorder: true },
+    { name: 'fields in another order', change: {}, reorder: true },
   ])('the same fingerprint: $name → replay (recipient shown as first supplied)', async ({ change, reorder }) => {
     const a = await h.account({ test: '10' });
     const key = newKey();

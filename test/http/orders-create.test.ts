@@ -1,16 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { type Harness, startHarness } from '../support/harness.js';
-import {
-  call,
-  expectOk,
-  expectOrderRejected,
-  MONEY,
-  newKey,
-  ORDER_ID,
-  postOrder,
-  STARS_50,
-  TIMESTAMP,
-} from '../support/http.js';
+import { call, expectOk, expectOrderRejected, MONEY, newKey, ORDER_ID, postOrder, STARS_50, TIMESTAMP } from '../support/http.js';
 
 let h: Harness;
 beforeAll(async () => {
@@ -136,8 +126,7 @@ describe('quantity rules (docs/api.md "GET /quote")', () => {
 
   test('5e1 is 50; 1e400 is not an integer quantity', async () => {
     const a = await h.account({ test: '10' });
-    const send = (raw: string) =>
-      call(h, { method: 'POST', path: '/orders', key: a.testKey, raw, headers: { 'content-type': 'application/json', 'idempotency-key': newKey() } });
+    const send = (raw: string) => call(h, { method: 'POST', path: '/orders', key: a.testKey, raw, headers: { 'content-type': 'application/json', 'idempotency-key': newKey() } });
     const res = await send('{"product":"stars","recipient":"durov","quantity":5e1}');
     expectOk(res, 201);
     expect(res.body.quantity).toBe(50);

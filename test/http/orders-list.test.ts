@@ -84,7 +84,12 @@ describe('pagination', () => {
     }
     // The orders that arrived meanwhile are all at the top of a new walk.
     const fresh = await walk(a.testKey, 'limit=100');
-    expect(fresh.slice(0, arrived.length).map((o) => o.id).sort()).toEqual([...arrived].sort());
+    expect(
+      fresh
+        .slice(0, arrived.length)
+        .map((o) => o.id)
+        .sort(),
+    ).toEqual([...arrived].sort());
     expect(fresh).toHaveLength(initial.length + arrived.length);
   });
 

@@ -1,17 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { type Harness, startHarness } from '../support/harness.js';
-import {
-  EVENT_ID,
-  expectOk,
-  expectRejected,
-  getOrder,
-  newKey,
-  ORDER_ID,
-  postOrder,
-  seedLiveOrder,
-  STARS_50,
-  TIMESTAMP,
-} from '../support/http.js';
+import { EVENT_ID, expectOk, expectRejected, getOrder, newKey, ORDER_ID, postOrder, seedLiveOrder, STARS_50, TIMESTAMP } from '../support/http.js';
 
 let h: Harness;
 beforeAll(async () => {
@@ -53,7 +42,13 @@ describe('GET /orders/{id}', () => {
     expect(h.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
 
     expect(Array.isArray(events)).toBe(true);
-    expect(events[0]).toEqual({ id: expect.stringMatching(EVENT_ID), type: 'order.created', status: 'fulfillment_pending', created_at: order.created_at, data: { amount: '5.33' } });
+    expect(events[0]).toEqual({
+      id: expect.stringMatching(EVENT_ID),
+      type: 'order.created',
+      status: 'fulfillment_pending',
+      created_at: order.created_at,
+      data: { amount: '5.33' },
+    });
     for (const event of events) expect(event.created_at).toMatch(TIMESTAMP);
   });
 
@@ -83,7 +78,14 @@ describe('GET /orders/{id}', () => {
     const { order } = await seedLiveOrder(h, a.accountId, { idempotencyKey: newKey(), product: 'stars', username: 'LiveUser', quantity: 100, externalId: 'L-1' });
     const res = await getOrder(h, a.liveKey, order.id);
     expectOk(res);
-    expect(res.body).toMatchObject({ id: order.id, recipient: '@LiveUser', quantity: 100, external_id: 'L-1', amount: { value: '0.5', currency: 'TON' }, status: 'fulfillment_pending' });
+    expect(res.body).toMatchObject({
+      id: order.id,
+      recipient: '@LiveUser',
+      quantity: 100,
+      external_id: 'L-1',
+      amount: { value: '0.5', currency: 'TON' },
+      status: 'fulfillment_pending',
+    });
     expect(res.body.events.map((e: { type: string }) => e.type)).toEqual(['order.created']);
   });
 });

@@ -39,7 +39,14 @@ describe('prices (docs/api.md defaults)', () => {
     { product: 'premium', quantity: 12, value: '9.663333334' },
   ])('$product $quantity → $value TON', async ({ product, quantity, value }) => {
     const body = await quote(`?product=${product}&quantity=${quantity}`);
-    expect(body).toEqual({ ok: true, id: expect.stringMatching(/^quo_[0-9A-Za-z]{63}$/), product, quantity, amount: { value, currency: 'TON' }, expires_at: expect.stringMatching(TIMESTAMP) });
+    expect(body).toEqual({
+      ok: true,
+      id: expect.stringMatching(/^quo_[0-9A-Za-z]{63}$/),
+      product,
+      quantity,
+      amount: { value, currency: 'TON' },
+      expires_at: expect.stringMatching(TIMESTAMP),
+    });
     expect(body.amount.value).toMatch(MONEY);
   });
 

@@ -1,19 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { verifyLedger } from '../../src/ledger/verify.js';
 import { type Harness, startHarness } from '../support/harness.js';
-import {
-  balanceOf,
-  expectError,
-  expectOk,
-  expectOrderRejected,
-  expectRejected,
-  getQuote,
-  newKey,
-  pollUntil,
-  postOrder,
-  quiesce,
-  STARS_50,
-} from '../support/http.js';
+import { balanceOf, expectError, expectOk, expectOrderRejected, expectRejected, getQuote, newKey, pollUntil, postOrder, quiesce, STARS_50 } from '../support/http.js';
 
 /** Price-locked quotes: GET /quote's id, POST /orders quote_id. */
 
@@ -157,7 +145,11 @@ describe('expiry (QUOTE_TTL_SECONDS=1)', () => {
     expectOk(used, 201);
     expect(Date.parse(q2.expires_at) - Date.now()).toBeLessThanOrEqual(1000);
     // Wait until the quote's expires_at has passed (bounded: 1 s of TTL).
-    await pollUntil(async () => Date.now(), (now) => now > Date.parse(q2.expires_at), { timeoutMs: 3000, intervalMs: 20, what: 'the quote to expire' });
+    await pollUntil(
+      async () => Date.now(),
+      (now) => now > Date.parse(q2.expires_at),
+      { timeoutMs: 3000, intervalMs: 20, what: 'the quote to expire' },
+    );
     await expectOrderRejected(short, a.testKey, { ...STARS_50, quote_id: q2.id }, 409, 'quote_expired', 'quote_id');
     const replay = await postOrder(short, a.testKey, { ...STARS_50, quote_id: q1.id }, key);
     expectOk(replay, 201);

@@ -92,7 +92,7 @@ describe('in the service, at level warn', () => {
     await database?.dispose();
   });
 
-  test("a request that logs writes its own request id; one that succeeds writes nothing", async () => {
+  test('a request that logs writes its own request id; one that succeeds writes nothing', async () => {
     const { testKey, liveKey } = await createAccount(service.db, `logger-${Date.now()}@example.com`);
     const quiet = await service.app.inject({ method: 'GET', url: '/api/v1/balance', headers: { authorization: `Bearer ${testKey}` } });
     expect(quiet.statusCode).toBe(200);

@@ -96,7 +96,11 @@ describe('refusals write nothing', () => {
   test('the body rules of every POST', async () => {
     const a = await h.account();
     expectError(await call(h, { method: 'POST', path: '/test_helpers/fund', key: a.testKey, raw: '{', headers: { 'content-type': 'application/json' } }), 400, 'invalid_json');
-    expectError(await call(h, { method: 'POST', path: '/test_helpers/fund', key: a.testKey, raw: 'amount=1', headers: { 'content-type': 'application/x-www-form-urlencoded' } }), 415, 'unsupported_media_type');
+    expectError(
+      await call(h, { method: 'POST', path: '/test_helpers/fund', key: a.testKey, raw: 'amount=1', headers: { 'content-type': 'application/x-www-form-urlencoded' } }),
+      415,
+      'unsupported_media_type',
+    );
   });
 });
 

@@ -54,8 +54,7 @@ async function processingOrders(): Promise<Order[]> {
   return orders;
 }
 
-const settlements = (k: typeof db.kysely) =>
-  k.selectFrom('journal').select(['order_id', 'kind']).where('kind', 'in', ['debit', 'release']).orderBy('seq').execute();
+const settlements = (k: typeof db.kysely) => k.selectFrom('journal').select(['order_id', 'kind']).where('kind', 'in', ['debit', 'release']).orderBy('seq').execute();
 
 test(`a batch's debits and releases come after all of its status changes and events, in the order asked for (${testEngine})`, async () => {
   const [first, second, third] = await processingOrders();

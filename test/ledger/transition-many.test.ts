@@ -39,7 +39,13 @@ async function fundedAccount(email: string): Promise<string> {
 
 async function newOrder(accountId: string, key: string): Promise<Order> {
   const config = loadConfig({});
-  const deps = { db, prices: new ListPriceSource(config.prices, new FixedRateFeed(config.tonUsdRate)), gate: new IdempotencyGate(), liveAvailable: () => false, onCreated: () => undefined };
+  const deps = {
+    db,
+    prices: new ListPriceSource(config.prices, new FixedRateFeed(config.tonUsdRate)),
+    gate: new IdempotencyGate(),
+    liveAvailable: () => false,
+    onCreated: () => undefined,
+  };
   return (await createOrder(deps, { accountId, mode: 'test', idempotencyKey: key, product: 'stars', username: 'alice_test', quantity: 50, externalId: null })).order;
 }
 
@@ -58,7 +64,13 @@ test(`chains of several orders: final statuses, every step's event in order, one
   const [a, b, c] = [await newOrder(accountId, 'a'), await newOrder(accountId, 'b'), await newOrder(accountId, 'c')];
   const slow: Transition[] = [{ to: 'processing', nextRunAt: now + 60_000, now }];
   const statuses = await db.kysely.transaction().execute((tx) =>
-    withLedgerMovesLast(tx, () => transitionMany(tx, [{ order: a!, steps: toDelivered }, { order: b!, steps: toFailed }, { order: c!, steps: slow }])),
+    withLedgerMovesLast(tx, () =>
+      transitionMany(tx, [
+        { order: a!, steps: toDelivered },
+        { order: b!, steps: toFailed },
+        { order: c!, steps: slow },
+      ]),
+    ),
   );
   expect(Object.fromEntries(statuses)).toEqual({ [a!.id]: 'delivered', [b!.id]: 'failed', [c!.id]: 'processing' });
   expect(await findOrderById(db.kysely, b!.id)).toMatchObject({ status: 'failed', failureReason: 'upstream_error', nextRunAt: null, updatedAt: now });
@@ -92,7 +104,12 @@ test(`an order another actor moved first is left alone: no status, no event, no 
   const [a, b] = [await newOrder(accountId, 'a'), await newOrder(accountId, 'b')];
   // The operator failed b after the worker read it as pending.
   await db.kysely.updateTable('orders').set({ status: 'processing' }).where('id', '=', b!.id).execute();
-  const statuses = await db.kysely.transaction().execute((tx) => transitionMany(tx, [{ order: a!, steps: toDelivered }, { order: b!, steps: toDelivered }]));
+  const statuses = await db.kysely.transaction().execute((tx) =>
+    transitionMany(tx, [
+      { order: a!, steps: toDelivered },
+      { order: b!, steps: toDelivered },
+    ]),
+  );
   expect([...statuses.keys()]).toEqual([a!.id]);
   expect((await listEvents(db.kysely, b!.id)).map((e) => e.type)).toEqual(['order.created']);
   expect(await db.kysely.selectFrom('journal').select('kind').where('order_id', '=', b!.id).execute()).toEqual([{ kind: 'reserve' }]);
@@ -103,13 +120,34 @@ test(`an account with a webhook endpoint gets a message per step, each snapshott
   const quiet = await fundedAccount('quiet@example.com');
   await db.kysely
     .insertInto('webhook_endpoints')
-    .values({ id: 'we_many', account_id: hooked, mode: 'test', url: 'https://example.com/hook', events: '["*"]', secret: 'whsec_x', status: 'enabled', created_at: 1, updated_at: 1 })
+    .values({
+      id: 'we_many',
+      account_id: hooked,
+      mode: 'test',
+      url: 'https://example.com/hook',
+      events: '["*"]',
+      secret: 'whsec_x',
+      status: 'enabled',
+      created_at: 1,
+      updated_at: 1,
+    })
     .execute();
   const [h, q] = [await newOrder(hooked, 'h'), await newOrder(quiet, 'q')];
   const before = await db.kysely.selectFrom('webhook_messages').select('id').execute();
-  const statuses = await db.kysely.transaction().execute((tx) => transitionMany(tx, [{ order: h!, steps: toDelivered }, { order: q!, steps: toDelivered }]));
+  const statuses = await db.kysely.transaction().execute((tx) =>
+    transitionMany(tx, [
+      { order: h!, steps: toDelivered },
+      { order: q!, steps: toDelivered },
+    ]),
+  );
   expect(Object.fromEntries(statuses)).toEqual({ [h!.id]: 'delivered', [q!.id]: 'delivered' });
-  const messages = await db.kysely.selectFrom('webhook_messages').select(['event_type', 'payload']).where('id', 'not in', before.length ? before.map((m) => m.id) : ['-']).orderBy('created_at').orderBy('event_type', 'desc').execute();
+  const messages = await db.kysely
+    .selectFrom('webhook_messages')
+    .select(['event_type', 'payload'])
+    .where('id', 'not in', before.length ? before.map((m) => m.id) : ['-'])
+    .orderBy('created_at')
+    .orderBy('event_type', 'desc')
+    .execute();
   expect(messages.map((m) => [m.event_type, JSON.parse(m.payload).data.order.status])).toEqual([
     ['order.processing', 'processing'],
     ['order.delivered', 'delivered'],

@@ -120,9 +120,7 @@ describe('a clean ledger verifies', () => {
     expect(await transitionOrder(db.kysely, processing, { to: 'processing', nextRunAt: now + 1000, now })).toBe(true);
     expect(await transitionOrder(db.kysely, delivered, { to: 'processing', nextRunAt: now, now })).toBe(true);
     expect(await transitionOrder(db.kysely, { ...delivered, status: 'processing' }, { to: 'delivered', nextRunAt: null, now })).toBe(true);
-    expect(
-      await transitionOrder(db.kysely, failedPending, { to: 'failed', failureReason: 'recipient_invalid', message: 'x', nextRunAt: null, now }),
-    ).toBe(true);
+    expect(await transitionOrder(db.kysely, failedPending, { to: 'failed', failureReason: 'recipient_invalid', message: 'x', nextRunAt: null, now })).toBe(true);
     expect(await transitionOrder(db.kysely, failedProcessing, { to: 'processing', nextRunAt: now, now })).toBe(true);
     expect(
       await transitionOrder(db.kysely, { ...failedProcessing, status: 'processing' }, { to: 'failed', failureReason: 'upstream_error', message: 'x', nextRunAt: null, now }),
@@ -230,9 +228,7 @@ describe('the database itself protects the ledger', () => {
   test('the CHECK constraint refuses a negative available or reserved balance', async () => {
     const a = await fundedAccount('test', '1');
     await expect(runSql(`update balances set available = -1 where account_id = '${a}' and mode = 'test'`)).rejects.toThrow(/CHECK constraint/i);
-    await expect(runSql(`update balances set available = available - 1000000001 where account_id = '${a}' and mode = 'test'`)).rejects.toThrow(
-      /CHECK constraint/i,
-    );
+    await expect(runSql(`update balances set available = available - 1000000001 where account_id = '${a}' and mode = 'test'`)).rejects.toThrow(/CHECK constraint/i);
     await expect(runSql(`update balances set reserved = -1 where account_id = '${a}' and mode = 'live'`)).rejects.toThrow(/CHECK constraint/i);
     expect(await readBalance(db.kysely, { accountId: a, mode: 'test' })).toEqual({ available: parseTon('1'), reserved: 0n });
     expect(await verifyLedger(db.kysely)).toEqual([]);

@@ -131,7 +131,11 @@ describe('live orders: the Fragment step', () => {
     expectOk(res, 201);
     expect(res.body.status).toBe('fulfillment_pending');
     const id = res.body.id;
-    const payment = await pollUntil(() => findPayment(h.service.db.kysely, id), (p) => p !== undefined, { what: 'the payment request' });
+    const payment = await pollUntil(
+      () => findPayment(h.service.db.kysely, id),
+      (p) => p !== undefined,
+      { what: 'the payment request' },
+    );
     const invoice = fake.invoices.get(payment?.fragmentReqId ?? '');
     expect(invoice).toBeDefined();
     expect(payment).toMatchObject({
@@ -144,7 +148,11 @@ describe('live orders: the Fragment step', () => {
     });
     // The request was made for our wallet's account.
     const link = fake.calls.filter((c) => c.method === 'getBuyStarsLink').at(-1);
-    expect(JSON.parse(link?.fields.account ?? '{}')).toMatchObject({ address: expect.stringMatching(/^0:[0-9a-f]{64}$/), publicKey: expect.stringMatching(/^[0-9a-f]{64}$/), chain: '-239' });
+    expect(JSON.parse(link?.fields.account ?? '{}')).toMatchObject({
+      address: expect.stringMatching(/^0:[0-9a-f]{64}$/),
+      publicKey: expect.stringMatching(/^[0-9a-f]{64}$/),
+      chain: '-239',
+    });
     const order = (await getOrder(h, a.liveKey, id)).body;
     expect(order.status).toBe('processing');
     expect(order.events.map((e: { type: string }) => e.type)).toEqual(['order.created', 'order.processing']);
@@ -156,7 +164,11 @@ describe('live orders: the Fragment step', () => {
     const a = await h.account({ live: '20' });
     const res = await postOrder(h, a.liveKey, { product: 'premium', recipient: 'durov', quantity: 12 });
     expectOk(res, 201);
-    const payment = await pollUntil(() => findPayment(h.service.db.kysely, res.body.id), (p) => p !== undefined, { what: 'the payment request' });
+    const payment = await pollUntil(
+      () => findPayment(h.service.db.kysely, res.body.id),
+      (p) => p !== undefined,
+      { what: 'the payment request' },
+    );
     expect(payment?.amount).toBe(9_600_000_000n);
     expect(fake.invoices.get(payment?.fragmentReqId ?? '')?.comment).toMatch(/^Telegram Premium for 1 year \n\nRef#/);
   });
@@ -193,7 +205,11 @@ describe('live orders: the Fragment step', () => {
     const a = await h.account({ live: '10' });
     fake.failNext('initBuyStarsRequest', { status: 502 });
     const res = await postOrder(h, a.liveKey, { product: 'stars', recipient: 'durov', quantity: 60 });
-    await pollUntil(() => findPayment(h.service.db.kysely, res.body.id), (p) => p !== undefined, { what: 'the retried payment request', timeoutMs: 15_000 });
+    await pollUntil(
+      () => findPayment(h.service.db.kysely, res.body.id),
+      (p) => p !== undefined,
+      { what: 'the retried payment request', timeoutMs: 15_000 },
+    );
     const order = (await getOrder(h, a.liveKey, res.body.id)).body;
     expect(order.events.map((e: { type: string }) => e.type)).toEqual(['order.created', 'order.processing', 'order.attempt_failed']);
     expect(order.events[2].data).toEqual({ reason: 'upstream_error', message: expect.any(String) });
@@ -209,7 +225,11 @@ describe('circuit breaker: upstream unavailable', () => {
     await pollUntil(breakerState, (s) => s === 'open', { what: 'the breaker to open' });
     // The breaker opens just before the order's attempt_failed event is written: wait for both.
     const waiting = (
-      await pollUntil(() => getOrder(h, a.liveKey, res.body.id), (r) => r.body.events.at(-1)?.type === 'order.attempt_failed', { what: 'order.attempt_failed' })
+      await pollUntil(
+        () => getOrder(h, a.liveKey, res.body.id),
+        (r) => r.body.events.at(-1)?.type === 'order.attempt_failed',
+        { what: 'order.attempt_failed' },
+      )
     ).body;
     expect(waiting.status).toBe('processing');
     expect(waiting.events.at(-1)).toMatchObject({ type: 'order.attempt_failed', data: { reason: 'upstream_unavailable' } });
@@ -226,7 +246,11 @@ describe('circuit breaker: upstream unavailable', () => {
 
     fake.kyc = true;
     await pollUntil(breakerState, (s) => s === 'closed', { what: 'the probe to close the breaker' });
-    await pollUntil(() => findPayment(h.service.db.kysely, res.body.id), (p) => p !== undefined, { what: 'the waiting order to proceed', timeoutMs: 15_000 });
+    await pollUntil(
+      () => findPayment(h.service.db.kysely, res.body.id),
+      (p) => p !== undefined,
+      { what: 'the waiting order to proceed', timeoutMs: 15_000 },
+    );
     expect((await h.inject({ method: 'GET', url: '/readyz' })).json()).toMatchObject({ live: { status: 'available', kyc: { state: 'verified' } } });
     expectOk(await postOrder(h, a.liveKey, { product: 'stars', recipient: 'durov', quantity: 50 }), 201);
     await ledgerClean();

@@ -105,7 +105,11 @@ describe('PRICE_SOURCE=usd with a rate feed', () => {
     expect(await quote(h, a.liveKey, '?product=stars&quantity=50')).toBe('0.2');
     // The feed breaks: the last rate is served until it is too old, then prices are refused.
     feed.status = 500;
-    const res = await pollUntil(() => getQuote(h, a.liveKey, '?product=stars&quantity=50'), (r) => r.status !== 200, { what: 'the rate to go stale', timeoutMs: 10_000 });
+    const res = await pollUntil(
+      () => getQuote(h, a.liveKey, '?product=stars&quantity=50'),
+      (r) => r.status !== 200,
+      { what: 'the rate to go stale', timeoutMs: 10_000 },
+    );
     expectError(res, 503, 'price_unavailable');
     await expectRejected(h, () => postOrder(h, a.liveKey, { product: 'stars', recipient: 'durov', quantity: 50 }), 503, 'price_unavailable');
     expect(await quote(h, a.testKey, '?product=stars&quantity=50')).toBe('0.25');
@@ -114,7 +118,7 @@ describe('PRICE_SOURCE=usd with a rate feed', () => {
     expect(await quote(h, a.liveKey, '?product=stars&quantity=50')).toBe('0.2');
   });
 
-  test("a feed whose own timestamp is too old is stale at once", async () => {
+  test('a feed whose own timestamp is too old is stale at once', async () => {
     feed.status = 200;
     feed.body = () => coingecko(3.75, Math.floor(Date.now() / 1000) - 3600);
     const h = await harness({ RATE_FEED: 'coingecko', RATE_FEED_URL: feed.url, RATE_MAX_AGE_SECONDS: '600' });

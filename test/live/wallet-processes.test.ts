@@ -102,13 +102,21 @@ describe('crash and resume', () => {
     ton.fault({ kind: 'hang' }, { api: 'sendBoc', times: 1 });
     const first = await serve();
     const id = await postLive(first, 'crash_signed');
-    const [stored] = await pollUntil(() => messagesOf(id), (m) => m.length === 1, { what: 'the stored message' });
+    const [stored] = await pollUntil(
+      () => messagesOf(id),
+      (m) => m.length === 1,
+      { what: 'the stored message' },
+    );
     await first.stop('SIGKILL');
     expect(stored?.state).toBe('signed');
     expect(await paymentsOf(id)).toBe(0);
 
     const second = await serve();
-    await pollUntil(() => statusOf(id), (s) => s === 'delivered', { what: 'delivery after the restart', timeoutMs: 30_000 });
+    await pollUntil(
+      () => statusOf(id),
+      (s) => s === 'delivered',
+      { what: 'delivery after the restart', timeoutMs: 30_000 },
+    );
     const messages = await messagesOf(id);
     expect(messages.map((m) => [m.hash, m.state, m.outcome])).toEqual([[stored?.hash, 'confirmed', 'paid']]);
     expect(await paymentsOf(id)).toBe(1);
@@ -119,14 +127,26 @@ describe('crash and resume', () => {
     ton.blockMs = 1500;
     const first = await serve();
     const id = await postLive(first, 'crash_broadcast');
-    await pollUntil(() => messagesOf(id), (m) => m[0]?.state === 'broadcast', { what: 'the broadcast', intervalMs: 10 });
+    await pollUntil(
+      () => messagesOf(id),
+      (m) => m[0]?.state === 'broadcast',
+      { what: 'the broadcast', intervalMs: 10 },
+    );
     await first.stop('SIGKILL');
-    await pollUntil(() => paymentsOf(id), (n) => n === 1, { what: 'the message to land', timeoutMs: 10_000 });
+    await pollUntil(
+      () => paymentsOf(id),
+      (n) => n === 1,
+      { what: 'the message to land', timeoutMs: 10_000 },
+    );
     ton.blockMs = 0;
     expect(await statusOf(id)).toBe('processing');
 
     const second = await serve();
-    await pollUntil(() => statusOf(id), (s) => s === 'delivered', { what: 'delivery after the restart', timeoutMs: 30_000 });
+    await pollUntil(
+      () => statusOf(id),
+      (s) => s === 'delivered',
+      { what: 'delivery after the restart', timeoutMs: 30_000 },
+    );
     expect((await messagesOf(id)).map((m) => [m.state, m.outcome])).toEqual([['confirmed', 'paid']]);
     expect(await paymentsOf(id)).toBe(1);
     await second.stop('SIGKILL');
@@ -172,7 +192,10 @@ describe('two worker processes, one wallet', () => {
     // be two messages that could both land. (After a real expiry the seqno is reused by design:
     // wallet.test.ts.)
     const messages = await db.kysely.selectFrom('wallet_messages').select(['seqno', 'state']).where('wallet', '=', wallet.address.toRawString()).execute();
-    expect(messages.filter((m) => m.state !== 'confirmed'), 'every message confirmed').toEqual([]);
+    expect(
+      messages.filter((m) => m.state !== 'confirmed'),
+      'every message confirmed',
+    ).toEqual([]);
     expect(new Set(messages.map((m) => String(m.seqno))).size, 'no seqno signed twice').toBe(messages.length);
     expect(sampled.inFlight.size, 'the messages caught in flight are among them').toBeLessThanOrEqual(messages.length);
     for (const id of ids) expect(await paymentsOf(id)).toBe(1);
@@ -197,11 +220,25 @@ describe('the database backs the invariant', () => {
     const other = `0:${'ee'.repeat(32)}`;
     const hashes = ['a1', 'a2', 'a3', 'a4'].map((p) => p.repeat(32));
     try {
-      await db.kysely.insertInto('wallet_messages').values(row(hashes[0] as string, other, 'signed')).execute();
-      await expect(db.kysely.insertInto('wallet_messages').values(row(hashes[1] as string, other, 'broadcast')).execute()).rejects.toThrow(/unique/i);
+      await db.kysely
+        .insertInto('wallet_messages')
+        .values(row(hashes[0] as string, other, 'signed'))
+        .execute();
+      await expect(
+        db.kysely
+          .insertInto('wallet_messages')
+          .values(row(hashes[1] as string, other, 'broadcast'))
+          .execute(),
+      ).rejects.toThrow(/unique/i);
       // Resolved messages do not count, nor do other wallets' messages.
-      await db.kysely.insertInto('wallet_messages').values(row(hashes[2] as string, other, 'expired')).execute();
-      await db.kysely.insertInto('wallet_messages').values(row(hashes[3] as string, `0:${'dd'.repeat(32)}`, 'signed')).execute();
+      await db.kysely
+        .insertInto('wallet_messages')
+        .values(row(hashes[2] as string, other, 'expired'))
+        .execute();
+      await db.kysely
+        .insertInto('wallet_messages')
+        .values(row(hashes[3] as string, `0:${'dd'.repeat(32)}`, 'signed'))
+        .execute();
     } finally {
       await db.kysely.deleteFrom('wallet_messages').where('hash', 'in', hashes).execute();
     }

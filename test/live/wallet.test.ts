@@ -130,7 +130,11 @@ describe('paying live orders from the wallet', () => {
     const res = await postOrder(h, a.liveKey, { product: 'stars', recipient: 'reinit_user', quantity: 60 });
     expectOk(res, 201);
     const invoices = () => [...fragment.invoices.values()].filter((i) => i.username === 'reinit_user');
-    await pollUntil(async () => invoices().length, (n) => n >= 2, { what: 'a second invoice (re-init)' });
+    await pollUntil(
+      async () => invoices().length,
+      (n) => n >= 2,
+      { what: 'a second invoice (re-init)' },
+    );
     fragment.invoiceTtlSeconds = 600;
     const order = await waitForStatus(h, a.liveKey, res.body.id, ['delivered', 'failed'], 20_000);
     expect(order.status).toBe('delivered');
@@ -146,7 +150,11 @@ describe('paying live orders from the wallet', () => {
     ton.fault({ kind: 'ok_false', error: 'LITE_SERVER_UNKNOWN: fake refusal' }, { api: 'sendBoc', times: 10_000 });
     const res = await postOrder(h, a.liveKey, { product: 'stars', recipient: 'expiry_user', quantity: 70 });
     expectOk(res, 201);
-    await pollUntil(() => messagesOf(res.body.id), (m) => m[0]?.state === 'expired', { what: 'the unbroadcastable message to expire', timeoutMs: 20_000 });
+    await pollUntil(
+      () => messagesOf(res.body.id),
+      (m) => m[0]?.state === 'expired',
+      { what: 'the unbroadcastable message to expire', timeoutMs: 20_000 },
+    );
     ton.clearFaults();
     const order = await waitForStatus(h, a.liveKey, res.body.id, ['delivered', 'failed'], 20_000);
     expect(order.status).toBe('delivered');
@@ -164,9 +172,17 @@ describe('paying live orders from the wallet', () => {
     const a = await h.account({ live: '10' });
     ton.fault({ kind: 'ok_false' }, { api: 'sendBoc', times: 10_000 });
     const res = await postOrder(h, a.liveKey, { product: 'stars', recipient: 'held_user', quantity: 80 });
-    const [signed] = await pollUntil(() => messagesOf(res.body.id), (m) => m.length === 1, { what: 'the signed message' });
+    const [signed] = await pollUntil(
+      () => messagesOf(res.body.id),
+      (m) => m.length === 1,
+      { what: 'the signed message' },
+    );
     // While the message may still land, the operator cannot fail (or deliver) the order by mistake.
-    const attempt = () => resolveOrder(db(), { orderId: res.body.id, outcome: 'failed', now: Date.now() }).then(() => 'resolved', (e: Error) => e.message);
+    const attempt = () =>
+      resolveOrder(db(), { orderId: res.body.id, outcome: 'failed', now: Date.now() }).then(
+        () => 'resolved',
+        (e: Error) => e.message,
+      );
     expect(await pollUntil(attempt, (m) => !/being worked on/.test(m), { what: 'a resolve attempt outside a step' })).toMatch(/being paid by wallet message seqno \d+/);
     // Someone else spends that seqno with the same key (another tool using the wallet).
     const keys = await mnemonicToPrivateKey(mnemonic.split(' '));
@@ -179,7 +195,11 @@ describe('paying live orders from the wallet', () => {
         sendMode: SendMode.PAY_GAS_SEPARATELY,
       }),
     );
-    await pollUntil(() => messagesOf(res.body.id), (m) => m[0]?.state === 'held', { what: 'the message to be held', timeoutMs: 20_000 });
+    await pollUntil(
+      () => messagesOf(res.body.id),
+      (m) => m[0]?.state === 'held',
+      { what: 'the message to be held', timeoutMs: 20_000 },
+    );
     ton.clearFaults();
     const order = (await getOrder(h, a.liveKey, res.body.id)).body;
     expect(order.status).toBe('processing');
@@ -240,14 +260,22 @@ describe('a signed message that outlives its invoice', () => {
       ton.fault({ kind: 'ok_false', error: 'LITE_SERVER_UNKNOWN: fake refusal' }, { api: 'sendBoc', times: 10_000 });
       const res = await postOrder(t, a.liveKey, { product: 'stars', recipient: 'outlived_user', quantity: 90 });
       expectOk(res, 201);
-      const [signed] = await pollUntil(() => messages(res.body.id), (m) => m.length === 1, { what: 'the signed message' });
+      const [signed] = await pollUntil(
+        () => messages(res.body.id),
+        (m) => m.length === 1,
+        { what: 'the signed message' },
+      );
       // Later invoices (the re-init) live long; the first one keeps its 20 s.
       fragment.invoiceTtlSeconds = 600;
       const first = fragment.invoices.get((await findPayment(tdb, res.body.id))?.fragmentReqId ?? '');
       expect(first).toBeDefined();
       expect(Number(signed?.valid_until), "the message's valid_until is the invoice's").toBe((first?.validUntil ?? 0) * 1000);
       // Broadcast, refused, re-broadcast while valid; then expired — judged by the unchanged seqno.
-      const [expired] = await pollUntil(() => messages(res.body.id), (m) => m[0]?.state === 'expired', { what: 'the message to expire', timeoutMs: 45_000, intervalMs: 200 });
+      const [expired] = await pollUntil(
+        () => messages(res.body.id),
+        (m) => m[0]?.state === 'expired',
+        { what: 'the message to expire', timeoutMs: 45_000, intervalMs: 200 },
+      );
       expect(Date.now()).toBeGreaterThan((first?.validUntil ?? 0) * 1000);
       expect(Number(expired?.broadcasts)).toBeGreaterThan(1);
       expect(await chainSeqno(), 'the seqno the message was signed with is still unused').toBe(Number(signed?.seqno));
@@ -287,7 +315,11 @@ describe('batches', () => {
     ton.blockMs = 1500;
     // A first order's message in flight makes the next two wait and then share one transfer.
     const lead = (await postOrder(h, a.liveKey, { product: 'stars', recipient: 'skip_lead', quantity: 50 })).body.id;
-    await pollUntil(() => messagesOf(lead), (m) => m.length === 1, { what: 'the first message' });
+    await pollUntil(
+      () => messagesOf(lead),
+      (m) => m.length === 1,
+      { what: 'the first message' },
+    );
     const ids = [
       (await postOrder(h, a.liveKey, { product: 'stars', recipient: 'skip_a', quantity: 50 })).body.id,
       (await postOrder(h, a.liveKey, { product: 'stars', recipient: 'skip_b', quantity: 50 })).body.id,
@@ -332,7 +364,11 @@ describe('batches', () => {
       const a = await poor.account({ live: '10' });
       const res = await postOrder(poor, a.liveKey, { product: 'stars', recipient: 'poor_user', quantity: 50 });
       expectOk(res, 201);
-      await pollUntil(() => poor.service.live.breaker.read(), (b) => b.state === 'open', { what: 'the breaker to open' });
+      await pollUntil(
+        () => poor.service.live.breaker.read(),
+        (b) => b.state === 'open',
+        { what: 'the breaker to open' },
+      );
       expect((await poor.service.live.breaker.read()).reason).toBe('need_ton');
       const ready = await poor.inject({ method: 'GET', url: '/readyz' });
       expect(ready.json()).toMatchObject({ live: { status: 'paused', reason: 'need_ton' } });
@@ -412,33 +448,34 @@ describe('throughput', () => {
     120_000,
   );
 
-  test.runIf(testEngine === 'postgres')('compressed latencies (PostgreSQL): 100 live orders paid by one wallet in batches, each once', async () => {
-    fragment.latencyMs = 20;
-    ton.blockMs = 300;
-    const a = await h.account({ live: '100' });
-    const started = Date.now();
-    const ids: string[] = [];
-    for (let i = 0; i < 100; i++) {
-      const res = await postOrder(h, a.liveKey, { product: 'stars', recipient: `bulk_${i}`, quantity: 50 });
-      expectOk(res, 201);
-      ids.push(res.body.id);
-    }
-    const delivered = () => deliveredCount(db(), a.accountId);
-    await pollUntil(delivered, (n) => n === 100, { what: '100 delivered orders', timeoutMs: 60_000, intervalMs: 100 });
-    const seconds = (Date.now() - started) / 1000;
-    const messages = await db()
-      .selectFrom('wallet_message_orders')
-      .select('message_hash')
-      .distinct()
-      .where('order_id', 'in', ids)
-      .execute();
-    console.log(`wallet throughput (compressed): 100 orders in ${seconds.toFixed(1)} s, ${messages.length} transfers; fragment ${fragment.latencyMs} ms, blocks ${ton.blockMs} ms`);
-    expect(seconds).toBeLessThan(60);
-    expect(messages.length, 'orders are batched').toBeLessThanOrEqual(30);
-    payments();
-    for (const id of ids) expect(fragment.paymentsByRef.get((await invoiceOf(id))?.ref ?? '')).toBe(1);
-    const seqnos = await db().selectFrom('wallet_messages').select('seqno').where('state', '=', 'confirmed').execute();
-    expect(new Set(seqnos.map((r) => String(r.seqno))).size).toBe(seqnos.length);
-    expect(await verifyLedger(db())).toEqual([]);
-  }, 90_000);
+  test.runIf(testEngine === 'postgres')(
+    'compressed latencies (PostgreSQL): 100 live orders paid by one wallet in batches, each once',
+    async () => {
+      fragment.latencyMs = 20;
+      ton.blockMs = 300;
+      const a = await h.account({ live: '100' });
+      const started = Date.now();
+      const ids: string[] = [];
+      for (let i = 0; i < 100; i++) {
+        const res = await postOrder(h, a.liveKey, { product: 'stars', recipient: `bulk_${i}`, quantity: 50 });
+        expectOk(res, 201);
+        ids.push(res.body.id);
+      }
+      const delivered = () => deliveredCount(db(), a.accountId);
+      await pollUntil(delivered, (n) => n === 100, { what: '100 delivered orders', timeoutMs: 60_000, intervalMs: 100 });
+      const seconds = (Date.now() - started) / 1000;
+      const messages = await db().selectFrom('wallet_message_orders').select('message_hash').distinct().where('order_id', 'in', ids).execute();
+      console.log(
+        `wallet throughput (compressed): 100 orders in ${seconds.toFixed(1)} s, ${messages.length} transfers; fragment ${fragment.latencyMs} ms, blocks ${ton.blockMs} ms`,
+      );
+      expect(seconds).toBeLessThan(60);
+      expect(messages.length, 'orders are batched').toBeLessThanOrEqual(30);
+      payments();
+      for (const id of ids) expect(fragment.paymentsByRef.get((await invoiceOf(id))?.ref ?? '')).toBe(1);
+      const seqnos = await db().selectFrom('wallet_messages').select('seqno').where('state', '=', 'confirmed').execute();
+      expect(new Set(seqnos.map((r) => String(r.seqno))).size).toBe(seqnos.length);
+      expect(await verifyLedger(db())).toEqual([]);
+    },
+    90_000,
+  );
 });

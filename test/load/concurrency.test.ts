@@ -59,8 +59,7 @@ async function request(base: string, method: string, path: string, key: string, 
   }
 }
 
-const postOrder = (base: string, key: string, idempotencyKey: string, json: unknown = ORDER_BODY) =>
-  request(base, 'POST', '/orders', key, { json, idempotencyKey });
+const postOrder = (base: string, key: string, idempotencyKey: string, json: unknown = ORDER_BODY) => request(base, 'POST', '/orders', key, { json, idempotencyKey });
 
 async function balance(base: string, key: string): Promise<{ value: string; reserved: string }> {
   const res = await request(base, 'GET', '/balance', key);
@@ -167,9 +166,7 @@ describe('one serve process, many clients', () => {
   test('(a) 500 concurrent orders from 20 accounts funded for 10 each: exactly 200 created, 300 refused, no overdraft', async () => {
     const base = (server as ServeProcess).url;
     const started = performance.now();
-    const plan = shuffle(
-      accountsA.flatMap((account, a) => Array.from({ length: ORDERS_PER_ACCOUNT_A }, (_, i) => ({ account, key: `a-${a}-${i}-${Date.now()}` }))),
-    );
+    const plan = shuffle(accountsA.flatMap((account, a) => Array.from({ length: ORDERS_PER_ACCOUNT_A }, (_, i) => ({ account, key: `a-${a}-${i}-${Date.now()}` }))));
     // The ledger check runs while the orders are in flight, and again once they settled.
     const verifyInFlight = ledgerVerify(cli);
     const results = await Promise.all(plan.map(({ account, key }) => postOrder(base, account.test_key, key)));
@@ -303,9 +300,7 @@ describe('restart', () => {
       first = await startServe({ ...fresh.env, TEST_FULFILMENT_DELAY_MS: '2500', RATE_LIMIT_RPS: '0' });
       const account = await fundedAccount(run, 'restart', '5');
       const recipients = ['@restart_one', '@restart_two', '@Restart_Three', '@test_failed'];
-      const created = await Promise.all(
-        recipients.map((recipient, i) => postOrder(first!.url, account.test_key, `d-${i}`, { product: 'stars', recipient, quantity: 50 })),
-      );
+      const created = await Promise.all(recipients.map((recipient, i) => postOrder(first!.url, account.test_key, `d-${i}`, { product: 'stars', recipient, quantity: 50 })));
       for (const r of created) expect(r.status, JSON.stringify(r.body)).toBe(201);
       const ids = created.map((r) => r.body.id as string);
 

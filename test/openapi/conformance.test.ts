@@ -71,7 +71,10 @@ describe('successes', () => {
     expect(delivered.json.events.map((e: { type: string }) => e.type)).toEqual(['order.created', 'order.processing', 'order.delivered']);
 
     for (const recipient of ['@test_failed', '@test_invalid', '@test_already_premium']) {
-      const order = await expectConforms({ method: 'POST', path: '/orders', json: { product: 'premium', recipient, quantity: 3, external_id: null }, headers: { 'idempotency-key': newKey() } }, 201);
+      const order = await expectConforms(
+        { method: 'POST', path: '/orders', json: { product: 'premium', recipient, quantity: 3, external_id: null }, headers: { 'idempotency-key': newKey() } },
+        201,
+      );
       await waitForStatus(h, account.testKey, order.json.id, ['failed']);
       const failed = await expectConforms({ path: `/orders/${order.json.id}` }, 200);
       expect(failed.json.events.at(-1).type).toBe('order.failed');
@@ -104,7 +107,11 @@ describe('errors', () => {
     await expectConforms(order({ ...STARS_50, external_id: 'x'.repeat(129) }), 400, 'invalid_external_id');
     await expectConforms(order(STARS_50, {}), 400, 'idempotency_key_required');
     await expectConforms(order(STARS_50, { 'idempotency-key': 'k'.repeat(256) }), 400, 'idempotency_key_invalid');
-    await expectConforms({ method: 'POST', path: '/orders', raw: '{"product":', headers: { 'content-type': 'application/json', 'idempotency-key': newKey() } }, 400, 'invalid_json');
+    await expectConforms(
+      { method: 'POST', path: '/orders', raw: '{"product":', headers: { 'content-type': 'application/json', 'idempotency-key': newKey() } },
+      400,
+      'invalid_json',
+    );
     await expectConforms({ method: 'POST', path: '/recipients/validate', json: { product: 'stars', recipient: '@test_invalid', quantity: 50 } }, 400, 'recipient_invalid');
     // Each refusal reason is in the Error schema's details.reason enum.
     for (const reason of ['not_found', 'not_a_user', 'already_premium', 'not_eligible']) {
@@ -122,10 +129,22 @@ describe('errors', () => {
     const key = newKey();
     await expectConforms({ method: 'POST', path: '/orders', json: STARS_50, headers: { 'idempotency-key': key } }, 201);
     await expectConforms({ method: 'POST', path: '/orders', json: { ...STARS_50, quantity: 51 }, headers: { 'idempotency-key': key } }, 409, 'idempotency_conflict');
-    await expectConforms({ method: 'POST', path: '/orders', json: { ...STARS_50, external_id: 'x'.repeat(17_000) }, headers: { 'idempotency-key': newKey() } }, 413, 'payload_too_large');
-    await expectConforms({ method: 'POST', path: '/recipients/validate', raw: 'product=stars', headers: { 'content-type': 'application/x-www-form-urlencoded' } }, 415, 'unsupported_media_type');
+    await expectConforms(
+      { method: 'POST', path: '/orders', json: { ...STARS_50, external_id: 'x'.repeat(17_000) }, headers: { 'idempotency-key': newKey() } },
+      413,
+      'payload_too_large',
+    );
+    await expectConforms(
+      { method: 'POST', path: '/recipients/validate', raw: 'product=stars', headers: { 'content-type': 'application/x-www-form-urlencoded' } },
+      415,
+      'unsupported_media_type',
+    );
     await expectConforms({ method: 'POST', path: '/orders', key: account.liveKey, json: STARS_50, headers: { 'idempotency-key': newKey() } }, 503, 'live_unavailable');
-    await expectConforms({ method: 'POST', path: '/recipients/validate', key: account.liveKey, json: { product: 'stars', recipient: '@durov', quantity: 50 } }, 503, 'live_unavailable');
+    await expectConforms(
+      { method: 'POST', path: '/recipients/validate', key: account.liveKey, json: { product: 'stars', recipient: '@durov', quantity: 50 } },
+      503,
+      'live_unavailable',
+    );
   });
 
   test('429 with Retry-After (a rate-limited service)', async () => {
@@ -176,7 +195,9 @@ describe('the checker catches drift', () => {
     expect(checker.check(balance({ ok: false, error: { code: 'order_not_found', message: 'x' }, request_id: 'req_a' }, 400))).not.toEqual([]);
     expect(checker.check(balance(good, 200, { 'content-type': 'application/json' }))[0]).toMatch(/Request-Id/i);
     const unauthorized = { ok: false, error: { code: 'missing_api_key', message: 'x' }, request_id: 'req_a' };
-    expect(checker.check(balance(unauthorized, 401, { 'request-id': 'req_a', 'content-type': 'application/json', ratelimit: '"default";r=1;t=1' }))[0]).toMatch(/ratelimit is sent but not documented/);
+    expect(checker.check(balance(unauthorized, 401, { 'request-id': 'req_a', 'content-type': 'application/json', ratelimit: '"default";r=1;t=1' }))[0]).toMatch(
+      /ratelimit is sent but not documented/,
+    );
   });
 
   test('unknown routes and methods are not the document’s business', () => {

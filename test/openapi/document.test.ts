@@ -120,9 +120,7 @@ describe('the document is the routes', () => {
       expect(success, where).toHaveLength(1);
       expect(Object.keys(success[0]?.[1].content['application/json'].examples).length, where).toBeGreaterThan(0);
     }
-    expect(operations().map(({ operation }) => operation.operationId)).toEqual(
-      expect.arrayContaining(['createOrder', 'getBalance', 'getOrder', 'getQuote', 'validateRecipient']),
-    );
+    expect(operations().map(({ operation }) => operation.operationId)).toEqual(expect.arrayContaining(['createOrder', 'getBalance', 'getOrder', 'getQuote', 'validateRecipient']));
   });
 
   test('request schemas are the ones Fastify validates with', () => {
@@ -184,7 +182,10 @@ describe('contents', () => {
     const pointerSegment = (segment: string) => segment.replace(/~/g, '~0').replace(/\//g, '~1');
     for (const { path, method, operation } of operations()) {
       const base = `/paths/${pointerSegment(path)}/${method}`;
-      const media: [string, Json][] = Object.entries(operation.responses as Json).map(([status, response]) => [`${base}/responses/${status}/content/application~1json`, response.content['application/json']]);
+      const media: [string, Json][] = Object.entries(operation.responses as Json).map(([status, response]) => [
+        `${base}/responses/${status}/content/application~1json`,
+        response.content['application/json'],
+      ]);
       if (operation.requestBody) media.push([`${base}/requestBody/content/application~1json`, operation.requestBody.content['application/json']]);
       for (const [pointer, content] of media) {
         const validate = checker.validator(`${pointer}/schema`);

@@ -8,7 +8,6 @@ import { cliFor, makeTempDir, parseJsonStdout, removeDir } from '../support/cli.
 import { type FreshDatabase, freshDatabase } from '../support/database.js';
 import { allowSlowProcesses, type Cli, each, createAccount, email, expectExit, fails, ok, openFresh, operatorCli } from './helpers.js';
 
-
 allowSlowProcesses();
 /**
  * `account list|show|disable|enable`, `key revoke`, and the audit records of account and key
@@ -105,10 +104,10 @@ describe('account list', () => {
 
   test('bad input exits 1', async () => {
     const cases: [string[], RegExp][] = [
-    [['account', 'list', '--status', 'closed', '--json'], /--status/],
-    [['account', 'list', '--limit', '0'], /--limit/],
-    [['account', 'list', '--limit', '1.5', '--json'], /--limit/],
-    [['account', 'list', 'extra'], /unexpected|argument/],
+      [['account', 'list', '--status', 'closed', '--json'], /--status/],
+      [['account', 'list', '--limit', '0'], /--limit/],
+      [['account', 'list', '--limit', '1.5', '--json'], /--limit/],
+      [['account', 'list', 'extra'], /unexpected|argument/],
     ];
     await each(cases, ([args, message]) => fails(cli, args, message));
   });
@@ -126,15 +125,18 @@ describe('account show', () => {
     expect(Object.keys(shown).sort()).toEqual(['account', 'audit', 'history', 'keys', 'orders']);
     expect(shown.account).toMatchObject({ id, email: address, status: 'active', balances: { live: { value: '7', reserved: '0' } } });
     expect(shown.keys).toHaveLength(3);
-    expect(shown.keys.filter((k: { active: boolean }) => k.active).map((k: { mode: string }) => k.mode).sort()).toEqual(['live', 'test']);
+    expect(
+      shown.keys
+        .filter((k: { active: boolean }) => k.active)
+        .map((k: { mode: string }) => k.mode)
+        .sort(),
+    ).toEqual(['live', 'test']);
     for (const key of shown.keys) expect(key.prefix).toMatch(/^sk_(live|test)_[0-9A-Za-z]{4}$/);
     // Never a whole key, anywhere in the output.
     expect(JSON.stringify(shown)).not.toContain(created.live_key);
     expect(JSON.stringify(shown)).not.toMatch(/sk_(live|test)_[0-9A-Za-z]{38}/);
     expect(shown.orders).toEqual({ live: {}, test: {} });
-    expect(shown.history).toEqual([
-      expect.objectContaining({ mode: 'live', kind: 'adjustment', available_delta: '7', reserved_delta: '0', reason: 'wire 42', order_id: null }),
-    ]);
+    expect(shown.history).toEqual([expect.objectContaining({ mode: 'live', kind: 'adjustment', available_delta: '7', reserved_delta: '0', reason: 'wire 42', order_id: null })]);
     expect(shown.audit.map((e: { action: string }) => e.action)).toEqual(['key.reissue', 'balance.credit', 'account.create']);
 
     const byEmail = await ok(cli, ['account', 'show', address.toUpperCase(), '--json']);
@@ -148,9 +150,9 @@ describe('account show', () => {
 
   test('unknown or missing account exits 1', async () => {
     const cases: [string[], RegExp][] = [
-    [['account', 'show', 'acct_nobody0000000000000', '--json'], /acct_nobody0000000000000/],
-    [['account', 'show', 'nobody@example.com'], /nobody@example\.com/],
-    [['account', 'show', '--json'], /ACCOUNT_ID/],
+      [['account', 'show', 'acct_nobody0000000000000', '--json'], /acct_nobody0000000000000/],
+      [['account', 'show', 'nobody@example.com'], /nobody@example\.com/],
+      [['account', 'show', '--json'], /ACCOUNT_ID/],
     ];
     await each(cases, ([args, message]) => fails(cli, args, message));
   });
@@ -195,12 +197,12 @@ describe('account disable / enable', () => {
 
   test('bad input exits 1', async () => {
     const cases: [string[], RegExp][] = [
-    [['account', 'disable', '--reason', 'x', '--json'], /ACCOUNT_ID/],
-    [['account', 'disable', 'acct_nobody0000000000000', '--reason', 'x', '--json'], /no account acct_nobody0000000000000/],
-    [['account', 'enable', 'acct_nobody0000000000000', '--reason', 'x'], /no account acct_nobody0000000000000/],
-    [['account', 'disable', 'acct_x', '--json'], /--reason/],
-    [['account', 'disable', 'acct_x', '--reason', '  '], /reason/],
-    [['account', 'disable', 'acct_x', '--reason', 'x', '--actor='], /actor/],
+      [['account', 'disable', '--reason', 'x', '--json'], /ACCOUNT_ID/],
+      [['account', 'disable', 'acct_nobody0000000000000', '--reason', 'x', '--json'], /no account acct_nobody0000000000000/],
+      [['account', 'enable', 'acct_nobody0000000000000', '--reason', 'x'], /no account acct_nobody0000000000000/],
+      [['account', 'disable', 'acct_x', '--json'], /--reason/],
+      [['account', 'disable', 'acct_x', '--reason', '  '], /reason/],
+      [['account', 'disable', 'acct_x', '--reason', 'x', '--actor='], /actor/],
     ];
     await each(cases, ([args, message]) => fails(cli, args, message));
   });
@@ -236,10 +238,10 @@ describe('key revoke', () => {
 
   test('bad input exits 1', async () => {
     const cases: [string[], RegExp][] = [
-    [['key', 'revoke', '--account', 'acct_nobody0000000000000', '--mode', 'live', '--reason', 'x', '--json'], /acct_nobody0000000000000/],
-    [['key', 'revoke', '--account', 'acct_x', '--mode', 'prod', '--reason', 'x'], /--mode/],
-    [['key', 'revoke', '--account', 'acct_x', '--mode', 'live', '--json'], /--reason/],
-    [['key', 'revoke', '--mode', 'live', '--reason', 'x'], /--account/],
+      [['key', 'revoke', '--account', 'acct_nobody0000000000000', '--mode', 'live', '--reason', 'x', '--json'], /acct_nobody0000000000000/],
+      [['key', 'revoke', '--account', 'acct_x', '--mode', 'prod', '--reason', 'x'], /--mode/],
+      [['key', 'revoke', '--account', 'acct_x', '--mode', 'live', '--json'], /--reason/],
+      [['key', 'revoke', '--mode', 'live', '--reason', 'x'], /--account/],
     ];
     await each(cases, ([args, message]) => fails(cli, args, message));
   });

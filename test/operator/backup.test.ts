@@ -8,7 +8,6 @@ import { type FreshDatabase, freshDatabase, testEngine } from '../support/databa
 import { type ServeProcess, startServe } from '../support/serve-process.js';
 import { allowSlowProcesses, type Cli, createAccount, expectExit, fails, ok, operatorCli } from './helpers.js';
 
-
 allowSlowProcesses();
 /**
  * `backup` and `restore` of the embedded SQLite database. A backup is SQLite's backup API over
@@ -196,12 +195,12 @@ describe.skipIf(testEngine !== 'postgres')('backup and restore on PostgreSQL poi
     await fresh?.dispose();
   });
 
-  test.each([
-    [['backup', '--to', '/tmp/never-written.sqlite', '--json']],
-    [['restore', '--from', '/tmp/never-read.sqlite']],
-  ])('%j exits 1 with the pg_dump / pg_restore procedure', async (args) => {
-    const result = await fails(operatorCli(fresh), args, /PostgreSQL.*pg_dump/s);
-    expect(result.stderr).toMatch(/pg_restore/);
-    expect(fs.existsSync('/tmp/never-written.sqlite')).toBe(false);
-  });
+  test.each([[['backup', '--to', '/tmp/never-written.sqlite', '--json']], [['restore', '--from', '/tmp/never-read.sqlite']]])(
+    '%j exits 1 with the pg_dump / pg_restore procedure',
+    async (args) => {
+      const result = await fails(operatorCli(fresh), args, /PostgreSQL.*pg_dump/s);
+      expect(result.stderr).toMatch(/pg_restore/);
+      expect(fs.existsSync('/tmp/never-written.sqlite')).toBe(false);
+    },
+  );
 });

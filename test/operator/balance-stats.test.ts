@@ -4,7 +4,6 @@ import { readBalance } from '../../src/ledger/ledger.js';
 import { type FreshDatabase, freshDatabase } from '../support/database.js';
 import { allowSlowProcesses, type Cli, createAccount, fails, ok, openFresh, operatorCli, seedAccount, seedOrder } from './helpers.js';
 
-
 allowSlowProcesses();
 /** `balance debit`, `stats` and `audit list`, each database to itself so that totals are exact. */
 let fresh: FreshDatabase;
@@ -27,7 +26,21 @@ describe('balance debit', () => {
   test('takes a withdrawal off the available balance; it shows in the balance history with its reason', async () => {
     const account = await seedAccount(db, { live: '10' });
     const id = account.account_id;
-    const debited = await ok(cli, ['balance', 'debit', '--account', id, '--mode', 'live', '--amount', '2.5', '--reason', 'withdrawal to EQ… (ticket 12)', '--actor', 'erin', '--json']);
+    const debited = await ok(cli, [
+      'balance',
+      'debit',
+      '--account',
+      id,
+      '--mode',
+      'live',
+      '--amount',
+      '2.5',
+      '--reason',
+      'withdrawal to EQ… (ticket 12)',
+      '--actor',
+      'erin',
+      '--json',
+    ]);
     expect(debited).toEqual({ debited: { value: '2.5', currency: 'TON' }, balance: { value: '7.5', reserved: '0', currency: 'TON' } });
     const text = await ok(cli, ['balance', 'debit', '--account', id, '--mode', 'live', '--amount', '0.000000001', '--reason', 'rounding']);
     expect(text.stdout).toMatch(/debited 0\.000000001 TON from the live balance of acct_\w+: 7\.499999999 TON available/);
@@ -41,7 +54,12 @@ describe('balance debit', () => {
     ]);
     const audit = (await ok(cli, ['audit', 'list', '--account', id, '--action', 'balance.debit', '--json'])).entries;
     expect(audit).toHaveLength(2);
-    expect(audit[1]).toMatchObject({ actor: 'erin', mode: 'live', reason: 'withdrawal to EQ… (ticket 12)', details: { amount: '2.5', available_before: '10', available_after: '7.5' } });
+    expect(audit[1]).toMatchObject({
+      actor: 'erin',
+      mode: 'live',
+      reason: 'withdrawal to EQ… (ticket 12)',
+      details: { amount: '2.5', available_before: '10', available_after: '7.5' },
+    });
     expect((await ok(cli, ['ledger', 'verify', '--json'])).ok).toBe(true);
   });
 
@@ -76,7 +94,7 @@ describe('balance debit', () => {
 });
 
 describe('stats', () => {
-  test('counts accounts, sums balances, counts today\'s orders by status, and sums delivered amounts for a period', async () => {
+  test("counts accounts, sums balances, counts today's orders by status, and sums delivered amounts for a period", async () => {
     // A database of its own: totals are exact.
     const own = await freshDatabase();
     const ownCli = operatorCli(own);

@@ -9,7 +9,6 @@ import { cliFor, makeTempDir, removeDir } from '../support/cli.js';
 import { testEngine } from '../support/database.js';
 import { allowSlowProcesses, createAccount, fails, ok, seedOrder } from './helpers.js';
 
-
 allowSlowProcesses();
 /**
  * `db copy`: the move from the embedded SQLite database to PostgreSQL. It needs a PostgreSQL
@@ -80,13 +79,20 @@ describe.skipIf(testEngine !== 'postgres' || !adminUrl)('db copy from SQLite to 
     raw.defaultSafeIntegers(true);
     const target = await openDatabase({ databaseUrl: targetUrl, dataDir });
     try {
-      const tables = (raw.prepare("select name from sqlite_master where type = 'table' and name not like 'sqlite_%' and name not like 'kysely_%'").all() as { name: string }[]).map((r) => r.name);
+      const tables = (raw.prepare("select name from sqlite_master where type = 'table' and name not like 'sqlite_%' and name not like 'kysely_%'").all() as { name: string }[]).map(
+        (r) => r.name,
+      );
       expect(tables).toEqual(expect.arrayContaining(['accounts', 'api_keys', 'balances', 'journal', 'orders', 'order_events', 'audit_log']));
       const normalise = (rows: Record<string, unknown>[]) =>
         rows.map((r) => JSON.stringify(Object.fromEntries(Object.entries(r).map(([k, v]) => [k, v === null ? null : String(v)])))).sort();
       for (const table of tables) {
         const expected = normalise(raw.prepare(`select * from "${table}"`).all() as Record<string, unknown>[]);
-        const actual = normalise((await target.kysely.selectFrom(table as 'accounts').selectAll().execute()) as Record<string, unknown>[]);
+        const actual = normalise(
+          (await target.kysely
+            .selectFrom(table as 'accounts')
+            .selectAll()
+            .execute()) as Record<string, unknown>[],
+        );
         expect(actual, `table ${table}`).toEqual(expected);
       }
       // The keys authenticate against PostgreSQL; the disabled account stays disabled.

@@ -5,7 +5,6 @@ import { type RunningService, startService } from '../../src/service.js';
 import { type FreshDatabase, freshDatabase } from '../support/database.js';
 import { allowSlowProcesses, type Cli, ok, operatorCli, seedAccount } from './helpers.js';
 
-
 allowSlowProcesses();
 /**
  * A running service (in this process) and the operator's CLI (a separate process) on one
@@ -43,7 +42,7 @@ async function postOrder(key: string) {
 }
 
 describe('a disabled account', () => {
-  test("its keys are refused with 401 account_disabled at the very next request, and work again once enabled", async () => {
+  test('its keys are refused with 401 account_disabled at the very next request, and work again once enabled', async () => {
     const account = await seedAccount(service.db, { test: '10' });
     expect((await get(account.test_key)).status).toBe(200);
     expect((await get(account.live_key)).status).toBe(200);

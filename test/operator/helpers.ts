@@ -109,11 +109,7 @@ let keys = 0;
  */
 let lastSeedTime = 0;
 
-export async function seedOrder(
-  db: Db,
-  accountId: string,
-  options: { mode?: Mode; quantity?: number; hold?: boolean; username?: string } = {},
-): Promise<Order> {
+export async function seedOrder(db: Db, accountId: string, options: { mode?: Mode; quantity?: number; hold?: boolean; username?: string } = {}): Promise<Order> {
   const config = loadConfig({});
   const prices = new ListPriceSource(config.prices, new FixedRateFeed(config.tonUsdRate));
   // Each seeded order is at least a millisecond newer than the last: lists sort newest first,

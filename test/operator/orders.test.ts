@@ -6,7 +6,6 @@ import { type FreshDatabase, freshDatabase } from '../support/database.js';
 import { allowSlowProcesses, type Cli, each, seedAccount, expectExit, fails, ok, openFresh, operatorCli, seedOrder } from './helpers.js';
 import { parseJsonStdout } from '../support/cli.js';
 
-
 allowSlowProcesses();
 /**
  * `order list|show|resolve`. Orders are made by the service's own order code in this process
@@ -90,11 +89,11 @@ describe('order list', () => {
 
   test('bad input exits 1', async () => {
     const cases: [string[], RegExp][] = [
-    [['order', 'list', '--status', 'done', '--json'], /--status/],
-    [['order', 'list', '--since', 'yesterday', '--json'], /--since/],
-    [['order', 'list', '--since', '2026-13-45'], /--since/],
-    [['order', 'list', '--mode', 'prod'], /--mode/],
-    [['order', 'list', '--limit', '-1'], /limit/],
+      [['order', 'list', '--status', 'done', '--json'], /--status/],
+      [['order', 'list', '--since', 'yesterday', '--json'], /--since/],
+      [['order', 'list', '--since', '2026-13-45'], /--since/],
+      [['order', 'list', '--mode', 'prod'], /--mode/],
+      [['order', 'list', '--limit', '-1'], /limit/],
     ];
     await each(cases, ([args, message]) => fails(cli, args, message));
   });
@@ -122,9 +121,9 @@ describe('order show', () => {
 
   test('unknown or missing order exits 1', async () => {
     const cases: [string[], RegExp][] = [
-    [['order', 'show', 'ord_doesnotexist00000000', '--json'], /no order ord_doesnotexist00000000/],
-    [['order', 'show', '--json'], /ORDER_ID/],
-    [['order', 'show', 'ord_a', 'ord_b'], /unexpected/],
+      [['order', 'show', 'ord_doesnotexist00000000', '--json'], /no order ord_doesnotexist00000000/],
+      [['order', 'show', '--json'], /ORDER_ID/],
+      [['order', 'show', 'ord_a', 'ord_b'], /unexpected/],
     ];
     await each(cases, ([args, message]) => fails(cli, args, message));
   });
@@ -145,7 +144,10 @@ describe('order resolve', () => {
 
     const second = await ok(cli, args);
     expect(second).toMatchObject({ changed: false, order: { status: 'delivered' } });
-    const text = await ok(cli, args.filter((a) => a !== '--json'));
+    const text = await ok(
+      cli,
+      args.filter((a) => a !== '--json'),
+    );
     expect(text.stdout).toMatch(/already delivered; nothing changed/);
 
     expect(await readBalance(db.kysely, ref)).toEqual({ available: 1_000_000_000n - PRICE_50_STARS, reserved: 0n });
@@ -225,7 +227,11 @@ describe('order resolve', () => {
     await fails(cli, ['order', 'resolve', queued.id, '--failed', '--reason', 'x', '--json'], /fulfillment_pending/);
 
     const leased = await seedOrder(db, account.account_id);
-    await db.kysely.updateTable('orders').set({ lease_owner: 'wrk_test', lease_until: Date.now() + 600_000 }).where('id', '=', leased.id).execute();
+    await db.kysely
+      .updateTable('orders')
+      .set({ lease_owner: 'wrk_test', lease_until: Date.now() + 600_000 })
+      .where('id', '=', leased.id)
+      .execute();
     await fails(cli, ['order', 'resolve', leased.id, '--failed', '--reason', 'x'], /being worked on by wrk_test/);
     expect((await journalOf(leased.id)).map((j) => j.kind)).toEqual(['reserve']);
     const forced = await ok(cli, ['order', 'resolve', leased.id, '--failed', '--reason', 'worker stuck', '--force', '--json']);
@@ -237,12 +243,12 @@ describe('order resolve', () => {
 
   test('bad input exits 1', async () => {
     const cases: [string[], RegExp][] = [
-    [['order', 'resolve', 'ord_x', '--reason', 'x', '--json'], /--delivered or --failed/],
-    [['order', 'resolve', 'ord_x', '--delivered', '--failed', '--reason', 'x'], /--delivered or --failed/],
-    [['order', 'resolve', 'ord_x', '--delivered', '--json'], /--reason/],
-    [['order', 'resolve', '--delivered', '--reason', 'x'], /ORDER_ID/],
-    [['order', 'resolve', 'ord_doesnotexist00000000', '--delivered', '--reason', 'x', '--json'], /no order ord_doesnotexist00000000/],
-    [['order', 'resolve', 'ord_x', '--delivered=yes', '--reason', 'x'], /delivered/],
+      [['order', 'resolve', 'ord_x', '--reason', 'x', '--json'], /--delivered or --failed/],
+      [['order', 'resolve', 'ord_x', '--delivered', '--failed', '--reason', 'x'], /--delivered or --failed/],
+      [['order', 'resolve', 'ord_x', '--delivered', '--json'], /--reason/],
+      [['order', 'resolve', '--delivered', '--reason', 'x'], /ORDER_ID/],
+      [['order', 'resolve', 'ord_doesnotexist00000000', '--delivered', '--reason', 'x', '--json'], /no order ord_doesnotexist00000000/],
+      [['order', 'resolve', 'ord_x', '--delivered=yes', '--reason', 'x'], /delivered/],
     ];
     await each(cases, ([args, message]) => fails(cli, args, message));
   });

@@ -56,10 +56,9 @@ const plan: fc.Arbitrary<Plan> = fc.record({
     }),
     { maxLength: 10 },
   ),
-  adjustments: fc.array(
-    fc.record({ day: fc.integer({ min: 0, max: 40 }), mode: fc.constantFrom<Mode>('test', 'live'), amount: fc.bigInt({ min: 1n, max: 5_000_000_000n }) }),
-    { maxLength: 4 },
-  ),
+  adjustments: fc.array(fc.record({ day: fc.integer({ min: 0, max: 40 }), mode: fc.constantFrom<Mode>('test', 'live'), amount: fc.bigInt({ min: 1n, max: 5_000_000_000n }) }), {
+    maxLength: 4,
+  }),
 });
 
 const at = (daysAgo: number, ms = 0) => (today - daysAgo) * MS_PER_DAY + 3_600_000 + ms;
@@ -76,7 +75,15 @@ async function apply(p: Plan): Promise<string> {
   const orders: Array<{ order: Order; outcome: 'delivered' | 'failed'; settle: Settle }> = [];
   for (const [i, o] of p.orders.entries()) {
     const deps = { db, prices, gate: new IdempotencyGate(), liveAvailable: () => false, onCreated: () => undefined, now: () => at(o.day, i) };
-    const { order } = await createOrder(deps, { accountId, mode: 'test', idempotencyKey: `k${i}`, product: 'stars', username: 'alice_test', quantity: o.quantity, externalId: null });
+    const { order } = await createOrder(deps, {
+      accountId,
+      mode: 'test',
+      idempotencyKey: `k${i}`,
+      product: 'stars',
+      username: 'alice_test',
+      quantity: o.quantity,
+      externalId: null,
+    });
     orders.push({ order, outcome: o.outcome, settle: o.settle });
   }
   const settledNow = Date.now();
@@ -96,7 +103,14 @@ async function apply(p: Plan): Promise<string> {
     if (settle === 'raceBatch') work.push(transitionOrder(db.kysely, order, { to: 'failed', failureReason: 'operator_failed', nextRunAt: null, now: settledNow }));
   }
   work.push(
-    db.kysely.transaction().execute((tx) => withLedgerMovesLast(tx, () => transitionMany(tx, batch.map(({ order, outcome }) => ({ order, steps: steps(outcome, settledNow) }))))),
+    db.kysely.transaction().execute((tx) =>
+      withLedgerMovesLast(tx, () =>
+        transitionMany(
+          tx,
+          batch.map(({ order, outcome }) => ({ order, steps: steps(outcome, settledNow) })),
+        ),
+      ),
+    ),
   );
   await Promise.all(work);
   return accountId;

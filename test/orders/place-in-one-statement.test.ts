@@ -79,7 +79,9 @@ describe.skipIf(testEngine !== 'postgres')('an order placed in one statement (Po
     expect(events.map((e) => [e.seq, e.type, e.status, e.data])).toEqual([[1, 'order.created', 'fulfillment_pending', { amount: '2.5' }]]);
     expect(await readBalance(db.kysely, { accountId, mode: 'test' })).toEqual({ available: parseTon('7.5'), reserved: parseTon('2.5') });
     const journal = await db.kysely.selectFrom('journal').selectAll().where('order_id', '=', order.id).execute();
-    expect(journal).toMatchObject([{ kind: 'reserve', available_delta: -parseTon('2.5'), reserved_delta: parseTon('2.5'), seq: 2n, balance_available: parseTon('7.5'), balance_reserved: parseTon('2.5') }]);
+    expect(journal).toMatchObject([
+      { kind: 'reserve', available_delta: -parseTon('2.5'), reserved_delta: parseTon('2.5'), seq: 2n, balance_available: parseTon('7.5'), balance_reserved: parseTon('2.5') },
+    ]);
     expect(await verifyLedger(db.kysely)).toEqual([]);
   });
 
@@ -94,7 +96,17 @@ describe.skipIf(testEngine !== 'postgres')('an order placed in one statement (Po
   test('places nothing for an account with an enabled webhook endpoint (its outbox is the general path’s)', async () => {
     await db.kysely
       .insertInto('webhook_endpoints')
-      .values({ id: 'we_fast', account_id: accountId, mode: 'test', url: 'https://example.com/hook', events: '["*"]', secret: 'whsec_x', status: 'enabled', created_at: 1, updated_at: 1 })
+      .values({
+        id: 'we_fast',
+        account_id: accountId,
+        mode: 'test',
+        url: 'https://example.com/hook',
+        events: '["*"]',
+        secret: 'whsec_x',
+        status: 'enabled',
+        created_at: 1,
+        updated_at: 1,
+      })
       .execute();
     const order = pending('1');
     expect(await placeInOneStatement(db.kysely, order, 10_000)).toBe(false);
@@ -147,7 +159,9 @@ describe.skipIf(testEngine !== 'postgres')('an order placed in one statement (Po
       await holder.end();
     }
     // The cap was the statement's own: the pooled connection keeps its default (no cap).
-    const settings = await Promise.all(Array.from({ length: 3 }, () => db.kysely.selectNoFrom((eb) => eb.fn<string>('current_setting', [eb.val('lock_timeout')]).as('cap')).executeTakeFirstOrThrow()));
+    const settings = await Promise.all(
+      Array.from({ length: 3 }, () => db.kysely.selectNoFrom((eb) => eb.fn<string>('current_setting', [eb.val('lock_timeout')]).as('cap')).executeTakeFirstOrThrow()),
+    );
     expect(settings.map((s) => s.cap)).toEqual(['0', '0', '0']);
   });
 

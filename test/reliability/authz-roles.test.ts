@@ -73,7 +73,9 @@ async function snapshot(): Promise<unknown> {
   return {
     keys: await db.selectFrom('api_keys').select(['id', 'revoked_at']).where('account_id', '=', accountId).orderBy('id').execute(),
     endpoints: await db.selectFrom('webhook_endpoints').select(['id', 'secret', 'status', 'url']).where('account_id', '=', accountId).orderBy('id').execute(),
-    messages: (await db.selectFrom('webhook_messages as m').innerJoin('webhook_endpoints as e', 'e.id', 'm.endpoint_id').select('m.id').where('e.account_id', '=', accountId).execute()).length,
+    messages: (
+      await db.selectFrom('webhook_messages as m').innerJoin('webhook_endpoints as e', 'e.id', 'm.endpoint_id').select('m.id').where('e.account_id', '=', accountId).execute()
+    ).length,
     members: await db.selectFrom('memberships').select(['person_id', 'role']).where('account_id', '=', accountId).orderBy('person_id').execute(),
     invites: (await db.selectFrom('team_invites').select('token_hash').where('account_id', '=', accountId).execute()).length,
     balances: await db.selectFrom('balances').select(['mode', 'available', 'reserved']).where('account_id', '=', accountId).orderBy('mode').execute(),

@@ -163,7 +163,11 @@ function exampleOf(schema: Schema): unknown {
   if ('const' in schema) return schema.const;
   const type = Array.isArray(schema.type) ? schema.type.find((t: string) => t !== 'null') : schema.type;
   if (type === 'object') {
-    return Object.fromEntries(Object.entries<Schema>(schema.properties ?? {}).filter(([name]) => (schema.required ?? []).includes(name)).map(([name, sub]) => [name, exampleOf(sub)]));
+    return Object.fromEntries(
+      Object.entries<Schema>(schema.properties ?? {})
+        .filter(([name]) => (schema.required ?? []).includes(name))
+        .map(([name, sub]) => [name, exampleOf(sub)]),
+    );
   }
   if (type === 'integer' || type === 'number') return schema.minimum ?? 1;
   if (type === 'boolean') return true;
@@ -183,9 +187,7 @@ async function send(operation: ApiOperation, authorization: string | undefined, 
 
 /** Markers of owners other than the caller found in a body, apart from what the request itself carried (an id echoed in a 404 message). */
 function leaks(response: { body: string; sent: string }, caller: Owner | undefined): string[] {
-  return owners
-    .filter((o) => o !== caller)
-    .flatMap((o) => o.markers.filter((m) => response.body.includes(m) && !response.sent.includes(m)).map((m) => `${o.label}'s ${m}`));
+  return owners.filter((o) => o !== caller).flatMap((o) => o.markers.filter((m) => response.body.includes(m) && !response.sent.includes(m)).map((m) => `${o.label}'s ${m}`));
 }
 
 test('the document lists authenticated operations', () => {
@@ -231,7 +233,10 @@ describe.each(operations.map((op) => [`${op.method} ${op.template}`, op] as cons
         if (target === caller && operation.method === 'GET' && /^\/orders\/\{[^}]+\}$/.test(operation.template)) expect(response.status, `own id: ${label}`).toBe(200);
         if (operation.method === 'GET' && operation.template === '/webhook_endpoints') {
           expect(response.status, label).toBe(200);
-          expect(JSON.parse(response.body).data.map((e: { id: string }) => e.id), label).toContain(caller.endpointId);
+          expect(
+            JSON.parse(response.body).data.map((e: { id: string }) => e.id),
+            label,
+          ).toContain(caller.endpointId);
         }
         if (target === caller && operation.template.endsWith('/rotate_secret')) {
           expect(response.status, `own rotation: ${label}`).toBe(200);
@@ -274,7 +279,9 @@ test('no secret material is compared with === (keys and session ids by hash look
         fs.readFileSync(file, 'utf8')
           .split('\n')
           .forEach((line, i) => {
-            const comparison = /\b(\w*(?:token|secret|csrf|apikey|api_key|sessionid|session_id|keyhash|key_hash|cookie)\w*)\s*[!=]==?\s*(?!null\b|undefined\b|'|")(\w+)/i.exec(line);
+            const comparison = /\b(\w*(?:token|secret|csrf|apikey|api_key|sessionid|session_id|keyhash|key_hash|cookie)\w*)\s*[!=]==?\s*(?!null\b|undefined\b|'|")(\w+)/i.exec(
+              line,
+            );
             if (comparison && !/typeof/.test(line)) suspicious.push(`${path.relative(PROJECT_ROOT, file)}:${i + 1}: ${line.trim()}`);
           });
       }

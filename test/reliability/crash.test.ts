@@ -149,7 +149,10 @@ function driver(fixture: Fixture) {
       let active = true;
       const clients = Array.from({ length: CLIENTS }, async (_, client) => {
         while (active) {
-          const pending = { key: `crash-${round}-${client}-${++sequence}`, body: JSON.stringify({ product: 'stars', recipient: RECIPIENTS[sequence % RECIPIENTS.length], quantity: 50 }) };
+          const pending = {
+            key: `crash-${round}-${client}-${++sequence}`,
+            body: JSON.stringify({ product: 'stars', recipient: RECIPIENTS[sequence % RECIPIENTS.length], quantity: 50 }),
+          };
           if ((await send(origin, pending)) === 'lost') {
             tally.lost++;
             inDoubt.push(pending);
@@ -166,7 +169,15 @@ function driver(fixture: Fixture) {
 }
 
 const openOrders = async (db: Db) =>
-  Number((await db.kysely.selectFrom('orders').select((eb) => eb.fn.countAll().as('n')).where('status', 'in', ['fulfillment_pending', 'processing']).executeTakeFirstOrThrow()).n);
+  Number(
+    (
+      await db.kysely
+        .selectFrom('orders')
+        .select((eb) => eb.fn.countAll().as('n'))
+        .where('status', 'in', ['fulfillment_pending', 'processing'])
+        .executeTakeFirstOrThrow()
+    ).n,
+  );
 
 /** The end checks of both scenarios, once everything in doubt is answered and every order is final. */
 async function expectRecovered(fixture: Fixture, load: ReturnType<typeof driver>): Promise<void> {
@@ -311,7 +322,9 @@ test(`split roles: serve --role api and --role worker SIGKILLed separately at ra
     expect(stopped.killed, 'a clean stop after the crashes').toBe(false);
   }
   const seconds = (performance.now() - startedAt) / 1000;
-  console.log(`[crash] ${testEngine} split roles: ${total()} SIGKILLs in ${round} rounds (${JSON.stringify(kills)}) in ${seconds.toFixed(1)} s; ${JSON.stringify(load.tally)}, ${load.acknowledged.length} acknowledged`);
+  console.log(
+    `[crash] ${testEngine} split roles: ${total()} SIGKILLs in ${round} rounds (${JSON.stringify(kills)}) in ${seconds.toFixed(1)} s; ${JSON.stringify(load.tally)}, ${load.acknowledged.length} acknowledged`,
+  );
   expect(kills.api).toBeGreaterThan(0);
   expect(kills.worker).toBeGreaterThan(0);
   // With the default 20 kills: 13 rounds, 3 of them with a process killed before it listened.

@@ -226,7 +226,29 @@ describe('hostile input to the dashboard', () => {
       ['GET', '/activity'],
       ['GET', '/activity.csv'],
     ] as const;
-    const fieldNames = fc.constantFrom('amount', 'threshold', 'mode', 'replaces', 'email', 'password', 'password_again', 'next', 'q', 'status', 'after', 'before', 'url', 'events', '__proto__', 'constructor[prototype][x]', '_csrf', 'code', 'role', 'account', 'required');
+    const fieldNames = fc.constantFrom(
+      'amount',
+      'threshold',
+      'mode',
+      'replaces',
+      'email',
+      'password',
+      'password_again',
+      'next',
+      'q',
+      'status',
+      'after',
+      'before',
+      'url',
+      'events',
+      '__proto__',
+      'constructor[prototype][x]',
+      '_csrf',
+      'code',
+      'role',
+      'account',
+      'required',
+    );
     // Besides nasty strings, values the webhook forms can act on: loopback URLs (test mode; never a
     // name to resolve), a public https URL (live mode), event types.
     const value = fc.oneof(
@@ -248,22 +270,31 @@ describe('hostile input to the dashboard', () => {
       .map((route) => [route, [] as [string, string][], route[1].startsWith('/test/') ? testEndpoint : liveEndpoint, message, 'x', true, true] as const);
     const statuses = new Map<string, Set<number>>();
     await fc.assert(
-      fc.asyncProperty(fc.constantFrom(...routes), pairs, pathId, pathId, nastyString, fc.boolean(), fc.boolean(), async ([method, template], fields, id, second, nastyId, withToken, loggedIn) => {
-        const path = template.replace('{x}', encodeId(template.endsWith('/delete') ? nastyId : id)).replace('{y}', encodeId(second));
-        const form = encode([...fields, ...(withToken ? [['_csrf', token] as [string, string]] : [])]);
-        // Never log out or land on a password change for real: those end the shared session.
-        const response = await h.service.app.inject({
-          method,
-          url: method === 'GET' ? `${path}?${form}` : path,
-          remoteAddress: '10.9.5.1',
-          headers: { ...(loggedIn && { cookie }), ...(method === 'POST' && { 'content-type': 'application/x-www-form-urlencoded' }) },
-          ...(method === 'POST' && { payload: form }),
-        });
-        expect(response.statusCode, `${method} ${path} ${form.slice(0, 200)} → ${response.body.slice(0, 200)}`).toBeLessThan(500);
-        const seen = statuses.get(template) ?? new Set<number>();
-        seen.add(response.statusCode);
-        statuses.set(template, seen);
-      }),
+      fc.asyncProperty(
+        fc.constantFrom(...routes),
+        pairs,
+        pathId,
+        pathId,
+        nastyString,
+        fc.boolean(),
+        fc.boolean(),
+        async ([method, template], fields, id, second, nastyId, withToken, loggedIn) => {
+          const path = template.replace('{x}', encodeId(template.endsWith('/delete') ? nastyId : id)).replace('{y}', encodeId(second));
+          const form = encode([...fields, ...(withToken ? [['_csrf', token] as [string, string]] : [])]);
+          // Never log out or land on a password change for real: those end the shared session.
+          const response = await h.service.app.inject({
+            method,
+            url: method === 'GET' ? `${path}?${form}` : path,
+            remoteAddress: '10.9.5.1',
+            headers: { ...(loggedIn && { cookie }), ...(method === 'POST' && { 'content-type': 'application/x-www-form-urlencoded' }) },
+            ...(method === 'POST' && { payload: form }),
+          });
+          expect(response.statusCode, `${method} ${path} ${form.slice(0, 200)} → ${response.body.slice(0, 200)}`).toBeLessThan(500);
+          const seen = statuses.get(template) ?? new Set<number>();
+          seen.add(response.statusCode);
+          statuses.set(template, seen);
+        },
+      ),
       { numRuns: runs, seed: SEED, examples: examples.map((e) => [...e]) as never },
     );
     // The webhook pages were reached past the session and CSRF checks, not only refused by them.

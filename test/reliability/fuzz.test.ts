@@ -103,12 +103,19 @@ describe('every operation, hostile input', () => {
     const seconds = (performance.now() - started) / 1000;
     console.log(
       `[fuzz] ${operation.method} ${operation.template}: ${RUNS} cases in ${seconds.toFixed(1)} s, slowest ${slowest.toFixed(0)} ms; ` +
-        [...stats].sort((a, b) => b[1] - a[1]).map(([k, n]) => `${k}×${n}`).join(', '),
+        [...stats]
+          .sort((a, b) => b[1] - a[1])
+          .map(([k, n]) => `${k}×${n}`)
+          .join(', '),
     );
     // At least one documented success among the cases: the generator reaches the happy path too.
     // (Only where the fuzzer has valid ids: it knows order ids, not those of resources added later.)
     const knowsIds = !operation.parameters.some((p) => p.in === 'path') || operation.template.startsWith('/orders/');
-    if (knowsIds) expect([...stats.keys()].some((k) => /^2\d\d$/.test(k)), `no 2xx among ${[...stats.keys()].join(', ')}`).toBe(true);
+    if (knowsIds)
+      expect(
+        [...stats.keys()].some((k) => /^2\d\d$/.test(k)),
+        `no 2xx among ${[...stats.keys()].join(', ')}`,
+      ).toBe(true);
   });
 });
 
@@ -116,7 +123,17 @@ test('unknown routes and methods get the contract 404', async () => {
   await fc.assert(
     fc.asyncProperty(
       fc.constantFrom('GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'),
-      fc.constantFrom('/api/v1/nope', '/api/v1/', '/api/v1', '/api/v1/orders', '/api/v1/balance/', '/api/v1/orders/x/y', '/api/v2/orders', '/api/v1/%00', '/api/v1/..%2f..%2fbalance'),
+      fc.constantFrom(
+        '/api/v1/nope',
+        '/api/v1/',
+        '/api/v1',
+        '/api/v1/orders',
+        '/api/v1/balance/',
+        '/api/v1/orders/x/y',
+        '/api/v2/orders',
+        '/api/v1/%00',
+        '/api/v1/..%2f..%2fbalance',
+      ),
       async (method, target) => {
         const response = await rawRequest(h.url, { method, target, headers: [['Authorization', `Bearer ${account.testKey}`]] }, TIMEOUT_MS);
         expect(response.status, response.body).toBeLessThan(500);
@@ -149,7 +166,22 @@ test('requests Node cannot parse still get a contract error body', async () => {
 });
 
 test('afterwards: the ledger verifies clean and the server still answers', async () => {
-  await expect.poll(async () => Number((await h.service.db.kysely.selectFrom('orders').select((eb) => eb.fn.countAll().as('n')).where('mode', '=', 'test').where('status', 'in', ['fulfillment_pending', 'processing']).executeTakeFirstOrThrow()).n), { timeout: 30_000, interval: 100 }).toBe(0);
+  await expect
+    .poll(
+      async () =>
+        Number(
+          (
+            await h.service.db.kysely
+              .selectFrom('orders')
+              .select((eb) => eb.fn.countAll().as('n'))
+              .where('mode', '=', 'test')
+              .where('status', 'in', ['fulfillment_pending', 'processing'])
+              .executeTakeFirstOrThrow()
+          ).n,
+        ),
+      { timeout: 30_000, interval: 100 },
+    )
+    .toBe(0);
   expect(await verifyLedger(h.service.db.kysely)).toEqual([]);
   const health = await fetch(`${h.url}/api/v1/balance`, { headers: { authorization: `Bearer ${account.testKey}` } });
   expect(health.status).toBe(200);

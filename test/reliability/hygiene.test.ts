@@ -22,7 +22,8 @@ import { independentlyVerified, type Receiver, startReceiver } from '../support/
  */
 
 describe.runIf(testEngine === 'sqlite')('scripts/audit.mjs', () => {
-  const load = async () => (await import(path.join(PROJECT_ROOT, 'scripts', 'audit.mjs') as string)) as { evaluate: (report: unknown, exceptions: unknown[]) => { status: string; lines: string[] } };
+  const load = async () =>
+    (await import(path.join(PROJECT_ROOT, 'scripts', 'audit.mjs') as string)) as { evaluate: (report: unknown, exceptions: unknown[]) => { status: string; lines: string[] } };
   const report = (severity: string, id = 'GHSA-aaaa-bbbb-cccc') => ({
     auditReportVersion: 2,
     vulnerabilities: { somepkg: { name: 'somepkg', severity, via: [{ source: 1, name: 'somepkg', title: 'A flaw', url: `https://github.com/advisories/${id}`, severity }] } },
@@ -107,12 +108,24 @@ describe('no secret in the logs', () => {
     expect(rotatedSecret).not.toBe(firstSecret);
     // The first delivery fails (logged as a failed attempt), the retry succeeds.
     receiver.script.push({ status: 500, body: 'try again' });
-    const order = await api(testKey, { method: 'POST', headers: { 'content-type': 'application/json', 'idempotency-key': 'logs-order-1' }, body: JSON.stringify({ product: 'stars', recipient: '@log_reader', quantity: 50 }) }, '/orders');
+    const order = await api(
+      testKey,
+      {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'idempotency-key': 'logs-order-1' },
+        body: JSON.stringify({ product: 'stars', recipient: '@log_reader', quantity: 50 }),
+      },
+      '/orders',
+    );
     expect(order.status).toBe(201);
     const orderId = ((await order.json()) as { id: string }).id;
     // A key pasted into the query string or a body field by mistake.
     await fetch(`${base}/api/v1/balance?key=${testKey}&api_key=${testKey}`, { headers: { authorization: `Bearer ${testKey}` } });
-    await api(testKey, { method: 'POST', headers: { 'content-type': 'application/json', 'idempotency-key': 'logs-2' }, body: JSON.stringify({ key: testKey, password: 'body password' }) }, '/orders');
+    await api(
+      testKey,
+      { method: 'POST', headers: { 'content-type': 'application/json', 'idempotency-key': 'logs-2' }, body: JSON.stringify({ key: testKey, password: 'body password' }) },
+      '/orders',
+    );
 
     // The dashboard: sign up, a wrong and a right login, a key reissue shown once.
     const jar = new Map<string, string>();
@@ -198,7 +211,8 @@ describe('no secret in the logs', () => {
     try {
       for (const row of await db.kysely.selectFrom('dashboard_secrets').select(['name', 'value']).execute()) secrets[`stored ${row.name}`] = row.value;
       for (const row of await db.kysely.selectFrom('api_keys').select(['key_hash']).execute()) secrets[`key hash ${row.key_hash.slice(0, 6)}`] = row.key_hash;
-      for (const row of await db.kysely.selectFrom('people').select(['password_hash']).where('password_hash', 'is not', null).execute()) secrets['password hash'] = row.password_hash as string;
+      for (const row of await db.kysely.selectFrom('people').select(['password_hash']).where('password_hash', 'is not', null).execute())
+        secrets['password hash'] = row.password_hash as string;
       // Every webhook secret stored: the four above (current and previous), nothing else.
       const stored = (await db.kysely.selectFrom('webhook_endpoints').select(['secret', 'previous_secret']).execute()).flatMap((row) => [row.secret, row.previous_secret]);
       const shown = ['webhook secret', 'rotated webhook secret', 'dashboard webhook secret', 'dashboard rotated webhook secret'].map((name) => secrets[name]);
@@ -206,7 +220,9 @@ describe('no secret in the logs', () => {
     } finally {
       await db.close();
     }
-    secrets['session id hash'] = createHash('sha256').update(secrets['session cookie'] as string).digest('hex');
+    secrets['session id hash'] = createHash('sha256')
+      .update(secrets['session cookie'] as string)
+      .digest('hex');
 
     const log = exit.stdout + exit.stderr;
     // The logs were captured, with the requests in them.

@@ -79,8 +79,7 @@ test.for(Array.from({ length: ROUNDS }, (_, round) => round))('round %i: concurr
       if (response.status === 201) {
         acknowledged.push({ id: json.id, accountId: book.accountId, idempotencyKey, amount: json.amount.value });
         if (!creatingBody.has(idempotencyKey)) creatingBody.set(idempotencyKey, body);
-      }
-      else if (![402, 409].includes(response.status)) unexpected.push(`POST /orders → ${response.status} ${JSON.stringify(json)}`);
+      } else if (![402, 409].includes(response.status)) unexpected.push(`POST /orders → ${response.status} ${JSON.stringify(json)}`);
       else if (response.status === 409 && !['idempotency_conflict', 'idempotency_key_in_use'].includes(json.error.code)) unexpected.push(`409 ${json.error.code}`);
       return { status: response.status, json };
     }
@@ -177,14 +176,29 @@ test.for(Array.from({ length: ROUNDS }, (_, round) => round))('round %i: concurr
   // Let the worker settle everything, then check the books.
   const db = h.service.db.kysely;
   await expect
-    .poll(async () => Number((await db.selectFrom('orders').select((eb) => eb.fn.countAll().as('n')).where('status', 'in', ['fulfillment_pending', 'processing']).executeTakeFirstOrThrow()).n), {
-      timeout: 30_000,
-      interval: 50,
-    })
+    .poll(
+      async () =>
+        Number(
+          (
+            await db
+              .selectFrom('orders')
+              .select((eb) => eb.fn.countAll().as('n'))
+              .where('status', 'in', ['fulfillment_pending', 'processing'])
+              .executeTakeFirstOrThrow()
+          ).n,
+        ),
+      {
+        timeout: 30_000,
+        interval: 50,
+      },
+    )
     .toBe(0);
   console.log(
     `[money] round ${round}: ${CLIENTS} clients × ${OPS_PER_CLIENT} ops in ${(loadMs / 1000).toFixed(1)} s, ${acknowledged.length} acknowledged; ` +
-      [...statuses].sort().map(([k, v]) => `${k}×${v}`).join(', '),
+      [...statuses]
+        .sort()
+        .map(([k, v]) => `${k}×${v}`)
+        .join(', '),
   );
   expect(unexpected).toEqual([]);
   expect(midRun, 'invariants during the load').toEqual([]);

@@ -110,29 +110,47 @@ describe.skipIf(testEngine !== 'postgres')('scale-out on PostgreSQL', () => {
     const ids = new Set<string>();
     let replays = 0;
     const failures: string[] = [];
-    await pool(Array.from({ length: 1000 }, (_, i) => i), 50, async (i) => {
-      const account = accounts[i % accounts.length]!;
-      const body = { product: 'stars', recipient: `@client_${i % 7}x`, quantity: 50 + (i % 20), external_id: `inv-${i}` };
-      const key = randomUUID();
-      const first = await call(apis[i % 3]!.url, '/orders', account.testKey, { json: body, idempotencyKey: key });
-      if (first.status !== 201) return void failures.push(`${first.status} ${JSON.stringify(first.body)}`);
-      ids.add(first.body.id);
-      if (i % 4 === 0) {
-        // The client's retry lands on another node: the same order comes back.
-        const retry = await call(apis[(i + 1) % 3]!.url, '/orders', account.testKey, { json: body, idempotencyKey: key });
-        if (retry.status !== 201 || retry.body.id !== first.body.id || retry.headers.get('idempotent-replayed') !== 'true') {
-          failures.push(`retry: ${retry.status} ${JSON.stringify(retry.body)}`);
+    await pool(
+      Array.from({ length: 1000 }, (_, i) => i),
+      50,
+      async (i) => {
+        const account = accounts[i % accounts.length]!;
+        const body = { product: 'stars', recipient: `@client_${i % 7}x`, quantity: 50 + (i % 20), external_id: `inv-${i}` };
+        const key = randomUUID();
+        const first = await call(apis[i % 3]!.url, '/orders', account.testKey, { json: body, idempotencyKey: key });
+        if (first.status !== 201) return void failures.push(`${first.status} ${JSON.stringify(first.body)}`);
+        ids.add(first.body.id);
+        if (i % 4 === 0) {
+          // The client's retry lands on another node: the same order comes back.
+          const retry = await call(apis[(i + 1) % 3]!.url, '/orders', account.testKey, { json: body, idempotencyKey: key });
+          if (retry.status !== 201 || retry.body.id !== first.body.id || retry.headers.get('idempotent-replayed') !== 'true') {
+            failures.push(`retry: ${retry.status} ${JSON.stringify(retry.body)}`);
+          }
+          replays++;
         }
-        replays++;
-      }
-    });
+      },
+    );
     // On failure, show what the API nodes logged as errors.
-    if (failures.length > 0) for (const node of apis) console.error(node.output().stdout.split('\n').filter((l) => l.includes('"level":50')).slice(0, 3).join('\n'));
+    if (failures.length > 0)
+      for (const node of apis)
+        console.error(
+          node
+            .output()
+            .stdout.split('\n')
+            .filter((l) => l.includes('"level":50'))
+            .slice(0, 3)
+            .join('\n'),
+        );
     expect(failures).toEqual([]);
     expect(ids.size).toBe(1000);
     expect(replays).toBe(250);
 
-    await until(() => openOrders(db), (n) => n === 0, 90_000, 'every order to be final');
+    await until(
+      () => openOrders(db),
+      (n) => n === 0,
+      90_000,
+      'every order to be final',
+    );
     const counts = await eventCounts(db);
     expect(counts.size).toBe(1000);
     for (const [id, byType] of counts) {
@@ -149,11 +167,15 @@ describe.skipIf(testEngine !== 'postgres')('scale-out on PostgreSQL', () => {
     const api = await start('api');
     const account = await fundedAccount('100');
     const created: string[] = [];
-    await pool(Array.from({ length: 300 }, (_, i) => i), 20, async (i) => {
-      const res = await call(api.url, '/orders', account.testKey, { json: { product: 'stars', recipient: `@kill_${i % 5}xx`, quantity: 50 }, idempotencyKey: randomUUID() });
-      expect(res.status).toBe(201);
-      created.push(res.body.id);
-    });
+    await pool(
+      Array.from({ length: 300 }, (_, i) => i),
+      20,
+      async (i) => {
+        const res = await call(api.url, '/orders', account.testKey, { json: { product: 'stars', recipient: `@kill_${i % 5}xx`, quantity: 50 }, idempotencyKey: randomUUID() });
+        expect(res.status).toBe(201);
+        created.push(res.body.id);
+      },
+    );
     // A slow simulation keeps the doomed worker busy with batches when it is killed.
     const doomed = await start('worker', { TEST_FULFILMENT_DELAY_MS: '300' });
     await until(
@@ -167,7 +189,12 @@ describe.skipIf(testEngine !== 'postgres')('scale-out on PostgreSQL', () => {
     expect(await openOrders(db)).toBeGreaterThan(0);
 
     await start('worker');
-    await until(() => openOrders(db), (n) => n === 0, 60_000, 'every order to be final');
+    await until(
+      () => openOrders(db),
+      (n) => n === 0,
+      60_000,
+      'every order to be final',
+    );
     const counts = await eventCounts(db);
     for (const id of created) expect(counts.get(id)).toEqual({ 'order.created': 1, 'order.processing': 1, 'order.delivered': 1 });
     expect(await verifyLedger(db.kysely)).toEqual([]);

@@ -238,7 +238,12 @@ describe('typed errors, one per reachable contract code', () => {
     const live = client(account.liveKey);
     const error = await rejection(live.createOrder({ product: 'stars', recipient: '@durov', quantity: 50 }));
     expectApiError(error, LiveUnavailableError, 503, 'live_unavailable');
-    expectApiError(await rejection(live.validateRecipient({ product: 'stars', recipient: '@durov', quantity: 50 }, { maxRetries: 0 })), LiveUnavailableError, 503, 'live_unavailable');
+    expectApiError(
+      await rejection(live.validateRecipient({ product: 'stars', recipient: '@durov', quantity: 50 }, { maxRetries: 0 })),
+      LiveUnavailableError,
+      503,
+      'live_unavailable',
+    );
     // Nothing was created by any of the attempts.
     expect((await live.getBalance()).balance).toEqual({ value: '0', reserved: '0', currency: 'TON' });
   });

@@ -76,7 +76,11 @@ test('getQuote id locks the price in createOrder; an expired quote is a QuoteExp
     h.setTonUsdRate('3.0');
   }
   const expiring = await starport.getQuote({ product: 'stars', quantity: 50 });
-  await pollUntil(async () => Date.now(), (now) => now > Date.parse(expiring.expires_at), { timeoutMs: 3000, intervalMs: 20, what: 'the quote to expire' });
+  await pollUntil(
+    async () => Date.now(),
+    (now) => now > Date.parse(expiring.expires_at),
+    { timeoutMs: 3000, intervalMs: 20, what: 'the quote to expire' },
+  );
   const error = await rejection(starport.createOrder({ product: 'stars', recipient: '@durov', quantity: 50, quote_id: expiring.id }));
   expect(error).toBeInstanceOf(QuoteExpiredError);
   await quiesce(h);

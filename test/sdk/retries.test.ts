@@ -27,8 +27,7 @@ describe('a lost response to POST /orders', () => {
     await h.close();
   });
 
-  const ordersOfAccount = async () =>
-    h.service.db.kysely.selectFrom('orders').select(['id', 'idempotency_key']).where('account_id', '=', account.accountId).execute();
+  const ordersOfAccount = async () => h.service.db.kysely.selectFrom('orders').select(['id', 'idempotency_key']).where('account_id', '=', account.accountId).execute();
 
   test('the retry carries the same Idempotency-Key and returns the order the first attempt created', async () => {
     proxy = await startFaultProxy(h.url, (request, index) => request.method === 'POST' && request.url === '/api/v1/orders' && index === 0);

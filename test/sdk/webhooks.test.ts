@@ -40,7 +40,11 @@ test('create, list, rotate and delete an endpoint; a delivery verifies with the 
   expect(listed.data[0]).not.toHaveProperty('secret');
 
   const order = await postOrder(h, account.testKey, { product: 'stars', recipient: '@sdkhooks', quantity: 50 });
-  const [delivery] = await pollUntil(async () => [...receiver.received], (list) => list.length === 1, { what: 'the delivery' });
+  const [delivery] = await pollUntil(
+    async () => [...receiver.received],
+    (list) => list.length === 1,
+    { what: 'the delivery' },
+  );
   const event = await verifyWebhook<WebhookEvent>(delivery!.body, delivery!.headers as Record<string, string>, endpoint.secret);
   expect(event.type).toBe('order.delivered');
   expect(event.type === 'order.delivered' && event.data.order.id).toBe(order.body.id);

@@ -38,7 +38,19 @@ export function removeDir(dir: string | undefined): void {
 /** The environment a CLI or serve child gets: ours, minus settings that would leak into it. */
 export function childEnv(extra: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env };
-  for (const name of ['DATA_DIR', 'DATABASE_URL', 'PORT', 'HOST', 'PUBLIC_URL', 'LOG_LEVEL', 'TEST_FULFILMENT_DELAY_MS', 'RATE_LIMIT_RPS', 'RATE_LIMIT_BURST', 'RATE_LIMIT_NODES', 'NODE_OPTIONS']) {
+  for (const name of [
+    'DATA_DIR',
+    'DATABASE_URL',
+    'PORT',
+    'HOST',
+    'PUBLIC_URL',
+    'LOG_LEVEL',
+    'TEST_FULFILMENT_DELAY_MS',
+    'RATE_LIMIT_RPS',
+    'RATE_LIMIT_BURST',
+    'RATE_LIMIT_NODES',
+    'NODE_OPTIONS',
+  ]) {
     delete env[name];
   }
   for (const [name, value] of Object.entries(extra)) {

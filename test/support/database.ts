@@ -54,7 +54,13 @@ export async function freshDatabase(): Promise<FreshDatabase> {
  */
 function testFileTag(): string {
   const file = expect.getState().testPath;
-  const tag = file ? path.basename(file).replace(/\.test\.ts$/, '').replace(/[^a-z0-9]+/gi, '_').toLowerCase() : String(process.pid);
+  const tag = file
+    ? path
+        .basename(file)
+        .replace(/\.test\.ts$/, '')
+        .replace(/[^a-z0-9]+/gi, '_')
+        .toLowerCase()
+    : String(process.pid);
   return tag.slice(0, 40);
 }
 

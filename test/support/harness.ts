@@ -75,7 +75,10 @@ export async function startHarness(env: Record<string, string> = {}): Promise<Ha
     },
     async counts() {
       const count = async (table: 'orders' | 'journal' | 'order_events') => {
-        const row = await db.kysely.selectFrom(table).select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow();
+        const row = await db.kysely
+          .selectFrom(table)
+          .select((eb) => eb.fn.countAll().as('n'))
+          .executeTakeFirstOrThrow();
         return Number(row.n);
       };
       return { orders: await count('orders'), journal: await count('journal'), events: await count('order_events') };

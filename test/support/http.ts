@@ -155,10 +155,14 @@ export const FINAL = ['delivered', 'failed'];
 
 /** Polls GET /orders/{id} until its status is one of `statuses`. */
 export async function waitForStatus(h: Harness, key: string, id: string, statuses: string[] = FINAL, timeoutMs = 10_000): Promise<Body> {
-  const res = await pollUntil(() => getOrder(h, key, id), (r) => r.status === 200 && statuses.includes(r.body.status), {
-    timeoutMs,
-    what: `order ${id} to reach ${statuses.join('|')}`,
-  });
+  const res = await pollUntil(
+    () => getOrder(h, key, id),
+    (r) => r.status === 200 && statuses.includes(r.body.status),
+    {
+      timeoutMs,
+      what: `order ${id} to reach ${statuses.join('|')}`,
+    },
+  );
   return res.body;
 }
 

@@ -30,11 +30,7 @@ export interface ServeExit {
 
 const LISTENING = /^listening on (http:\/\/\S+)\s*$/m;
 
-export async function startServe(
-  env: Record<string, string | undefined>,
-  startTimeoutMs = 20_000,
-  args: string[] = [],
-): Promise<ServeProcess> {
+export async function startServe(env: Record<string, string | undefined>, startTimeoutMs = 20_000, args: string[] = []): Promise<ServeProcess> {
   const child = spawn(process.execPath, [BIN, 'serve', ...args], {
     env: childEnv({ PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env }),
     cwd: PROJECT_ROOT,

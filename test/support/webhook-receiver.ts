@@ -95,7 +95,9 @@ export async function startReceiver(): Promise<Receiver> {
 export function independentlyVerified(received: Received, secret: string): boolean {
   const id = String(received.headers['webhook-id']);
   const timestamp = String(received.headers['webhook-timestamp']);
-  const expected = createHmac('sha256', Buffer.from(secret.slice('whsec_'.length), 'base64')).update(`${id}.${timestamp}.${received.body}`).digest('base64');
+  const expected = createHmac('sha256', Buffer.from(secret.slice('whsec_'.length), 'base64'))
+    .update(`${id}.${timestamp}.${received.body}`)
+    .digest('base64');
   return String(received.headers['webhook-signature'])
     .split(' ')
     .some((entry) => entry === `v1,${expected}`);

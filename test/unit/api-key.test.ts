@@ -1,14 +1,6 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import {
-  API_KEY_LENGTH,
-  checksum,
-  displayPrefix,
-  generateApiKey,
-  hashApiKey,
-  isMode,
-  parseApiKey,
-} from '../../src/domain/api-key.js';
+import { API_KEY_LENGTH, checksum, displayPrefix, generateApiKey, hashApiKey, isMode, parseApiKey } from '../../src/domain/api-key.js';
 
 const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 
@@ -67,15 +59,12 @@ describe('generateApiKey', () => {
 });
 
 describe('checksum', () => {
-  it.each([
-    'abcdefghijklmnopqrstuvwxyzABCDEF',
-    '00000000000000000000000000000000',
-    'zzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz',
-    '0123456789ABCDEFGHIJKLMNOPQRSTUV',
-    '123456789',
-  ])('matches an independent CRC32 → base62 for %s', (random) => {
-    expect(checksum(random)).toBe(referenceBase62(referenceCrc32(random), 6));
-  });
+  it.each(['abcdefghijklmnopqrstuvwxyzABCDEF', '00000000000000000000000000000000', 'zzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz', '0123456789ABCDEFGHIJKLMNOPQRSTUV', '123456789'])(
+    'matches an independent CRC32 → base62 for %s',
+    (random) => {
+      expect(checksum(random)).toBe(referenceBase62(referenceCrc32(random), 6));
+    },
+  );
 
   it('is 6 characters of base62, left-padded with 0', () => {
     // CRC32('123456789') = 0xCBF43926 = 3421780262

@@ -97,12 +97,9 @@ describe('PUBLIC_URL', () => {
     expect(loadConfig({ PUBLIC_URL: raw }).publicUrl).toBe(origin);
   });
 
-  it.each(['https://api.example.com/v1', 'https://api.example.com/api/v1/', 'not-a-url', 'ftp://example.com', '/relative'])(
-    'rejects %s',
-    (raw) => {
-      expect(() => loadConfig({ PUBLIC_URL: raw })).toThrow(ConfigError);
-    },
-  );
+  it.each(['https://api.example.com/v1', 'https://api.example.com/api/v1/', 'not-a-url', 'ftp://example.com', '/relative'])('rejects %s', (raw) => {
+    expect(() => loadConfig({ PUBLIC_URL: raw })).toThrow(ConfigError);
+  });
 });
 
 describe('loadConfig rejects bad values', () => {

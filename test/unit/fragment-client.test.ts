@@ -90,7 +90,13 @@ describe('error texts and signals → typed errors', () => {
   const cases: [string, () => void, (c: FragmentClient) => Promise<unknown>, FragmentErrorCode, string][] = [
     ['not found', () => fake.setRecipient('ghost', { outcome: 'not_found' }), (c) => c.searchRecipient('stars', 'ghost', 50), 'recipient_not_found', 'recipient'],
     ['a channel', () => fake.setRecipient('chan', { outcome: 'not_user' }), (c) => c.searchRecipient('stars', 'chan', 50), 'recipient_not_user', 'recipient'],
-    ['cannot receive', () => fake.setRecipient('blocked', { outcome: 'cannot_receive' }), (c) => c.searchRecipient('stars', 'blocked', 50), 'recipient_cannot_receive', 'recipient'],
+    [
+      'cannot receive',
+      () => fake.setRecipient('blocked', { outcome: 'cannot_receive' }),
+      (c) => c.searchRecipient('stars', 'blocked', 50),
+      'recipient_cannot_receive',
+      'recipient',
+    ],
     [
       'premium already active',
       () => fake.setRecipient('prem', { outcome: 'premium_active' }),
@@ -98,7 +104,13 @@ describe('error texts and signals → typed errors', () => {
       'premium_already_active',
       'recipient',
     ],
-    ['need_ton', () => (fake.tonConnected = false), async (c) => c.initBuy('stars', (await c.searchRecipient('stars', 'durov', 50)).token, 50), 'wallet_not_connected', 'unavailable'],
+    [
+      'need_ton',
+      () => (fake.tonConnected = false),
+      async (c) => c.initBuy('stars', (await c.searchRecipient('stars', 'durov', 50)).token, 50),
+      'wallet_not_connected',
+      'unavailable',
+    ],
     [
       'need_verify',
       () => (fake.kyc = false),
@@ -135,19 +147,46 @@ describe('error texts and signals → typed errors', () => {
     [
       'two messages',
       'getBuyStarsLink',
-      { json: { ok: true, transaction: { validUntil: 1, messages: [{ address: 'a', amount: '1', payload: 'p' }, { address: 'a', amount: '1', payload: 'p' }] } } },
+      {
+        json: {
+          ok: true,
+          transaction: {
+            validUntil: 1,
+            messages: [
+              { address: 'a', amount: '1', payload: 'p' },
+              { address: 'a', amount: '1', payload: 'p' },
+            ],
+          },
+        },
+      },
       'bad_response',
       'transient',
     ],
-    ['amount not nanotons', 'getBuyStarsLink', { json: { ok: true, transaction: { validUntil: 1, messages: [{ address: 'a', amount: 0.5, payload: 'p' }] } } }, 'bad_response', 'transient'],
+    [
+      'amount not nanotons',
+      'getBuyStarsLink',
+      { json: { ok: true, transaction: { validUntil: 1, messages: [{ address: 'a', amount: 0.5, payload: 'p' }] } } },
+      'bad_response',
+      'transient',
+    ],
   ];
   // docs/upstreams.md "Fragment: errors": each recipient answer is a refusal reason of docs/api.md.
   const refusals: [string, string, Fault, RecipientRefusal][] = [
     ['"No Telegram users found." at search', 'searchStarsRecipient', { error: 'No Telegram users found.' }, 'not_found'],
     ['search without found.recipient', 'searchStarsRecipient', { json: { ok: true } }, 'not_found'],
     ['"Please enter a username assigned to a user." (a bot, channel or group)', 'searchStarsRecipient', { error: 'Please enter a username assigned to a user.' }, 'not_a_user'],
-    ['"You can&#39;t gift Telegram Stars to this account at this moment."', 'searchStarsRecipient', { error: 'You can&#39;t gift Telegram Stars to this account at this moment.' }, 'not_eligible'],
-    ['"This account is already subscribed to Telegram Premium." at init', 'initBuyStarsRequest', { error: 'This account is already subscribed to Telegram Premium.' }, 'already_premium'],
+    [
+      '"You can&#39;t gift Telegram Stars to this account at this moment."',
+      'searchStarsRecipient',
+      { error: 'You can&#39;t gift Telegram Stars to this account at this moment.' },
+      'not_eligible',
+    ],
+    [
+      '"This account is already subscribed to Telegram Premium." at init',
+      'initBuyStarsRequest',
+      { error: 'This account is already subscribed to Telegram Premium.' },
+      'already_premium',
+    ],
     ['"User already has premium" at init', 'initBuyStarsRequest', { error: 'User already has premium' }, 'already_premium'],
   ];
   test.each(refusals)('refusal: %s → %s', async (_name, method, fault, refusal) => {

@@ -1,13 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  canTransition,
-  EVENT_TYPES,
-  FAILURE_REASONS,
-  isFinal,
-  OPEN_STATUSES,
-  ORDER_STATUSES,
-  type OrderStatus,
-} from '../../src/domain/order-status.js';
+import { canTransition, EVENT_TYPES, FAILURE_REASONS, isFinal, OPEN_STATUSES, ORDER_STATUSES, type OrderStatus } from '../../src/domain/order-status.js';
 
 const ALLOWED: Array<[OrderStatus, OrderStatus]> = [
   ['fulfillment_pending', 'processing'],
@@ -28,9 +20,7 @@ describe('canTransition', () => {
   });
 
   const forbidden = ORDER_STATUSES.flatMap((from) =>
-    ORDER_STATUSES.filter((to) => !ALLOWED.some(([f, t]) => f === from && t === to)).map(
-      (to) => [from, to] as [OrderStatus, OrderStatus],
-    ),
+    ORDER_STATUSES.filter((to) => !ALLOWED.some(([f, t]) => f === from && t === to)).map((to) => [from, to] as [OrderStatus, OrderStatus]),
   );
 
   it('forbids exactly the other 12 pairs', () => {
@@ -63,27 +53,8 @@ describe('OPEN_STATUSES', () => {
 describe('FAILURE_REASONS and EVENT_TYPES', () => {
   it('list the contract values', () => {
     expect([...FAILURE_REASONS].sort()).toEqual(
-      [
-        'already_premium',
-        'not_a_user',
-        'not_eligible',
-        'not_found',
-        'operator_failed',
-        'price_moved',
-        'recipient_invalid',
-        'upstream_error',
-        'upstream_unavailable',
-      ].sort(),
+      ['already_premium', 'not_a_user', 'not_eligible', 'not_found', 'operator_failed', 'price_moved', 'recipient_invalid', 'upstream_error', 'upstream_unavailable'].sort(),
     );
-    expect([...EVENT_TYPES].sort()).toEqual(
-      [
-        'order.attempt_failed',
-        'order.created',
-        'order.delivered',
-        'order.failed',
-        'order.payment_sent',
-        'order.processing',
-      ].sort(),
-    );
+    expect([...EVENT_TYPES].sort()).toEqual(['order.attempt_failed', 'order.created', 'order.delivered', 'order.failed', 'order.payment_sent', 'order.processing'].sort());
   });
 });

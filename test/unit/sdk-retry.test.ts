@@ -124,7 +124,9 @@ describe('retries', () => {
 
   test('a Retry-After longer than maxRetryAfter is not waited for', async () => {
     const { calls, fetchImpl } = scripted(apiError(429, 'rate_limited', { 'retry-after': '120' }));
-    const error = await client(fetchImpl).getBalance().catch((e: unknown) => e);
+    const error = await client(fetchImpl)
+      .getBalance()
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(RateLimitError);
     expect((error as RateLimitError).retryAfter).toBe(120);
     expect(calls).toHaveLength(1);
@@ -170,14 +172,18 @@ describe('error mapping', () => {
     [400, 'some_future_code', InvalidRequestError],
   ] as const)('%i %s', async (status, code, Class) => {
     const { fetchImpl } = scripted(apiError(status, code));
-    const error = await client(fetchImpl).getBalance().catch((e: unknown) => e);
+    const error = await client(fetchImpl)
+      .getBalance()
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(Class);
     expect(error).toMatchObject({ status, code, requestId: 'req_abc', message: `${code} happened` });
   });
 
   test('a non-JSON 502 from a proxy is a ServerError', async () => {
     const { fetchImpl } = scripted(new Response('<html>Bad gateway</html>', { status: 502 }));
-    const error = await client(fetchImpl, { maxRetries: 0 }).getBalance().catch((e: unknown) => e);
+    const error = await client(fetchImpl, { maxRetries: 0 })
+      .getBalance()
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ServerError);
     expect(error).toMatchObject({ status: 502, code: 'invalid_response' });
   });

@@ -11,7 +11,9 @@ const timestamp = String(Math.floor(now / 1000));
 
 /** The signature computed with node:crypto straight from the spec, not with the SDK. */
 function reference(id: string, ts: string, payload: string, key = secret): string {
-  return createHmac('sha256', Buffer.from(key.slice('whsec_'.length), 'base64')).update(`${id}.${ts}.${payload}`).digest('base64');
+  return createHmac('sha256', Buffer.from(key.slice('whsec_'.length), 'base64'))
+    .update(`${id}.${ts}.${payload}`)
+    .digest('base64');
 }
 
 const headers = (overrides: Record<string, string> = {}) => ({
@@ -25,7 +27,9 @@ describe('verifyWebhook', () => {
   test('accepts a valid signature and returns the parsed payload', async () => {
     await expect(verifyWebhook(body, headers(), secret, { now })).resolves.toEqual(JSON.parse(body));
     // Raw bytes, a Headers object, and several signatures (secret rotation) work too.
-    const many = new Headers(headers({ 'webhook-signature': `v1,${reference('msg_2b9f', timestamp, body, `whsec_${randomBytes(32).toString('base64')}`)} v1,${reference('msg_2b9f', timestamp, body)}` }));
+    const many = new Headers(
+      headers({ 'webhook-signature': `v1,${reference('msg_2b9f', timestamp, body, `whsec_${randomBytes(32).toString('base64')}`)} v1,${reference('msg_2b9f', timestamp, body)}` }),
+    );
     await expect(verifyWebhook(new TextEncoder().encode(body), many, secret, { now })).resolves.toMatchObject({ id: 'evt_1' });
   });
 

@@ -144,7 +144,15 @@ describe('resolution at creation and at send time', () => {
     const never: Resolver = async () => {
       throw new Error('no DNS expected');
     };
-    for (const url of ['https://127.0.0.1/h', 'https://[::1]/h', 'https://[::ffff:127.0.0.1]/h', 'https://localhost/h', 'https://api.localhost/h', 'https://10.0.0.5:8443/h', 'https://[fd00::5]/h']) {
+    for (const url of [
+      'https://127.0.0.1/h',
+      'https://[::1]/h',
+      'https://[::ffff:127.0.0.1]/h',
+      'https://localhost/h',
+      'https://api.localhost/h',
+      'https://10.0.0.5:8443/h',
+      'https://[fd00::5]/h',
+    ]) {
       await expect(checkWebhookUrl(url, 'live', { allowLoopback: true }, never), url).resolves.toHaveProperty('error');
     }
     await expect(vetDestination(new URL('http://localhost:9/h'), 'test', { allowLoopback: true }, never)).resolves.toEqual({ address: '127.0.0.1', family: 4 });
@@ -207,7 +215,9 @@ describe('webhook lookups', () => {
     for (const lookup of silent) lookup.catch(() => undefined);
     // Another client's name, and a system lookup (libuv's thread pool), answer meanwhile.
     await expect(resolve('hooks.answers.test')).resolves.toHaveLength(2);
-    await expect(checkWebhookUrl('https://hooks.answers.test/h', 'live', { allowLoopback: false, dnsServers: [server.address] })).resolves.toEqual({ url: 'https://hooks.answers.test/h' });
+    await expect(checkWebhookUrl('https://hooks.answers.test/h', 'live', { allowLoopback: false, dnsServers: [server.address] })).resolves.toEqual({
+      url: 'https://hooks.answers.test/h',
+    });
     await expect(dns.promises.lookup('localhost')).resolves.toHaveProperty('address');
     expect(settled.filter(Boolean)).toEqual([]);
     expect(server.questions.filter((q) => q.startsWith('A never-'))).toHaveLength(10);
@@ -219,8 +229,13 @@ describe('webhook lookups', () => {
     // The same name, asked of a server that does not know it: refused; of the test's server: resolved.
     const other = await startDnsServer();
     try {
-      await expect(vetDestination(new URL('https://hooks.answers.test/h'), 'live', { allowLoopback: false, dnsServers: [other.address] })).rejects.toThrow('hooks.answers.test does not resolve');
-      await expect(vetDestination(new URL('https://hooks.answers.test/h'), 'live', { allowLoopback: false, dnsServers: [server.address] })).resolves.toEqual({ address: '93.184.215.14', family: 4 });
+      await expect(vetDestination(new URL('https://hooks.answers.test/h'), 'live', { allowLoopback: false, dnsServers: [other.address] })).rejects.toThrow(
+        'hooks.answers.test does not resolve',
+      );
+      await expect(vetDestination(new URL('https://hooks.answers.test/h'), 'live', { allowLoopback: false, dnsServers: [server.address] })).resolves.toEqual({
+        address: '93.184.215.14',
+        family: 4,
+      });
       expect(other.questions).toContain('A hooks.answers.test');
     } finally {
       await other.close();

@@ -17,8 +17,7 @@ afterAll(async () => {
   await h?.close();
 });
 
-const sessions = (accountId: string) =>
-  h.service.db.kysely.selectFrom('dashboard_sessions').selectAll().where('account_id', '=', accountId).execute();
+const sessions = (accountId: string) => h.service.db.kysely.selectFrom('dashboard_sessions').selectAll().where('account_id', '=', accountId).execute();
 
 describe('sign up', () => {
   test('creates an account with both balances at 0, logs in and lands on the test overview', async () => {
@@ -38,7 +37,10 @@ describe('sign up', () => {
     expect(liveKey).toMatch(/^sk_live_[0-9A-Za-z]{38}$/);
     expect(testKey).toMatch(/^sk_test_[0-9A-Za-z]{38}$/);
     expect(done.body).toContain('href="/test?notice=welcome"');
-    for (const [key, mode] of [[liveKey, 'live'], [testKey, 'test']] as const) {
+    for (const [key, mode] of [
+      [liveKey, 'live'],
+      [testKey, 'test'],
+    ] as const) {
       const balance = await h.inject({ method: 'GET', url: '/api/v1/balance', headers: { authorization: `Bearer ${key}` } });
       expect(balance.statusCode, mode).toBe(200);
       expect(balance.json().mode).toBe(mode);
@@ -149,7 +151,13 @@ describe('log in and log out', () => {
     const wrong = await new WebClient(h, '10.0.2.6').logIn(email, 'not the password at all');
     const unknown = await new WebClient(h, '10.0.2.7').logIn(newEmail('nobody'), 'not the password at all');
     const noPassword = await new WebClient(h, '10.0.2.8').logIn(
-      (await h.service.db.kysely.selectFrom('accounts').select('email').where('id', '=', (await h.account()).accountId).executeTakeFirstOrThrow()).email,
+      (
+        await h.service.db.kysely
+          .selectFrom('accounts')
+          .select('email')
+          .where('id', '=', (await h.account()).accountId)
+          .executeTakeFirstOrThrow()
+      ).email,
       'not the password at all',
     );
     for (const page of [wrong, unknown, noPassword]) {
@@ -217,7 +225,11 @@ describe('session expiry', () => {
   test('a session past its absolute lifetime is refused and deleted', async () => {
     const { client, email } = await signedUp(h, '10.0.3.1');
     const accountId = await accountIdOf(h, email);
-    await h.service.db.kysely.updateTable('dashboard_sessions').set({ expires_at: Date.now() - 1 }).where('account_id', '=', accountId).execute();
+    await h.service.db.kysely
+      .updateTable('dashboard_sessions')
+      .set({ expires_at: Date.now() - 1 })
+      .where('account_id', '=', accountId)
+      .execute();
     const page = await client.get('/keys');
     expect(page.status).toBe(303);
     expect(page.location).toBe('/login?next=%2Fkeys&notice=expired');
@@ -287,7 +299,10 @@ describe('SIGNUP=closed', () => {
     expect(login.body).not.toContain('href="/signup"');
     const post = await client.post('/signup', { email: newEmail(), password: PASSWORD, _csrf: login.csrf as string });
     expect(post.status).toBe(403);
-    const count = await closed.service.db.kysely.selectFrom('accounts').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow();
+    const count = await closed.service.db.kysely
+      .selectFrom('accounts')
+      .select((eb) => eb.fn.countAll().as('n'))
+      .executeTakeFirstOrThrow();
     expect(Number(count.n)).toBe(0);
   });
 

@@ -134,7 +134,11 @@ describe('account invite', { timeout: 60_000 }, () => {
   test('an expired link does not work', async () => {
     const { email } = await signedUp(h, '10.3.2.1');
     const link = await invite(email);
-    await h.service.db.kysely.updateTable('password_tokens').set({ expires_at: Date.now() - 1 }).where('token_hash', '=', hashSecret(link.token)).execute();
+    await h.service.db.kysely
+      .updateTable('password_tokens')
+      .set({ expires_at: Date.now() - 1 })
+      .where('token_hash', '=', hashSecret(link.token))
+      .execute();
     expect((await new WebClient(h, '10.3.2.2').get(link.path)).status).toBe(404);
   });
 

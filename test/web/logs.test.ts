@@ -65,7 +65,19 @@ test('no secret appears in the logs', async () => {
 
   const log = lines.join('');
   expect(log).toContain('dashboard key reissued'); // the logs were captured
-  for (const secret of [session, PASSWORD, 'a new log-safe password', key, link.token, confirm.csrf as string, client.cookies.get('sp_pre') as string, totpSecret, totpCode, inviteToken, ...recovery]) {
+  for (const secret of [
+    session,
+    PASSWORD,
+    'a new log-safe password',
+    key,
+    link.token,
+    confirm.csrf as string,
+    client.cookies.get('sp_pre') as string,
+    totpSecret,
+    totpCode,
+    inviteToken,
+    ...recovery,
+  ]) {
     expect(log, `a secret in the logs: ${secret.slice(0, 12)}…`).not.toContain(secret);
   }
 });

@@ -232,7 +232,14 @@ describe('orders', () => {
   });
 
   test('another account’s order is a 404, in either mode; a test order under the live URL redirects', async () => {
-    for (const path of [`/test/orders/${ids[0]}`, `/orders/${ids[0]}`, '/test/orders/ord_doesnotexist000000000', '/test/orders/%3Cscript%3E', '/test/orders/ord_%00', '/orders/%00']) {
+    for (const path of [
+      `/test/orders/${ids[0]}`,
+      `/orders/${ids[0]}`,
+      '/test/orders/ord_doesnotexist000000000',
+      '/test/orders/%3Cscript%3E',
+      '/test/orders/ord_%00',
+      '/orders/%00',
+    ]) {
       const page = await other.get(path);
       expect(page.status, path).toBe(404);
       expect(page.body).toContain('Order not found');
@@ -321,7 +328,15 @@ describe('guide, assets and headers', () => {
   test('the first-order guide fills in the test key prefix and this server’s URL; it links the API reference', async () => {
     const { client, email } = await signedUp(h, '10.4.4.1');
     const accountId = await accountIdOf(h, email);
-    const prefix = (await h.service.db.kysely.selectFrom('api_keys').select('display_prefix').where('account_id', '=', accountId).where('mode', '=', 'test').where('revoked_at', 'is', null).executeTakeFirstOrThrow()).display_prefix;
+    const prefix = (
+      await h.service.db.kysely
+        .selectFrom('api_keys')
+        .select('display_prefix')
+        .where('account_id', '=', accountId)
+        .where('mode', '=', 'test')
+        .where('revoked_at', 'is', null)
+        .executeTakeFirstOrThrow()
+    ).display_prefix;
     const page = await client.get('/test/guide');
     expect(page.body).toContain(`export STARPORT_API_KEY=&quot;${prefix}…&quot;`);
     expect(page.body).toContain('curl -X POST http://localhost:80/api/v1/orders');
@@ -366,7 +381,11 @@ describe('error pages', () => {
       }
     }
     // The API stays JSON whatever the client accepts; so do the probes and a POST to nowhere.
-    for (const [method, url] of [['GET', '/api/v1/nope'], ['GET', '/api'], ['POST', '/no-such-page']] as const) {
+    for (const [method, url] of [
+      ['GET', '/api/v1/nope'],
+      ['GET', '/api'],
+      ['POST', '/no-such-page'],
+    ] as const) {
       const res = await h.inject({ method, url, headers: { accept: BROWSER } });
       expect(res.statusCode, url).toBe(404);
       expect(res.json().error.code, url).toBe('not_found');

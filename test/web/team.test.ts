@@ -69,14 +69,20 @@ async function join(path: string, email: string, ip: string): Promise<WebClient>
 
 const personId = async (email: string) => (await h.service.db.kysely.selectFrom('people').select('id').where('email', '=', email).executeTakeFirstOrThrow()).id;
 const activity = async (accountId: string) =>
-  (await h.service.db.kysely.selectFrom('audit_log').select(['actor', 'action', 'source']).where('account_id', '=', accountId).orderBy('created_at').execute()).map((r) => `${r.actor} ${r.action}`);
+  (await h.service.db.kysely.selectFrom('audit_log').select(['actor', 'action', 'source']).where('account_id', '=', accountId).orderBy('created_at').execute()).map(
+    (r) => `${r.actor} ${r.action}`,
+  );
 
 describe('two-factor sign-in', () => {
   test('enrol from the shown secret; sign in with a code and with a recovery code, each once; wrong codes are throttled', async () => {
     const { client, email } = await signedUp(h, '10.35.0.1');
     const { secret, recovery } = await enrol(client);
     // Stored: the recovery codes only as hashes.
-    const stored = await h.service.db.kysely.selectFrom('recovery_codes').select('code_hash').where('person_id', '=', await personId(email)).execute();
+    const stored = await h.service.db.kysely
+      .selectFrom('recovery_codes')
+      .select('code_hash')
+      .where('person_id', '=', await personId(email))
+      .execute();
     expect(stored).toHaveLength(10);
     expect(stored.map((r) => r.code_hash)).not.toContain(recovery[0]);
     await client.logOut();
@@ -157,12 +163,19 @@ describe('teammates and roles', () => {
     const path = await invite(owner, newEmail('once'), 'viewer');
     await join(path, '', '10.35.1.9');
     expect((await new WebClient(h, '10.35.1.10').get(path)).status).toBe(404);
-    const roles = await h.service.db.kysely.selectFrom('memberships as m').innerJoin('people as p', 'p.id', 'm.person_id').select(['p.email', 'm.role']).where('m.account_id', '=', accountId).execute();
-    expect(roles).toEqual(expect.arrayContaining([
-      { email: ownerEmail, role: 'owner' },
-      { email: developerEmail, role: 'developer' },
-      { email: viewerEmail, role: 'viewer' },
-    ]));
+    const roles = await h.service.db.kysely
+      .selectFrom('memberships as m')
+      .innerJoin('people as p', 'p.id', 'm.person_id')
+      .select(['p.email', 'm.role'])
+      .where('m.account_id', '=', accountId)
+      .execute();
+    expect(roles).toEqual(
+      expect.arrayContaining([
+        { email: ownerEmail, role: 'owner' },
+        { email: developerEmail, role: 'developer' },
+        { email: viewerEmail, role: 'viewer' },
+      ]),
+    );
   });
 
   test('a developer has keys, webhooks, orders and test funds, but not the team or activity', async () => {
@@ -178,7 +191,12 @@ describe('teammates and roles', () => {
     expect((await developer.post(`/team/members/${await personId(developerEmail)}/role`, { role: 'owner', _csrf: csrf })).status).toBe(403);
     expect((await developer.post('/team/two-factor', { required: 'yes', _csrf: csrf })).status).toBe(403);
     expect(await invites()).toBe(before);
-    const roles = await h.service.db.kysely.selectFrom('memberships').select('role').where('account_id', '=', accountId).where('person_id', '=', await personId(developerEmail)).execute();
+    const roles = await h.service.db.kysely
+      .selectFrom('memberships')
+      .select('role')
+      .where('account_id', '=', accountId)
+      .where('person_id', '=', await personId(developerEmail))
+      .execute();
     expect(roles).toEqual([{ role: 'developer' }]);
   });
 
@@ -186,10 +204,12 @@ describe('teammates and roles', () => {
     for (const path of ['/', '/test', '/orders', '/test/orders', '/balance', '/top-up', '/test/top-up', '/account']) expect((await viewer.get(path)).status, path).toBe(200);
     const home = await viewer.get('/');
     expect(home.body).not.toContain('href="/keys"');
-    for (const path of ['/keys', '/test/keys', '/keys/reissue?mode=test', '/webhooks', '/test/webhooks', '/team', '/activity']) expect((await viewer.get(path)).status, path).toBe(403);
+    for (const path of ['/keys', '/test/keys', '/keys/reissue?mode=test', '/webhooks', '/test/webhooks', '/team', '/activity'])
+      expect((await viewer.get(path)).status, path).toBe(403);
     const csrf = home.csrf as string;
     const keysBefore = await h.service.db.kysely.selectFrom('api_keys').select(['id', 'revoked_at']).where('account_id', '=', accountId).execute();
-    const balance = async () => (await h.service.db.kysely.selectFrom('balances').select('available').where('account_id', '=', accountId).where('mode', '=', 'test').executeTakeFirstOrThrow()).available;
+    const balance = async () =>
+      (await h.service.db.kysely.selectFrom('balances').select('available').where('account_id', '=', accountId).where('mode', '=', 'test').executeTakeFirstOrThrow()).available;
     const balanceBefore = await balance();
     for (const [url, form] of [
       ['/test/top-up', { amount: '100' }],
@@ -232,13 +252,15 @@ describe('teammates and roles', () => {
 
   test('the activity log shows each step with the right actor, to owners, and as CSV', async () => {
     const log = await activity(accountId);
-    expect(log).toEqual(expect.arrayContaining([
-      `${ownerEmail} team.invite`,
-      `${developerEmail} team.join`,
-      `${viewerEmail} team.join`,
-      `${developerEmail} dashboard.test_funds`,
-      `${ownerEmail} team.remove`,
-    ]));
+    expect(log).toEqual(
+      expect.arrayContaining([
+        `${ownerEmail} team.invite`,
+        `${developerEmail} team.join`,
+        `${viewerEmail} team.join`,
+        `${developerEmail} dashboard.test_funds`,
+        `${ownerEmail} team.remove`,
+      ]),
+    );
     const page = await owner.get('/activity');
     expect(page.status).toBe(200);
     expect(page.body).toContain('team.remove');
@@ -283,7 +305,11 @@ describe('require two-factor and step-up', () => {
     expect((await memberClient.get('/account/two-factor')).status).toBe(200);
 
     // Step-up: the second factor given more than 10 minutes ago.
-    await h.service.db.kysely.updateTable('dashboard_sessions').set({ second_factor_at: Date.now() - 11 * 60_000 }).where('id_hash', '=', hashSecret(owner.session as string)).execute();
+    await h.service.db.kysely
+      .updateTable('dashboard_sessions')
+      .set({ second_factor_at: Date.now() - 11 * 60_000 })
+      .where('id_hash', '=', hashSecret(owner.session as string))
+      .execute();
     expect((await owner.get('/keys/reissue?mode=live')).location).toBe(`/account/confirm?next=${encodeURIComponent('/keys/reissue?mode=live')}`);
     expect((await owner.get('/keys/reissue?mode=test')).status).toBe(200);
     const add = await owner.submit('/test/webhooks', { url: 'http://127.0.0.1:9/hook' });

@@ -32,7 +32,11 @@ describe('login throttling per e-mail', () => {
     expect(right.session).toBeUndefined();
 
     // Once the window has passed (the rows are aged here), the right password works again.
-    await h.service.db.kysely.updateTable('auth_attempts').set({ created_at: Date.now() - 16 * 60 * 1000 }).where('email', '=', email).execute();
+    await h.service.db.kysely
+      .updateTable('auth_attempts')
+      .set({ created_at: Date.now() - 16 * 60 * 1000 })
+      .where('email', '=', email)
+      .execute();
     const later = await right.logIn(email, PASSWORD);
     expect(later.status).toBe(303);
   });

@@ -40,7 +40,13 @@ describe('deposit address (published vectors of ton-org/ton-core and ton-org/doc
   });
 
   test('anything else is refused', () => {
-    for (const bad of ['', 'hello', '0:2cf55953e92efbeadab7ba725c3f93a0b23f842cbba72d7b8e6f510a70e422e', 'EQDKbjIcfM6ezt8KjKJJLshZJJSqX7XOA4ff-W72r5gqPrHG', 'xQAs9VlT6S776tq3unJcP5Ogsj-ELLunLXuOb1EKcOQi4wJB']) {
+    for (const bad of [
+      '',
+      'hello',
+      '0:2cf55953e92efbeadab7ba725c3f93a0b23f842cbba72d7b8e6f510a70e422e',
+      'EQDKbjIcfM6ezt8KjKJJLshZJJSqX7XOA4ff-W72r5gqPrHG',
+      'xQAs9VlT6S776tq3unJcP5Ogsj-ELLunLXuOb1EKcOQi4wJB',
+    ]) {
       expect(() => depositAddressForm(bad), bad).toThrow(TonAddressError);
     }
   });
@@ -113,7 +119,13 @@ describe('memo, cursor, passwords, next', () => {
 describe('TON config', () => {
   test('TON_NETWORK picks the API default and the address form; mismatches and bad values are refused', () => {
     const mainnet = loadConfig({ DEPOSIT_ADDRESS: '0:2cf55953e92efbeadab7ba725c3f93a0b23f842cbba72d7b8e6f510a70e422e3' });
-    expect(mainnet).toMatchObject({ tonNetwork: 'mainnet', tonApiUrl: 'https://toncenter.com/api/v2', depositAddress: 'UQAs9VlT6S776tq3unJcP5Ogsj-ELLunLXuOb1EKcOQi41-E', depositMinNanotons: 100_000_000n, depositPollMs: 5000 });
+    expect(mainnet).toMatchObject({
+      tonNetwork: 'mainnet',
+      tonApiUrl: 'https://toncenter.com/api/v2',
+      depositAddress: 'UQAs9VlT6S776tq3unJcP5Ogsj-ELLunLXuOb1EKcOQi41-E',
+      depositMinNanotons: 100_000_000n,
+      depositPollMs: 5000,
+    });
     const testnet = loadConfig({ TON_NETWORK: 'testnet', DEPOSIT_ADDRESS: 'EQAs9VlT6S776tq3unJcP5Ogsj-ELLunLXuOb1EKcOQi4wJB' });
     expect(testnet).toMatchObject({ tonApiUrl: 'https://testnet.toncenter.com/api/v2', depositAddress: '0QAs9VlT6S776tq3unJcP5Ogsj-ELLunLXuOb1EKcOQi4-QO' });
     expect(() => loadConfig({ DEPOSIT_ADDRESS: 'kQAs9VlT6S776tq3unJcP5Ogsj-ELLunLXuOb1EKcOQi47nL' })).toThrow(/testnet-only address but TON_NETWORK is mainnet/);

@@ -59,12 +59,20 @@ test('add, test event, delivery log, redeliver, rotate and delete', async () => 
   const sent = await client.submit(detailUrl, {}, `${detailUrl}/test`);
   expect(sent.status).toBe(303);
   expect(sent.location).toBe(`${detailUrl}?notice=test_queued`);
-  const [delivery] = await pollUntil(async () => receiver.received.filter((r) => r.path.includes(accountId)), (list) => list.length === 1, { what: 'the test event' });
+  const [delivery] = await pollUntil(
+    async () => receiver.received.filter((r) => r.path.includes(accountId)),
+    (list) => list.length === 1,
+    { what: 'the test event' },
+  );
   expect(delivery!.json).toMatchObject({ type: 'webhook.test', data: { endpoint_id: row!.id } });
   expect(independentlyVerified(delivery!, secret!)).toBe(true);
 
   // The delivery log shows the attempt: status code, latency, attempt number, response snippet.
-  const logged = await pollUntil(() => client.get(detailUrl), (page) => page.body.includes('data-attempt="1"'), { what: 'the logged attempt' });
+  const logged = await pollUntil(
+    () => client.get(detailUrl),
+    (page) => page.body.includes('data-attempt="1"'),
+    { what: 'the logged attempt' },
+  );
   const messageId = String(delivery!.headers['webhook-id']);
   expect(logged.body).toContain(`data-message="${messageId}"`);
   expect(logged.body).toMatch(/data-testid="status-code">200</);
@@ -74,9 +82,17 @@ test('add, test event, delivery log, redeliver, rotate and delete', async () => 
   // Redeliver: the same message again (same webhook-id), logged as attempt 2.
   const again = await client.submit(detailUrl, {}, `${detailUrl}/messages/${messageId}/redeliver`);
   expect(again.location).toBe(`${detailUrl}?notice=redelivering`);
-  const received = await pollUntil(async () => receiver.received.filter((r) => r.path.includes(accountId)), (list) => list.length === 2, { what: 'the redelivery' });
+  const received = await pollUntil(
+    async () => receiver.received.filter((r) => r.path.includes(accountId)),
+    (list) => list.length === 2,
+    { what: 'the redelivery' },
+  );
   expect(received[1]!.headers['webhook-id']).toBe(messageId);
-  await pollUntil(() => client.get(detailUrl), (page) => page.body.includes('data-attempt="2"'), { what: 'attempt 2 in the log' });
+  await pollUntil(
+    () => client.get(detailUrl),
+    (page) => page.body.includes('data-attempt="2"'),
+    { what: 'attempt 2 in the log' },
+  );
 
   // Rotate: a new secret, shown once; the old one still signs during the grace.
   const rotated = await client.submit(detailUrl, {}, `${detailUrl}/rotate`);
@@ -102,7 +118,11 @@ test('a disabled endpoint is called out with a re-enable button; re-enabling res
     const [row] = await h.service.db.kysely.selectFrom('webhook_endpoints').selectAll().where('account_id', '=', accountId).execute();
     const detailUrl = `/test/webhooks/${row!.id}`;
     await client.submit(detailUrl, {}, `${detailUrl}/test`);
-    const page = await pollUntil(() => client.get('/test/webhooks'), (p) => p.body.includes('data-status="disabled"'), { what: 'the endpoint to be disabled' });
+    const page = await pollUntil(
+      () => client.get('/test/webhooks'),
+      (p) => p.body.includes('data-status="disabled"'),
+      { what: 'the endpoint to be disabled' },
+    );
     expect(text(page.body)).toMatch(/Webhook endpoint .* is disabled since .*Every delivery failed/);
     expect(page.body).toContain(`data-testid="enable-${row!.id}"`);
     // The overview says so too, in either mode, with a link to the test webhooks page.
@@ -159,7 +179,12 @@ test('the overview calls out the disabled endpoints of each mode, linking to tha
   let clock = Date.now();
   const add = async (mode: 'live' | 'test', url: string, disabled: boolean) => {
     const endpoint = await createEndpoint(db, { accountId, mode }, { url, events: ['*'], now: clock++ });
-    if (disabled) await db.updateTable('webhook_endpoints').set({ status: 'disabled', disabled_reason: 'The endpoint answered 410 Gone.', disabled_at: Date.now() }).where('id', '=', endpoint.id).execute();
+    if (disabled)
+      await db
+        .updateTable('webhook_endpoints')
+        .set({ status: 'disabled', disabled_reason: 'The endpoint answered 410 Gone.', disabled_at: Date.now() })
+        .where('id', '=', endpoint.id)
+        .execute();
   };
   await add('test', 'http://127.0.0.1:9/fine', false);
   const none = await client.get('/');

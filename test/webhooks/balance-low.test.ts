@@ -30,7 +30,12 @@ afterAll(async () => {
 const db = () => h.service.db.kysely;
 
 async function subscribe(account: TestAccount, events?: string[]): Promise<void> {
-  const res = await call(h, { method: 'POST', path: '/webhook_endpoints', key: account.testKey, json: { url: `${receiver.url}?account=${account.accountId}`, ...(events && { events }) } });
+  const res = await call(h, {
+    method: 'POST',
+    path: '/webhook_endpoints',
+    key: account.testKey,
+    json: { url: `${receiver.url}?account=${account.accountId}`, ...(events && { events }) },
+  });
   expectOk(res, 201);
 }
 
@@ -169,12 +174,14 @@ test('a movement rolled back after its crossing leaves no event and the alert ar
   await setLowBalanceThreshold(db(), ref, parseTon('5'));
   // The transaction dies after the event was queued (a lost connection, a crash before COMMIT).
   await expect(
-    db().transaction().execute(async (tx) => {
-      const moved = await applyMovement(tx, ref, { kind: 'adjustment', amount: -parseTon('6'), reason: 'dies', now: Date.now() });
-      expect(moved?.crossedBelow).toBe(parseTon('5'));
-      expect(await enqueueBalanceLowEvent(tx, moved!)).toBe(1);
-      throw new Error('killed before commit');
-    }),
+    db()
+      .transaction()
+      .execute(async (tx) => {
+        const moved = await applyMovement(tx, ref, { kind: 'adjustment', amount: -parseTon('6'), reason: 'dies', now: Date.now() });
+        expect(moved?.crossedBelow).toBe(parseTon('5'));
+        expect(await enqueueBalanceLowEvent(tx, moved!)).toBe(1);
+        throw new Error('killed before commit');
+      }),
   ).rejects.toThrow('killed before commit');
   expect(await lowMessages(account.accountId)).toHaveLength(0);
   expect(await available(account.accountId)).toBe(parseTon('10'));

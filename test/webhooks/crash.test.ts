@@ -65,7 +65,11 @@ test('a worker killed mid-delivery: the event still arrives, with the same webho
   const order = await api(first.url, '/orders', account.testKey, { product: 'stars', recipient: '@crashtest', quantity: 50 }, { 'idempotency-key': 'crash-1' });
   expect(order.status).toBe(201);
 
-  await pollUntil(async () => receiver.held(), (n) => n === 1, { what: 'the receiver to hold the first delivery' });
+  await pollUntil(
+    async () => receiver.held(),
+    (n) => n === 1,
+    { what: 'the receiver to hold the first delivery' },
+  );
   await first.stop('SIGKILL');
   const inFlight = await db.kysely.selectFrom('webhook_messages').selectAll().executeTakeFirstOrThrow();
   expect(inFlight).toMatchObject({ status: 'pending', event_type: 'order.created' });
@@ -74,11 +78,18 @@ test('a worker killed mid-delivery: the event still arrives, with the same webho
 
   const second = await startServe(env(), 20_000, ['--role', 'worker']);
   processes.push(second);
-  const received = await pollUntil(async () => [...receiver.received], (list) => list.length === 2, { timeoutMs: 20_000, what: 'the redelivery' });
+  const received = await pollUntil(
+    async () => [...receiver.received],
+    (list) => list.length === 2,
+    { timeoutMs: 20_000, what: 'the redelivery' },
+  );
   expect(received[1]!.headers['webhook-id']).toBe(received[0]!.headers['webhook-id']);
   expect(received[1]!.headers['webhook-id']).toBe(inFlight.id);
   expect(received[1]!.json).toEqual(received[0]!.json);
-  expect(received[1]!.json).toMatchObject({ type: 'order.created', data: { order: { id: order.body.id, status: 'fulfillment_pending', status_url: `https://starport.example/api/v1/orders/${order.body.id}` } } });
+  expect(received[1]!.json).toMatchObject({
+    type: 'order.created',
+    data: { order: { id: order.body.id, status: 'fulfillment_pending', status_url: `https://starport.example/api/v1/orders/${order.body.id}` } },
+  });
   for (const delivery of received) expect(independentlyVerified(delivery, endpoint.body.secret)).toBe(true);
 
   const done = await pollUntil(

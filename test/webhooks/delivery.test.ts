@@ -59,7 +59,11 @@ async function endpointFor(account: TestAccount, events?: string[], url = receiv
 const receivedBy = (account: TestAccount) => receiver.received.filter((r) => r.path.includes(account.accountId));
 
 async function waitForDeliveries(account: TestAccount, count: number, what = `${count} deliveries`) {
-  return pollUntil(async () => receivedBy(account), (list) => list.length >= count, { timeoutMs: 10_000, what });
+  return pollUntil(
+    async () => receivedBy(account),
+    (list) => list.length >= count,
+    { timeoutMs: 10_000, what },
+  );
 }
 
 async function attemptsOf(messageId: string) {
@@ -220,7 +224,11 @@ describe('deliveries', () => {
     for (const delivery of deliveries) expect(independentlyVerified(delivery, endpoint.secret)).toBe(true);
     expect(deliveries[0]!.json).toMatchObject({ type: 'webhook.test', data: { endpoint_id: endpoint.id } });
 
-    const attempts = await pollUntil(() => attemptsOf(messageId), (list) => list.length === 3, { what: '3 logged attempts' });
+    const attempts = await pollUntil(
+      () => attemptsOf(messageId),
+      (list) => list.length === 3,
+      { what: '3 logged attempts' },
+    );
     expect(attempts.map((a) => [Number(a.attempt), a.status_code === null ? null : Number(a.status_code), a.outcome])).toEqual([
       [1, 500, 'failed'],
       [2, 503, 'failed'],
@@ -255,7 +263,11 @@ describe('deliveries', () => {
     const deliveries = await waitForDeliveries(account, 2);
     expect(deliveries[1]!.at - deliveries[0]!.at).toBeGreaterThanOrEqual(TIMEOUT_MS - 50);
     expect(deliveries[1]!.headers['webhook-id']).toBe(messageId);
-    const attempts = await pollUntil(() => attemptsOf(messageId), (list) => list.length === 2, { what: '2 logged attempts' });
+    const attempts = await pollUntil(
+      () => attemptsOf(messageId),
+      (list) => list.length === 2,
+      { what: '2 logged attempts' },
+    );
     expect(attempts[0]).toMatchObject({ outcome: 'failed', status_code: null, error: `timed out after ${TIMEOUT_MS} ms` });
     expect(attempts[1]).toMatchObject({ outcome: 'succeeded' });
     receiver.releaseHeld();
@@ -267,14 +279,22 @@ describe('deliveries', () => {
     receiver.script.push('hang');
     const row = (await findEndpoint(h.service.db.kysely, endpoint.id, { accountId: account.accountId, mode: 'test' }))!;
     await enqueueTestEvent(h.service.db.kysely, row, Date.now());
-    await pollUntil(async () => receiver.held(), (n) => n === 1, { what: 'the held delivery' });
+    await pollUntil(
+      async () => receiver.held(),
+      (n) => n === 1,
+      { what: 'the held delivery' },
+    );
     expectOk(await call(h, { method: 'DELETE', path: `/webhook_endpoints/${endpoint.id}`, key: account.testKey }));
     receiver.releaseHeld(200);
     // The dispatcher goes on delivering for others.
     const other = await endpointFor(account);
     const otherRow = (await findEndpoint(h.service.db.kysely, other.id, { accountId: account.accountId, mode: 'test' }))!;
     const messageId = await enqueueTestEvent(h.service.db.kysely, otherRow, Date.now());
-    await pollUntil(() => attemptsOf(messageId), (list) => list.length === 1, { what: 'the other endpoint delivered' });
+    await pollUntil(
+      () => attemptsOf(messageId),
+      (list) => list.length === 1,
+      { what: 'the other endpoint delivered' },
+    );
     expect(await h.service.db.kysely.selectFrom('webhook_attempts').selectAll().where('endpoint_id', '=', endpoint.id).execute()).toEqual([]);
     expect(await h.service.db.kysely.selectFrom('webhook_messages').selectAll().where('endpoint_id', '=', endpoint.id).execute()).toEqual([]);
   });
@@ -285,7 +305,11 @@ describe('deliveries', () => {
     receiver.fallback = { status: 302, body: '' };
     const row = (await findEndpoint(h.service.db.kysely, endpoint.id, { accountId: account.accountId, mode: 'test' }))!;
     const messageId = await enqueueTestEvent(h.service.db.kysely, row, Date.now());
-    const attempts = await pollUntil(() => attemptsOf(messageId), (list) => list.length === 4, { what: 'all 4 attempts' });
+    const attempts = await pollUntil(
+      () => attemptsOf(messageId),
+      (list) => list.length === 4,
+      { what: 'all 4 attempts' },
+    );
     expect(attempts.every((a) => Number(a.status_code) === 302 && a.outcome === 'failed')).toBe(true);
     expect(receivedBy(account)).toHaveLength(4);
   });
@@ -335,7 +359,11 @@ describe('retention', () => {
     const endpoint = await endpointFor(account);
     const row = (await findEndpoint(h.service.db.kysely, endpoint.id, { accountId: account.accountId, mode: 'test' }))!;
     const delivered = await enqueueTestEvent(h.service.db.kysely, row, Date.now());
-    await pollUntil(() => attemptsOf(delivered), (list) => list.length === 1, { what: 'the delivery' });
+    await pollUntil(
+      () => attemptsOf(delivered),
+      (list) => list.length === 1,
+      { what: 'the delivery' },
+    );
     const waiting = await enqueueTestEvent(h.service.db.kysely, row, Date.now() + 3_600_000);
     const db = h.service.db.kysely;
     await db.updateTable('webhook_messages').set({ created_at: 1 }).where('endpoint_id', '=', endpoint.id).execute();
@@ -362,7 +390,11 @@ describe('metrics', () => {
     const messageId = await enqueueTestEvent(h.service.db.kysely, row, Date.now() + 60_000);
     expect(await metric('starport_webhook_outbox_backlog')).toBeGreaterThanOrEqual(1);
     await h.service.db.kysely.updateTable('webhook_messages').set({ next_attempt_at: Date.now() }).where('id', '=', messageId).execute();
-    await pollUntil(() => attemptsOf(messageId), (list) => list.some((a) => a.outcome === 'succeeded'), { what: 'a success after a failure' });
+    await pollUntil(
+      () => attemptsOf(messageId),
+      (list) => list.some((a) => a.outcome === 'succeeded'),
+      { what: 'a success after a failure' },
+    );
     expect(await metric('starport_webhook_attempts_total{outcome="failed"}')).toBe(before.failed + 1);
     expect(await metric('starport_webhook_attempts_total{outcome="succeeded"}')).toBe(before.ok + 1);
   });
@@ -395,7 +427,12 @@ describe('secret rotation', () => {
     expect(independentlyVerified(second, again.body.secret)).toBe(true);
     expect(independentlyVerified(second, rotated.body.secret)).toBe(true);
     expect(independentlyVerified(second, endpoint.secret)).toBe(false);
-    expectError(await call(h, { method: 'POST', path: `/webhook_endpoints/${endpoint.id}/rotate_secret`, key: account.testKey, json: { now: true } }), 400, 'invalid_request', 'now');
+    expectError(
+      await call(h, { method: 'POST', path: `/webhook_endpoints/${endpoint.id}/rotate_secret`, key: account.testKey, json: { now: true } }),
+      400,
+      'invalid_request',
+      'now',
+    );
   });
 });
 
@@ -500,7 +537,11 @@ describe('disabling', () => {
     });
     dispatcher.start();
     const started = Date.now();
-    await pollUntil(async () => Date.now() - started, (elapsed) => elapsed >= 1000, { what: 'one second' });
+    await pollUntil(
+      async () => Date.now() - started,
+      (elapsed) => elapsed >= 1000,
+      { what: 'one second' },
+    );
     await dispatcher.stop();
     // About 5 rounds at a 200 ms poll; a loop that counted the disabled endpoint's messages as due would run thousands.
     expect(dispatcher.rounds).toBeLessThan(20);
@@ -519,7 +560,11 @@ describe('disabling', () => {
     receiver.fallback = { status: 410 };
     const row = (await findEndpoint(h.service.db.kysely, endpoint.id, { accountId: account.accountId, mode: 'test' }))!;
     await enqueueTestEvent(h.service.db.kysely, row, Date.now());
-    const listed = await pollUntil(() => listEndpoints(account.testKey), (res) => res.body.data[0]?.status === 'disabled', { what: 'disabled after 410' });
+    const listed = await pollUntil(
+      () => listEndpoints(account.testKey),
+      (res) => res.body.data[0]?.status === 'disabled',
+      { what: 'disabled after 410' },
+    );
     expect(listed.body.data[0].disabled_reason).toMatch(/410 Gone/);
     expect(receivedBy(account)).toHaveLength(1);
   });
@@ -582,7 +627,11 @@ describe('disabling on the default schedule and disable-after (a driven clock)',
 
   test('an endpoint failing for less than a whole schedule stays enabled, even when a message runs out of attempts', async () => {
     const account = await h3.account();
-    const endpoint = await addEndpoint(h3.service.db.kysely, { accountId: account.accountId, mode: 'test' }, { url: `${receiver.url}?account=${account.accountId}`, events: ['*'], now: Date.now() });
+    const endpoint = await addEndpoint(
+      h3.service.db.kysely,
+      { accountId: account.accountId, mode: 'test' },
+      { url: `${receiver.url}?account=${account.accountId}`, events: ['*'], now: Date.now() },
+    );
     const driven = clockedDispatcher(Date.now());
     const start = driven.clock.now;
     receiver.fallback = { status: 500, body: 'down' };
@@ -667,7 +716,11 @@ describe('outbound safety at send time', () => {
       .execute();
     const row = (await findEndpoint(h.service.db.kysely, id, { accountId: account.accountId, mode: 'live' }))!;
     const messageId = await enqueueTestEvent(h.service.db.kysely, row, now);
-    const attempts = await pollUntil(() => attemptsOf(messageId), (list) => list.length >= 1, { what: 'a refused attempt' });
+    const attempts = await pollUntil(
+      () => attemptsOf(messageId),
+      (list) => list.length >= 1,
+      { what: 'a refused attempt' },
+    );
     expect(attempts[0]).toMatchObject({ outcome: 'failed', status_code: null, error: expect.stringMatching(/^refused: 127\.0\.0\.1 is a loopback address/) });
     expect(receivedBy(account)).toEqual([]);
   });

@@ -56,7 +56,16 @@ describe(`WebhookDispatcher.stop (${testEngine})`, () => {
     expect({ ...row, attempts: Number(row.attempts) }).toEqual({ status: 'pending', attempts: 0, lease_owner: null, lease_until: null });
     expect(await db.kysely.selectFrom('webhook_attempts').select('id').where('message_id', '=', messageId).execute()).toEqual([]);
     // Another dispatcher can claim it at once.
-    const other = new WebhookDispatcher({ db, logger: pino({ level: 'silent' }), policy: { allowLoopback: true }, timeoutMs: 1_000, retryDelaysMs: [1_000], disableAfterMs: 86_400_000, leaseMarginMs: 1_000, publicUrl: () => '' });
+    const other = new WebhookDispatcher({
+      db,
+      logger: pino({ level: 'silent' }),
+      policy: { allowLoopback: true },
+      timeoutMs: 1_000,
+      retryDelaysMs: [1_000],
+      disableAfterMs: 86_400_000,
+      leaseMarginMs: 1_000,
+      publicUrl: () => '',
+    });
     expect((await other.claim(8, Date.now())).map((m) => m.id)).toEqual([messageId]);
   });
 });

@@ -50,8 +50,7 @@ async function createOrders(count: number): Promise<string[]> {
   return ids;
 }
 
-const leases = async () =>
-  Object.fromEntries((await db.kysely.selectFrom('orders').select(['id', 'lease_owner']).execute()).map((row) => [row.id, row.lease_owner]));
+const leases = async () => Object.fromEntries((await db.kysely.selectFrom('orders').select(['id', 'lease_owner']).execute()).map((row) => [row.id, row.lease_owner]));
 
 describe(`FulfilmentWorker.stop (${testEngine})`, () => {
   test('gives back the leases of claimed orders not started at once, and the rest when their step ends', async () => {
@@ -76,7 +75,11 @@ describe(`FulfilmentWorker.stop (${testEngine})`, () => {
       },
     });
     worker.start();
-    await pollUntil(async () => started.length, (n) => n === 1, { what: 'the first step to start' });
+    await pollUntil(
+      async () => started.length,
+      (n) => n === 1,
+      { what: 'the first step to start' },
+    );
     const claimed = await leases();
     expect(Object.values(claimed).filter((owner) => owner === worker.id)).toHaveLength(4);
 

@@ -246,10 +246,7 @@ export class Starport {
 
   /** Every balance history entry, newest first, fetching pages as you iterate. */
   balanceHistory(params: Omit<PageParams, 'ending_before'> = {}, options: RequestOptions = {}): AsyncGenerator<BalanceEntry> {
-    return this.paginate<BalanceEntry>(
-      (after) => this.listBalanceHistory({ ...params, ...(after !== undefined && { starting_after: after }) }, options),
-      params.starting_after,
-    );
+    return this.paginate<BalanceEntry>((after) => this.listBalanceHistory({ ...params, ...(after !== undefined && { starting_after: after }) }, options), params.starting_after);
   }
 
   /**

@@ -81,12 +81,7 @@ function constantTimeEqual(a: Uint8Array, b: Uint8Array): boolean {
  * const event = await verifyWebhook(rawBody, request.headers, process.env.STARPORT_WEBHOOK_SECRET!);
  * ```
  */
-export async function verifyWebhook<T = unknown>(
-  rawBody: string | Uint8Array,
-  headers: WebhookHeaders,
-  secret: string,
-  options: VerifyWebhookOptions = {},
-): Promise<T> {
+export async function verifyWebhook<T = unknown>(rawBody: string | Uint8Array, headers: WebhookHeaders, secret: string, options: VerifyWebhookOptions = {}): Promise<T> {
   const id = header(headers, 'webhook-id');
   const timestamp = header(headers, 'webhook-timestamp');
   const signatures = header(headers, 'webhook-signature');

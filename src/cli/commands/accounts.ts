@@ -2,17 +2,7 @@ import { AccountError, createAccount, reissueKey } from '../../accounts/accounts
 import { issuePasswordLink } from '../../accounts/dashboard-users.js';
 import { formatTimestamp } from '../../domain/time.js';
 import { dashboardOrigin } from './dashboard.js';
-import {
-  type AccountStatus,
-  type AccountSummary,
-  findAccount,
-  listAccounts,
-  listKeys,
-  orderCounts,
-  recentJournal,
-  revokeKey,
-  setAccountStatus,
-} from '../../accounts/admin.js';
+import { type AccountStatus, type AccountSummary, findAccount, listAccounts, listKeys, orderCounts, recentJournal, revokeKey, setAccountStatus } from '../../accounts/admin.js';
 import { listAudit, recordAudit } from '../../audit/audit.js';
 import { type Command, required, UsageError } from '../command.js';
 import { withDatabase } from '../database.js';
@@ -78,9 +68,7 @@ export const keyReissue: Command = {
     const actor = actorOf(values);
     const now = Date.now();
     const key = await withDatabase((db) =>
-      reissueKey(db, accountId, mode, now, (tx, prefix) =>
-        recordAudit(tx, { actor, action: 'key.reissue', accountId, mode, reason, details: { new_key_prefix: prefix }, now }),
-      ),
+      reissueKey(db, accountId, mode, now, (tx, prefix) => recordAudit(tx, { actor, action: 'key.reissue', accountId, mode, reason, details: { new_key_prefix: prefix }, now })),
     ).catch(rethrowAccountError);
     io.result({ key }, `${mode} key: ${key}\nThe previous ${mode} key is revoked. This key is shown once.`);
     return 0;
@@ -102,9 +90,7 @@ export const keyRevoke: Command = operatorCommand({
     const actor = actorOf(values);
     const now = Date.now();
     const result = await withDatabase((db) =>
-      revokeKey(db, accountId, mode, now, (tx, prefix) =>
-        recordAudit(tx, { actor, action: 'key.revoke', accountId, mode, reason, details: { key_prefix: prefix }, now }),
-      ),
+      revokeKey(db, accountId, mode, now, (tx, prefix) => recordAudit(tx, { actor, action: 'key.revoke', accountId, mode, reason, details: { key_prefix: prefix }, now })),
     );
     const changed = result.revokedPrefix !== null;
     io.result(
@@ -142,20 +128,10 @@ export const accountList: Command = operatorCommand({
     }
     const limit = limitOf(values, 100);
     const accounts = await withDatabase((db) => listAccounts(db.kysely, { status: status as AccountStatus | undefined, limit }));
-    const rows = accounts.map((a) => [
-      a.id,
-      a.email,
-      a.status,
-      time(a.createdAt),
-      ton(a.balances.live.available),
-      ton(a.balances.live.reserved),
-      ton(a.balances.test.available),
-    ]);
+    const rows = accounts.map((a) => [a.id, a.email, a.status, time(a.createdAt), ton(a.balances.live.available), ton(a.balances.live.reserved), ton(a.balances.test.available)]);
     io.result(
       { accounts: accounts.map(accountJson) },
-      accounts.length === 0
-        ? 'no accounts'
-        : table(['ACCOUNT', 'EMAIL', 'STATUS', 'CREATED', 'LIVE TON', 'LIVE RESERVED', 'TEST TON'], rows),
+      accounts.length === 0 ? 'no accounts' : table(['ACCOUNT', 'EMAIL', 'STATUS', 'CREATED', 'LIVE TON', 'LIVE RESERVED', 'TEST TON'], rows),
     );
     return 0;
   },
@@ -205,7 +181,10 @@ export const accountShow: Command = operatorCommand({
       `test balance: ${a.balances.test.value} TON available, ${a.balances.test.reserved} TON reserved`,
       '',
       'keys:',
-      table(['MODE', 'PREFIX', 'CREATED', 'REVOKED'], document.keys.map((k) => [k.mode, `${k.prefix}…`, k.created_at, k.revoked_at])),
+      table(
+        ['MODE', 'PREFIX', 'CREATED', 'REVOKED'],
+        document.keys.map((k) => [k.mode, `${k.prefix}…`, k.created_at, k.revoked_at]),
+      ),
       '',
       `orders: live ${formatCounts(orders.live)}; test ${formatCounts(orders.test)}`,
       '',
@@ -240,9 +219,7 @@ function statusCommand(status: AccountStatus): Command {
         : 'Enable a disabled account again: its active keys and dashboard login work again',
     usage:
       `starport account ${verb} ACCOUNT_ID --reason TEXT [--actor NAME] [--json]\n\n` +
-      (status === 'disabled'
-        ? 'Applies from the very next request. Orders already created are still fulfilled (their amount is reserved).\n'
-        : '') +
+      (status === 'disabled' ? 'Applies from the very next request. Orders already created are still fulfilled (their amount is reserved).\n' : '') +
       ACTOR_HELP,
     options: { reason: { type: 'string' }, ...actorOption },
     positionals: ['account'],

@@ -34,8 +34,7 @@ export const accountInvite: Command = {
     const expiresAt = formatTimestamp(link.expiresAt);
     io.result(
       { account_id: link.accountId, email: link.email, url, expires_at: expiresAt },
-      `Set-password link for ${link.email} (account ${link.accountId}):\n${url}\n` +
-        `It works once, until ${expiresAt}. Hand it to the account holder; no e-mail is sent.`,
+      `Set-password link for ${link.email} (account ${link.accountId}):\n${url}\n` + `It works once, until ${expiresAt}. Hand it to the account holder; no e-mail is sent.`,
     );
     return 0;
   },

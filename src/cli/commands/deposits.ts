@@ -47,7 +47,7 @@ export const depositList: Command = operatorCommand({
     'starport deposit list [--unmatched] [--account ACCOUNT_ID] [--limit N (50)] [--json]\n\n' +
     'Statuses: credited, unmatched (waiting for the operator), returned (sent back by hand, recorded with deposit return),\n' +
     'awaiting_rate (USDT matched to an account, credited when a fresh TON/USD rate exists), ignored (a jetton\n' +
-    'notification from a contract that is not the deposit wallet\'s USDT wallet: a fake or another token, reason unknown_jetton).\n' +
+    "notification from a contract that is not the deposit wallet's USDT wallet: a fake or another token, reason unknown_jetton).\n" +
     'Unmatched reasons: no_comment, memo_invalid (wrong shape or check character: a typo), memo_unknown, below_minimum.\n' +
     'Credit one to its account with: starport deposit assign --tx HASH --account ACCOUNT_ID\n' +
     'or, once you sent the TON back yourself, record it with: starport deposit return --tx HASH',
@@ -89,8 +89,9 @@ export const depositAssign: Command = operatorCommand({
   usage:
     'starport deposit assign --tx HASH --account ACCOUNT_ID [--reason TEXT] [--actor NAME] [--json]\n\n' +
     'HASH: the transaction hash from `deposit list` (hex, or base64 as explorers show it). The amount is credited\n' +
-    'to the live balance; a deposit already credited is refused. A USDT deposit is converted at the rate feed\'s\n' +
-    'current TON/USD rate less USDT_DEPOSIT_SPREAD_PERCENT, as the watcher would; without a fresh rate it is refused.\n' + ACTOR_HELP,
+    "to the live balance; a deposit already credited is refused. A USDT deposit is converted at the rate feed's\n" +
+    'current TON/USD rate less USDT_DEPOSIT_SPREAD_PERCENT, as the watcher would; without a fresh rate it is refused.\n' +
+    ACTOR_HELP,
   options: { tx: { type: 'string' }, account: { type: 'string' }, reason: { type: 'string' }, ...actorOption },
   async run(values, io) {
     const txHash = required(values, 'tx');
@@ -124,7 +125,8 @@ export const depositReturn: Command = operatorCommand({
     'HASH: the transaction hash from `deposit list` (hex, or base64 as explorers show it). This sends nothing on\n' +
     'chain: first send the TON back to the sender yourself, from the deposit wallet (e.g. with a comment naming the\n' +
     'hash; for USDT a jetton transfer of the same USDT amount from the deposit wallet), then record it here. The deposit leaves the unmatched ones (status returned) and no balance changes.\n' +
-    'A deposit already credited or already returned is refused.\n' + ACTOR_HELP,
+    'A deposit already credited or already returned is refused.\n' +
+    ACTOR_HELP,
   options: { tx: { type: 'string' }, reason: { type: 'string' }, ...actorOption },
   async run(values, io) {
     const txHash = required(values, 'tx');

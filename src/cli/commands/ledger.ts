@@ -33,7 +33,12 @@ async function adjust(input: { accountId: string; mode: Mode; amount: bigint; re
         accountId: input.accountId,
         mode: input.mode,
         reason: input.reason,
-        details: { amount: formatTon(input.amount < 0n ? -input.amount : input.amount), signed_amount: formatTon(input.amount), available_before: formatTon(before.available), available_after: formatTon(after.available) },
+        details: {
+          amount: formatTon(input.amount < 0n ? -input.amount : input.amount),
+          signed_amount: formatTon(input.amount),
+          available_before: formatTon(before.available),
+          available_after: formatTon(after.available),
+        },
         now,
       }),
     ),
@@ -48,8 +53,10 @@ const wire = (balance: Balance) => ({ value: formatTon(balance.available), reser
 export const balanceCredit: Command = {
   path: ['balance', 'credit'],
   summary: 'Credit (or, with a negative amount, debit) an account balance, with a reason',
-  usage: 'starport balance credit --account ACCOUNT_ID --mode live|test --amount TON --reason TEXT [--actor NAME] [--json]\n\n' +
-    'TON is a decimal with at most 9 decimal places; write a negative amount as --amount=-5.\n' + ACTOR_HELP,
+  usage:
+    'starport balance credit --account ACCOUNT_ID --mode live|test --amount TON --reason TEXT [--actor NAME] [--json]\n\n' +
+    'TON is a decimal with at most 9 decimal places; write a negative amount as --amount=-5.\n' +
+    ACTOR_HELP,
   options: { account: { type: 'string' }, mode: { type: 'string' }, amount: { type: 'string' }, reason: { type: 'string' }, ...actorOption },
   async run(values, io) {
     const accountId = required(values, 'account');
@@ -67,10 +74,12 @@ export const balanceCredit: Command = {
 export const balanceDebit: Command = {
   path: ['balance', 'debit'],
   summary: 'Debit an account balance for a withdrawal or refund paid out by hand, with a reason',
-  usage: 'starport balance debit --account ACCOUNT_ID --mode live|test --amount TON --reason TEXT [--actor NAME] [--json]\n\n' +
+  usage:
+    'starport balance debit --account ACCOUNT_ID --mode live|test --amount TON --reason TEXT [--actor NAME] [--json]\n\n' +
     'TON is a positive decimal with at most 9 decimal places. Only the available balance can be debited\n' +
-    '(never below zero; reserved amounts belong to open orders). The debit shows in the client\'s balance\n' +
-    'history as an adjustment of -TON with this reason.\n' + ACTOR_HELP,
+    "(never below zero; reserved amounts belong to open orders). The debit shows in the client's balance\n" +
+    'history as an adjustment of -TON with this reason.\n' +
+    ACTOR_HELP,
   options: { account: { type: 'string' }, mode: { type: 'string' }, amount: { type: 'string' }, reason: { type: 'string' }, ...actorOption },
   async run(values, io) {
     const accountId = required(values, 'account');

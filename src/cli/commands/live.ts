@@ -66,7 +66,7 @@ export const liveCheck: Command = operatorCommand({
     'Asks fragment.com (FRAGMENT_BASE_URL) whether the session is logged in, and reports the KYC state, the wallet\n' +
     'configuration and its balance (toncenter, TON_API_URL), and the circuit breaker. Exit 0 when live trading can run,\n' +
     '2 when it cannot.\n\n' +
-    'KYC is known only from Fragment\'s last answer to a purchase: Fragment says need_verify only when a purchase asks\n' +
+    "KYC is known only from Fragment's last answer to a purchase: Fragment says need_verify only when a purchase asks\n" +
     'for its payment (get*Link), so this command cannot ask. "required" (the last purchase was refused) is a blocker;\n' +
     '"verified" is what the last purchase showed and may have changed since; "unknown" (no purchase reached that step\n' +
     'yet) is printed as a warning and does not block: the first live order will tell.',
@@ -77,7 +77,12 @@ export const liveCheck: Command = operatorCommand({
       const stored = await storedFragmentSession(db.kysely);
       const session = sessionSource(db.kysely, config.live.fragment.cookies);
       const configured = (await session()) !== undefined;
-      const client = new FragmentClient({ baseUrl: config.live.fragment.baseUrl, session, pacer: new Pacer(config.live.fragment.maxRps), timeoutMs: config.live.fragment.timeoutMs });
+      const client = new FragmentClient({
+        baseUrl: config.live.fragment.baseUrl,
+        session,
+        pacer: new Pacer(config.live.fragment.maxRps),
+        timeoutMs: config.live.fragment.timeoutMs,
+      });
       let sessionState: { state: 'valid' | 'invalid' | 'not_configured' | 'error'; message?: string };
       if (!configured) sessionState = { state: 'not_configured' };
       else {
@@ -91,7 +96,11 @@ export const liveCheck: Command = operatorCommand({
       const kyc = await lastKyc(db.kysely);
       const breaker = await new CircuitBreaker(db.kysely, { cooldownMs: 0, threshold: 1, logger: createLogger('silent') }).read();
       let mnemonic: 'valid' | 'invalid' | 'not_configured' = 'not_configured';
-      if (config.live.wallet.mnemonic) mnemonic = await validateMnemonic(config.live.wallet.mnemonic).then(() => 'valid' as const, () => 'invalid' as const);
+      if (config.live.wallet.mnemonic)
+        mnemonic = await validateMnemonic(config.live.wallet.mnemonic).then(
+          () => 'valid' as const,
+          () => 'invalid' as const,
+        );
       const chain = mnemonic === 'valid' ? await walletChainReport(config) : undefined;
       const balance = chain?.state === 'ok' ? chain.balance_nanotons : undefined;
       const blockers = [
@@ -99,12 +108,16 @@ export const liveCheck: Command = operatorCommand({
         ...(kyc?.state === 'required' ? ['KYC verification required on fragment.com'] : []),
         ...(mnemonic === 'valid' ? [] : [`wallet mnemonic ${mnemonic.replace('_', ' ')}`]),
         ...(chain?.state === 'error' ? [`wallet balance unknown (${chain.message})`] : []),
-        ...(balance !== undefined && balance < config.live.wallet.minBalance ? [`wallet balance ${formatTon(balance)} TON below WALLET_MIN_BALANCE_TON ${formatTon(config.live.wallet.minBalance)}`] : []),
+        ...(balance !== undefined && balance < config.live.wallet.minBalance
+          ? [`wallet balance ${formatTon(balance)} TON below WALLET_MIN_BALANCE_TON ${formatTon(config.live.wallet.minBalance)}`]
+          : []),
         ...(breaker.state === 'open' ? [`live fulfilment paused (${breaker.reason ?? 'unknown'})`] : []),
       ];
       const warnings = kyc
         ? []
-        : ['KYC state unknown: Fragment reports it only when a purchase reaches the payment step, and none has yet; the first live order will tell (it pauses live fulfilment if KYC is required)'];
+        : [
+            'KYC state unknown: Fragment reports it only when a purchase reaches the payment step, and none has yet; the first live order will tell (it pauses live fulfilment if KYC is required)',
+          ];
       return {
         ready: blockers.length === 0,
         blockers,

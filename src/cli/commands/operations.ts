@@ -7,21 +7,7 @@ import { backupSqlite, restoreSqlite } from '../../operator/sqlite-backup.js';
 import { collectStats, startOfUtcDay } from '../../operator/stats.js';
 import { type Command, type CommandIo, required, UsageError } from '../command.js';
 import { withDatabase } from '../database.js';
-import {
-  ACTOR_HELP,
-  actorOf,
-  auditJson,
-  auditTable,
-  actorOption,
-  limitOf,
-  operatorCommand,
-  optionalReasonOf,
-  optionalWhen,
-  refuse,
-  table,
-  time,
-  ton,
-} from '../operator.js';
+import { ACTOR_HELP, actorOf, auditJson, auditTable, actorOption, limitOf, operatorCommand, optionalReasonOf, optionalWhen, refuse, table, time, ton } from '../operator.js';
 
 const PG_DUMP_HELP =
   'DATABASE_URL is set: the data lives in PostgreSQL, which this command does not handle. Back it up with pg_dump, e.g.\n' +
@@ -37,7 +23,7 @@ export const backup: Command = operatorCommand({
   summary: 'Back up the embedded SQLite database to a file, online (safe while `serve` runs)',
   usage:
     'starport backup --to FILE [--force] [--json]\n\n' +
-    'Uses SQLite\'s backup API: one consistent snapshot (every transaction committed before it started, nothing half-done),\n' +
+    "Uses SQLite's backup API: one consistent snapshot (every transaction committed before it started, nothing half-done),\n" +
     'without stopping the service. The file is checked (integrity, ledger verify) before it is put in place; --force replaces\n' +
     'an existing FILE. For PostgreSQL (DATABASE_URL set) use pg_dump.',
   options: { to: { type: 'string' }, force: { type: 'boolean' } },
@@ -73,7 +59,7 @@ export const restore: Command = operatorCommand({
     'Refuses while any process has the database open (stop `starport serve` first). The backup is checked first:\n' +
     'a SQLite file, intact, a Starport database, not newer than this version, passing ledger verify (--force restores\n' +
     'one that fails verify). An older backup is migrated. The replaced database is kept beside it as\n' +
-    'starport.sqlite.before-restore-<time>; the restore is recorded in the restored database\'s audit log.\n' +
+    "starport.sqlite.before-restore-<time>; the restore is recorded in the restored database's audit log.\n" +
     'For PostgreSQL (DATABASE_URL set) use pg_restore.\n' +
     ACTOR_HELP,
   options: { from: { type: 'string' }, reason: { type: 'string' }, force: { type: 'boolean' }, ...actorOption },
@@ -132,7 +118,10 @@ export const stats: Command = operatorCommand({
       `test balances: ${document.balances.test.available} TON available, ${document.balances.test.reserved} TON reserved`,
       '',
       `orders created today (since ${document.orders_today.since}):`,
-      table(['MODE', ...Object.keys(s.ordersToday.counts.live)], MODES.map((m) => [m, ...Object.values(s.ordersToday.counts[m])])),
+      table(
+        ['MODE', ...Object.keys(s.ordersToday.counts.live)],
+        MODES.map((m) => [m, ...Object.values(s.ordersToday.counts[m])]),
+      ),
       '',
       `open now: live ${s.open.live.fulfillment_pending} queued, ${s.open.live.processing} processing; test ${s.open.test.fulfillment_pending} queued, ${s.open.test.processing} processing`,
       '',
@@ -187,7 +176,7 @@ export const dbCopy: Command = operatorCommand({
   summary: 'Copy the embedded SQLite database into an empty PostgreSQL database (the move to PostgreSQL)',
   usage:
     'starport db copy --to postgres://USER:PASSWORD@HOST:PORT/DATABASE [--json]\n\n' +
-    'Reads DATA_DIR\'s SQLite database (stop the service first: it is held exclusively while read) and writes every\n' +
+    "Reads DATA_DIR's SQLite database (stop the service first: it is held exclusively while read) and writes every\n" +
     'table, in foreign-key order, into the PostgreSQL database, which must be empty (it is migrated first), in one\n' +
     'transaction. Then checks row counts and balances against the source and runs ledger verify on the target.\n' +
     'Afterwards set DATABASE_URL to that database. Run it with DATABASE_URL unset. See docs/operations-embedded.md.',
@@ -205,7 +194,10 @@ export const dbCopy: Command = operatorCommand({
       { ok, source: result.source, target: result.target, tables: result.tables, ledger_ok: ok, violations: result.ledger, duration_ms: result.durationMs },
       [
         `copied ${result.source} → ${redact(to)} in ${result.durationMs} ms:`,
-        table(['TABLE', 'ROWS'], result.tables.map((t) => [t.name, t.rows])),
+        table(
+          ['TABLE', 'ROWS'],
+          result.tables.map((t) => [t.name, t.rows]),
+        ),
         ok ? 'ledger verify on the target: ok. Set DATABASE_URL to the target and start the service.' : `ledger verify on the target FAILS (${result.ledger.length} violations)`,
       ].join('\n'),
     );

@@ -6,20 +6,7 @@ import { orderDetails, type Outcome, resolveOrder, ResolveError } from '../../or
 import type { Order } from '../../orders/order.js';
 import { type Command, UsageError } from '../command.js';
 import { withDatabase } from '../database.js';
-import {
-  ACTOR_HELP,
-  actorOf,
-  actorOption,
-  limitOf,
-  modeOf,
-  operatorCommand,
-  optionalWhen,
-  positional,
-  reasonOf,
-  table,
-  time,
-  ton,
-} from '../operator.js';
+import { ACTOR_HELP, actorOf, actorOption, limitOf, modeOf, operatorCommand, optionalWhen, positional, reasonOf, table, time, ton } from '../operator.js';
 
 /** The order as the operator sees it: the client's fields plus account, mode and idempotency key. */
 function orderJson(order: Order) {
@@ -79,7 +66,17 @@ export const orderList: Command = operatorCommand({
         ? 'no orders'
         : table(
             ['ORDER', 'ACCOUNT', 'MODE', 'STATUS', 'PRODUCT', 'QTY', 'AMOUNT TON', 'RECIPIENT', 'CREATED'],
-            orders.map((o) => [o.id, o.accountId, o.mode, o.status + (o.failureReason ? ` (${o.failureReason})` : ''), o.product, o.quantity, ton(o.amount), `@${o.recipient}`, time(o.createdAt)]),
+            orders.map((o) => [
+              o.id,
+              o.accountId,
+              o.mode,
+              o.status + (o.failureReason ? ` (${o.failureReason})` : ''),
+              o.product,
+              o.quantity,
+              ton(o.amount),
+              `@${o.recipient}`,
+              time(o.createdAt),
+            ]),
           ),
     );
     return 0;
@@ -123,10 +120,16 @@ export const orderShow: Command = operatorCommand({
       `created ${o.created_at}  updated ${o.updated_at}  external_id ${o.external_id ?? '-'}  idempotency key ${o.idempotency_key}`,
       '',
       'events:',
-      table(['SEQ', 'TIME', 'TYPE', 'STATUS', 'DATA'], document.events.map((e) => [e.seq, e.created_at, e.type, e.status, JSON.stringify(e.data)])),
+      table(
+        ['SEQ', 'TIME', 'TYPE', 'STATUS', 'DATA'],
+        document.events.map((e) => [e.seq, e.created_at, e.type, e.status, JSON.stringify(e.data)]),
+      ),
       '',
       'ledger journal:',
-      table(['TIME', 'KIND', 'AVAILABLE', 'RESERVED', 'ENTRY'], document.journal.map((j) => [j.created_at, j.kind, j.available_delta, j.reserved_delta, j.id])),
+      table(
+        ['TIME', 'KIND', 'AVAILABLE', 'RESERVED', 'ENTRY'],
+        document.journal.map((j) => [j.created_at, j.kind, j.available_delta, j.reserved_delta, j.id]),
+      ),
       '',
       `worker: ${document.worker.attempts} attempt(s), next run ${document.worker.next_run_at ?? '-'}, lease ${document.worker.lease_owner ?? '-'} until ${document.worker.lease_until ?? '-'}`,
       `upstream: ${document.upstream ? JSON.stringify(document.upstream) : 'none recorded'}`,

@@ -8,7 +8,8 @@ import { type Command, UsageError } from '../command.js';
 export const serve: Command = {
   path: ['serve'],
   summary: 'Run the service: API and workers in one process, or one role of a scaled-out deployment',
-  usage: 'starport serve [--role all|api|worker]\n\n' +
+  usage:
+    'starport serve [--role all|api|worker]\n\n' +
     'Roles: all (default) = API + workers; api = API only; worker = workers, serving only /healthz, /readyz, /metrics.\n' +
     'Environment: DATABASE_URL (postgres://…; unset = embedded SQLite), DATABASE_POOL_SIZE, DATABASE_CONNECT_TIMEOUT_S (30),\n' +
     'SHUTDOWN_TIMEOUT_S (10; a second SIGTERM/SIGINT exits at once), PORT (3000; 0 = any free port),\n' +
@@ -63,20 +64,22 @@ function installShutdown(timeoutS: number, logger: Logger, stop: () => Promise<v
       if (code === undefined) logger.error({ timeout_s: timeoutS }, `shutdown did not finish within ${timeoutS} s; exiting`);
       exitNow(code ?? 1);
     }, timeoutS * 1000);
-    stop().then(
-      () => {
-        code = 0;
-      },
-      (error: unknown) => {
-        logger.error({ err: error }, 'shutdown failed');
-        code = 1;
-      },
-    ).finally(() => {
-      // Stopped: the process ends when nothing is left to do, or at the deadline all the same.
-      deadline.unref();
-      logger.flush();
-      resolve(code as number);
-    });
+    stop()
+      .then(
+        () => {
+          code = 0;
+        },
+        (error: unknown) => {
+          logger.error({ err: error }, 'shutdown failed');
+          code = 1;
+        },
+      )
+      .finally(() => {
+        // Stopped: the process ends when nothing is left to do, or at the deadline all the same.
+        deadline.unref();
+        logger.flush();
+        resolve(code as number);
+      });
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);

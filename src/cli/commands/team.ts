@@ -32,7 +32,10 @@ export const accountMembers: Command = operatorCommand({
     io.result(
       { account_id: found.account.id, members },
       `account ${found.account.id}  ${found.account.email}\n` +
-        table(['E-MAIL', 'ROLE', 'TWO-FACTOR', 'SINCE'], members.map((m) => [m.email, m.role, m.two_factor ? 'on' : 'off', m.since])),
+        table(
+          ['E-MAIL', 'ROLE', 'TWO-FACTOR', 'SINCE'],
+          members.map((m) => [m.email, m.role, m.two_factor ? 'on' : 'off', m.since]),
+        ),
     );
     return 0;
   },

@@ -6,7 +6,9 @@ import { withDatabase } from '../database.js';
 import { operatorCommand, time } from '../operator.js';
 
 /** The paying wallet's chain view for operator commands; errors become a state, never a crash. */
-export async function walletChainReport(config = loadConfig()): Promise<
+export async function walletChainReport(
+  config = loadConfig(),
+): Promise<
   | { state: 'not_configured' }
   | { state: 'ok'; address: string; raw_address: string; deployed: boolean; balance: string; balance_nanotons: bigint; seqno: number }
   | { state: 'error'; address?: string; message: string }
@@ -22,7 +24,15 @@ export async function walletChainReport(config = loadConfig()): Promise<
   const address = chain.address.toString({ bounceable: false, testOnly: config.tonNetwork === 'testnet' });
   try {
     const state = await chain.state();
-    return { state: 'ok', address, raw_address: chain.address.toRawString(), deployed: state.active, balance: formatTon(state.balance), balance_nanotons: state.balance, seqno: state.seqno };
+    return {
+      state: 'ok',
+      address,
+      raw_address: chain.address.toRawString(),
+      deployed: state.active,
+      balance: formatTon(state.balance),
+      balance_nanotons: state.balance,
+      seqno: state.seqno,
+    };
   } catch (error) {
     return { state: 'error', address, message: `toncenter (TON_API_URL) did not answer: ${(error as Error).message}` };
   }
@@ -47,7 +57,13 @@ export const walletStatus: Command = operatorCommand({
       const messages = await db.kysely
         .selectFrom('wallet_messages as m')
         .select(['m.hash', 'm.seqno', 'm.state', 'm.valid_until', 'm.total', 'm.broadcasts', 'm.created_at'])
-        .select((eb) => eb.selectFrom('wallet_message_orders as l').select((e) => e.fn.countAll().as('n')).whereRef('l.message_hash', '=', 'm.hash').as('orders'))
+        .select((eb) =>
+          eb
+            .selectFrom('wallet_message_orders as l')
+            .select((e) => e.fn.countAll().as('n'))
+            .whereRef('l.message_hash', '=', 'm.hash')
+            .as('orders'),
+        )
         .where('m.state', 'in', ['signed', 'broadcast', 'held'])
         .orderBy('m.seqno')
         .execute();

@@ -22,13 +22,7 @@ export async function up(db: Kysely<any>, engine: Engine): Promise<void> {
     .addColumn('revoked_at', 'bigint')
     .execute();
   // At most one active key per account and mode: a reissue revokes before it inserts.
-  await db.schema
-    .createIndex('api_keys_one_active')
-    .on('api_keys')
-    .columns(['account_id', 'mode'])
-    .unique()
-    .where(sql.ref('revoked_at'), 'is', null)
-    .execute();
+  await db.schema.createIndex('api_keys_one_active').on('api_keys').columns(['account_id', 'mode']).unique().where(sql.ref('revoked_at'), 'is', null).execute();
 
   await db.schema
     .createTable('balances')
@@ -44,9 +38,7 @@ export async function up(db: Kysely<any>, engine: Engine): Promise<void> {
     .addColumn('id', 'text', (c) => c.primaryKey())
     .addColumn('account_id', 'text', (c) => c.notNull().references('accounts.id'))
     .addColumn('mode', 'text', (c) => c.notNull())
-    .addColumn('kind', 'text', (c) =>
-      c.notNull().check(sql`kind in ('deposit', 'adjustment', 'reserve', 'debit', 'release')`),
-    )
+    .addColumn('kind', 'text', (c) => c.notNull().check(sql`kind in ('deposit', 'adjustment', 'reserve', 'debit', 'release')`))
     .addColumn('order_id', 'text')
     .addColumn('available_delta', 'bigint', (c) => c.notNull())
     .addColumn('reserved_delta', 'bigint', (c) => c.notNull())
@@ -69,9 +61,7 @@ export async function up(db: Kysely<any>, engine: Engine): Promise<void> {
     .addColumn('quantity', 'bigint', (c) => c.notNull())
     .addColumn('amount', 'bigint', (c) => c.notNull().check(sql`amount > 0`))
     .addColumn('external_id', 'text')
-    .addColumn('status', 'text', (c) =>
-      c.notNull().check(sql`status in ('fulfillment_pending', 'processing', 'delivered', 'failed')`),
-    )
+    .addColumn('status', 'text', (c) => c.notNull().check(sql`status in ('fulfillment_pending', 'processing', 'delivered', 'failed')`))
     .addColumn('failure_reason', 'text')
     .addColumn('created_at', 'bigint', (c) => c.notNull())
     .addColumn('updated_at', 'bigint', (c) => c.notNull())
@@ -81,19 +71,9 @@ export async function up(db: Kysely<any>, engine: Engine): Promise<void> {
     .addColumn('attempts', 'bigint', (c) => c.notNull().defaultTo(0))
     .execute();
   // The idempotency mechanism: a second insert with the same key fails here and re-reads.
-  await db.schema
-    .createIndex('orders_idempotency_key')
-    .on('orders')
-    .columns(['account_id', 'mode', 'idempotency_key'])
-    .unique()
-    .execute();
+  await db.schema.createIndex('orders_idempotency_key').on('orders').columns(['account_id', 'mode', 'idempotency_key']).unique().execute();
   await db.schema.createIndex('orders_account_created').on('orders').columns(['account_id', 'mode', 'created_at']).execute();
-  await db.schema
-    .createIndex('orders_due')
-    .on('orders')
-    .column('next_run_at')
-    .where(sql.ref('next_run_at'), 'is not', null)
-    .execute();
+  await db.schema.createIndex('orders_due').on('orders').column('next_run_at').where(sql.ref('next_run_at'), 'is not', null).execute();
 
   await db.schema
     .createTable('order_events')

@@ -18,7 +18,10 @@ export async function up(db: Kysely<any>, engine: Engine): Promise<void> {
   await db.schema.alterTable('journal').addColumn('seq', 'bigint').execute();
   await db.schema.alterTable('journal').addColumn('balance_available', 'bigint').execute();
   await db.schema.alterTable('journal').addColumn('balance_reserved', 'bigint').execute();
-  await db.schema.alterTable('balances').addColumn('journal_seq', 'bigint', (c) => c.notNull().defaultTo(0)).execute();
+  await db.schema
+    .alterTable('balances')
+    .addColumn('journal_seq', 'bigint', (c) => c.notNull().defaultTo(0))
+    .execute();
   await backfillJournal(db, engine);
   await db.schema.createIndex('journal_history').on('journal').columns(['account_id', 'mode', 'seq']).unique().execute();
 
@@ -68,11 +71,7 @@ async function backfillJournal(db: Kysely<any>, engine: Engine): Promise<void> {
       total.available += BigInt(row.available_delta);
       total.reserved += BigInt(row.reserved_delta);
       totals.set(key, total);
-      await db
-        .updateTable('journal')
-        .set({ seq: total.seq, balance_available: total.available, balance_reserved: total.reserved })
-        .where('id', '=', row.id)
-        .execute();
+      await db.updateTable('journal').set({ seq: total.seq, balance_available: total.available, balance_reserved: total.reserved }).where('id', '=', row.id).execute();
     }
     if (rows.length < BATCH) break;
     const last = rows[rows.length - 1] as { created_at: bigint; id: string };
@@ -87,8 +86,6 @@ async function backfillJournal(db: Kysely<any>, engine: Engine): Promise<void> {
 
 async function dropImmutability(db: Kysely<any>, engine: Engine): Promise<void> {
   const statements =
-    engine.name === 'sqlite'
-      ? ['drop trigger if exists journal_no_update', 'drop trigger if exists journal_no_delete']
-      : ['drop trigger if exists journal_immutable on journal'];
+    engine.name === 'sqlite' ? ['drop trigger if exists journal_no_update', 'drop trigger if exists journal_no_delete'] : ['drop trigger if exists journal_immutable on journal'];
   for (const statement of statements) await sql.raw(statement).execute(db);
 }

@@ -25,7 +25,9 @@ export async function up(db: Kysely<any>, engine: Engine): Promise<void> {
     await db.schema.dropIndex(index).execute();
   }
   if (engine.name === 'postgres') {
-    await sql`alter table order_events drop constraint order_events_pkey, drop constraint order_events_order_seq, add constraint order_events_pkey primary key (order_id, seq)`.execute(db);
+    await sql`alter table order_events drop constraint order_events_pkey, drop constraint order_events_order_seq, add constraint order_events_pkey primary key (order_id, seq)`.execute(
+      db,
+    );
     return;
   }
   await db.schema

@@ -31,7 +31,9 @@ export async function up(db: Kysely<any>, engine: Engine): Promise<void> {
       await sql`update ${sql.table(table)} t set order_no = o.order_no from orders o where o.id = t.order_id`.execute(db);
       await sql.raw(`alter table ${table} enable trigger ${table}_immutable`).execute(db);
     }
-    await sql`alter table order_events alter column order_no set not null, drop constraint order_events_pkey, add constraint order_events_pkey primary key (order_no, seq)`.execute(db);
+    await sql`alter table order_events alter column order_no set not null, drop constraint order_events_pkey, add constraint order_events_pkey primary key (order_no, seq)`.execute(
+      db,
+    );
   } else {
     await sql`alter table orders add column order_no bigint`.execute(db);
     await sql`update orders set order_no = rowid`.execute(db);

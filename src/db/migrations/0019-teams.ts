@@ -67,7 +67,10 @@ export async function up(db: Kysely<any>, _engine: Engine): Promise<void> {
   await db.schema.alterTable('dashboard_sessions').addColumn('person_id', 'text').execute();
   await db.schema.alterTable('dashboard_sessions').addColumn('second_factor_at', 'bigint').execute();
   // 'active', or 'second_factor' between a right password and the code.
-  await db.schema.alterTable('dashboard_sessions').addColumn('stage', 'text', (c) => c.notNull().defaultTo('active')).execute();
+  await db.schema
+    .alterTable('dashboard_sessions')
+    .addColumn('stage', 'text', (c) => c.notNull().defaultTo('active'))
+    .execute();
   await db.schema.alterTable('password_tokens').addColumn('person_id', 'text').execute();
 
   const accounts = await db
@@ -87,7 +90,10 @@ export async function up(db: Kysely<any>, _engine: Engine): Promise<void> {
         updated_at: a.user_updated_at ?? a.created_at,
       })
       .execute();
-    await db.insertInto('memberships').values({ account_id: a.id, person_id: personId, role: 'owner', created_at: a.user_created_at ?? a.created_at }).execute();
+    await db
+      .insertInto('memberships')
+      .values({ account_id: a.id, person_id: personId, role: 'owner', created_at: a.user_created_at ?? a.created_at })
+      .execute();
     await db.updateTable('dashboard_sessions').set({ person_id: personId }).where('account_id', '=', a.id).execute();
     await db.updateTable('password_tokens').set({ person_id: personId }).where('account_id', '=', a.id).execute();
   }

@@ -40,8 +40,7 @@ const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9
  */
 export function parseTimeParam(param: string, text: string | undefined): number | undefined {
   if (text === undefined) return undefined;
-  const invalid = () =>
-    new ApiError('invalid_request', `${param} must be an RFC 3339 timestamp such as 2026-11-25T21:30:00Z, or Unix seconds.`, param);
+  const invalid = () => new ApiError('invalid_request', `${param} must be an RFC 3339 timestamp such as 2026-11-25T21:30:00Z, or Unix seconds.`, param);
   if (/^[0-9]{1,11}$/.test(text)) return Number(text) * 1000;
   const m = RFC3339.exec(text);
   if (!m) throw invalid();

@@ -24,7 +24,11 @@ export const listDepositsQuery = {
   type: 'object',
   properties: {
     limit: { type: 'string', pattern: '^[0-9]+$', description: 'How many deposits to return, 1–100 (default 20).', examples: ['20'] },
-    starting_after: { type: 'string', description: 'A deposit id (dep_…) from the previous page: returns the deposits after it (older).', examples: ['dep_4Xb0Yw3kq9T2mZlF8sV1aC'] },
+    starting_after: {
+      type: 'string',
+      description: 'A deposit id (dep_…) from the previous page: returns the deposits after it (older).',
+      examples: ['dep_4Xb0Yw3kq9T2mZlF8sV1aC'],
+    },
   },
 } as const;
 

@@ -56,7 +56,11 @@ export function needsStepUp(request: FastifyRequest, path: string): boolean {
 }
 
 export function forbiddenPage(role: TeamRole) {
-  return errorPage(403, 'Not available to your role', `Your role on this account is ${role}: this page or action is for ${role === 'viewer' ? 'developers and owners' : 'owners'} only. Ask an owner of the account if you need it.`);
+  return errorPage(
+    403,
+    'Not available to your role',
+    `Your role on this account is ${role}: this page or action is for ${role === 'viewer' ? 'developers and owners' : 'owners'} only. Ask an owner of the account if you need it.`,
+  );
 }
 
 function stepUpPage(next: string) {

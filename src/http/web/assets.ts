@@ -43,10 +43,7 @@ export const ASSETS = new Map<string, Asset>();
 /** Where pages link them. */
 export const ASSET_URLS = {} as Record<keyof typeof FILES | keyof typeof LIBRARY_FILES, string>;
 
-const sources = [
-  ...Object.entries(FILES).map(([key, file]) => [key, path.join(dir, file)]),
-  ...Object.entries(LIBRARY_FILES),
-] as [keyof typeof ASSET_URLS, string][];
+const sources = [...Object.entries(FILES).map(([key, file]) => [key, path.join(dir, file)]), ...Object.entries(LIBRARY_FILES)] as [keyof typeof ASSET_URLS, string][];
 for (const [key, file] of sources) {
   const body = fs.readFileSync(file);
   const ext = path.extname(file);

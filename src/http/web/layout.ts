@@ -38,9 +38,13 @@ function document(options: { title: string; body: Slot; bodyClass?: string; char
 <meta name="color-scheme" content="light">
 <title>${options.title} · Starport</title>
 <link rel="icon" href="${ASSET_URLS.icon}" type="image/svg+xml">
-${options.charts ? html`<link rel="stylesheet" href="${ASSET_URLS.chartCss}">
+${
+  options.charts
+    ? html`<link rel="stylesheet" href="${ASSET_URLS.chartCss}">
 <script src="${ASSET_URLS.chartJs}" defer></script>
-` : ''}<link rel="stylesheet" href="${ASSET_URLS.css}">
+`
+    : ''
+}<link rel="stylesheet" href="${ASSET_URLS.css}">
 <script src="${ASSET_URLS.js}" defer></script>
 </head>
 <body class="${options.bodyClass ?? ''}">
@@ -61,8 +65,7 @@ export function dashboardPage(view: View, options: { title: string; section: Sec
   const other: Mode = mode === 'live' ? 'test' : 'live';
   const sectionPath = MODELESS.includes(options.section) ? '/' : (NAV.find((n) => n.section === options.section)?.path ?? '/');
   const nav = NAV.filter((n) => !n.roles || n.roles.includes(view.session.role)).map(
-    (n) =>
-      html`<li><a href="${modePath(mode, n.path)}"${n.section === options.section ? html` aria-current="page"` : ''}>${n.label}</a></li>`,
+    (n) => html`<li><a href="${modePath(mode, n.path)}"${n.section === options.section ? html` aria-current="page"` : ''}>${n.label}</a></li>`,
   );
   const testOn = mode === 'test';
   const body = html`<a class="skip-link" href="#main">Skip to content</a>

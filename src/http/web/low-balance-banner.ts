@@ -12,10 +12,11 @@ export function lowBalanceBanners(alerts: LowBalanceAlert[]): Html[] {
   return alerts
     .filter((alert) => alert.below && alert.threshold !== null)
     .map(
-      (alert) => html`<div class="low-balance-banner" data-testid="low-balance-${alert.mode}">${notice(
-        'warning',
-        html`<strong>Your ${alert.mode} balance is low:</strong> ${ton(alert.available)} available, below your alert threshold of ${ton(alert.threshold as bigint)}.
+      (alert) =>
+        html`<div class="low-balance-banner" data-testid="low-balance-${alert.mode}">${notice(
+          'warning',
+          html`<strong>Your ${alert.mode} balance is low:</strong> ${ton(alert.available)} available, below your alert threshold of ${ton(alert.threshold as bigint)}.
 <a href="${modePath(alert.mode, '/top-up')}">${alert.mode === 'live' ? 'Top up' : 'Add test funds'}</a> · <a href="${modePath(alert.mode, '/alerts')}">Change the alert</a>`,
-      )}</div>`,
+        )}</div>`,
     );
 }

@@ -146,8 +146,7 @@ export class FragmentClient {
     if (typeof transaction.validUntil !== 'number' || !Number.isSafeInteger(transaction.validUntil)) {
       throw new FragmentError('bad_response', 'Fragment returned a transaction without validUntil');
     }
-    const confirm =
-      typeof reply.confirm_method === 'string' ? { method: reply.confirm_method, params: (reply.confirm_params as Json | undefined) ?? { id: reqId } } : undefined;
+    const confirm = typeof reply.confirm_method === 'string' ? { method: reply.confirm_method, params: (reply.confirm_params as Json | undefined) ?? { id: reqId } } : undefined;
     return {
       validUntil: transaction.validUntil,
       from: typeof transaction.from === 'string' ? transaction.from : account.address,

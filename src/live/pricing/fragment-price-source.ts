@@ -36,10 +36,7 @@ export class FragmentPriceSource implements PriceSource {
 
   async priceNanotons(product: Product, quantity: number, _mode?: Mode): Promise<bigint> {
     const snapshot = await this.snapshot();
-    const base =
-      product === 'stars'
-        ? divideRoundingUp(snapshot.starsReference * BigInt(quantity), BigInt(STARS_REFERENCE))
-        : snapshot.premium[quantity];
+    const base = product === 'stars' ? divideRoundingUp(snapshot.starsReference * BigInt(quantity), BigInt(STARS_REFERENCE)) : snapshot.premium[quantity];
     if (base === undefined) throw new PriceUnavailableError(`Fragment shows no price for ${quantity} months of Premium`);
     const { markupPercent } = this.options;
     return divideRoundingUp(base * (100n * pow10(markupPercent.scale) + markupPercent.units), 100n * pow10(markupPercent.scale));

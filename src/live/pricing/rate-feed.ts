@@ -20,7 +20,12 @@ export const DEFAULT_FEED_URLS = {
 export function configuredRateFeed(pricing: LiveConfig['pricing'], fixed: RateFeed): RateFeed {
   return pricing.rateFeed === 'fixed'
     ? fixed
-    : new HttpRateFeed({ kind: pricing.rateFeed, url: pricing.rateFeedUrl ?? DEFAULT_FEED_URLS[pricing.rateFeed], refreshMs: pricing.refreshSeconds * 1000, maxAgeMs: pricing.maxAgeSeconds * 1000 });
+    : new HttpRateFeed({
+        kind: pricing.rateFeed,
+        url: pricing.rateFeedUrl ?? DEFAULT_FEED_URLS[pricing.rateFeed],
+        refreshMs: pricing.refreshSeconds * 1000,
+        maxAgeMs: pricing.maxAgeSeconds * 1000,
+      });
 }
 
 export interface HttpRateFeedOptions {

@@ -69,9 +69,9 @@ export class WalletChain {
           return {
             hash: tx.hash().toString('hex'),
             lt: tx.lt.toString(),
-            outMessages: tx.outMessages.values().flatMap((m) =>
-              m.info.type === 'internal' ? [{ destination: m.info.dest.toRawString(), value: m.info.value.coins, bodyHash: m.body.hash().toString('hex') }] : [],
-            ),
+            outMessages: tx.outMessages
+              .values()
+              .flatMap((m) => (m.info.type === 'internal' ? [{ destination: m.info.dest.toRawString(), value: m.info.value.coins, bodyHash: m.body.hash().toString('hex') }] : [])),
           };
         }
         if (tx.now < sinceUnix) return undefined;

@@ -127,7 +127,8 @@ export class WalletPaymentSender implements PaymentSender {
       const result = await resolveConfirmed(db, message, found, now);
       if (result) {
         this.options.hooks?.onConfirmed?.(result.paid.length, (now - message.createdAt) / 1000);
-        if (result.unpaid.length > 0) logger.warn({ message: message.hash, unpaid: result.unpaid }, 'wallet transfer confirmed without some of its messages; those orders will be paid anew');
+        if (result.unpaid.length > 0)
+          logger.warn({ message: message.hash, unpaid: result.unpaid }, 'wallet transfer confirmed without some of its messages; those orders will be paid anew');
         logger.info({ message: message.hash, tx_hash: found.hash, paid: result.paid.length }, 'wallet transfer confirmed');
       }
       return;
@@ -149,7 +150,10 @@ export class WalletPaymentSender implements PaymentSender {
     const orders = await resolveUnconfirmed(db, message, 'held', now);
     if (orders) {
       this.options.hooks?.onHeld?.(orders.length);
-      logger.error({ message: message.hash, seqno: message.seqno, chain_seqno: state.seqno, orders }, 'wallet message unconfirmed after valid_until: orders held for review (bin/starport order resolve)');
+      logger.error(
+        { message: message.hash, seqno: message.seqno, chain_seqno: state.seqno, orders },
+        'wallet message unconfirmed after valid_until: orders held for review (bin/starport order resolve)',
+      );
     }
   }
 
@@ -194,7 +198,11 @@ export class WalletPaymentSender implements PaymentSender {
     this.options.hooks?.onSent?.(outcome.orders.length);
     logger.info({ message: message.hash, seqno: message.seqno, orders: outcome.orders.length }, 'wallet transfer signed and stored; broadcasting');
     await this.broadcast(message, now);
-    await wake(db, outcome.orders.filter((id) => id !== order.id), now + this.options.pollMs);
+    await wake(
+      db,
+      outcome.orders.filter((id) => id !== order.id),
+      now + this.options.pollMs,
+    );
     return { kind: 'waiting', checkAt: now + this.options.pollMs };
   }
 

@@ -58,7 +58,11 @@ function messageFromRow(row: Selectable<WalletMessagesTable>): StoredMessage {
  * transaction already holds the single writer lock (BEGIN IMMEDIATE).
  */
 export async function lockWallet(tx: Kysely<Database>, wallet: string, now: number): Promise<void> {
-  await tx.insertInto('wallet_state').values({ address: wallet, locked_at: now }).onConflict((oc) => oc.column('address').doNothing()).execute();
+  await tx
+    .insertInto('wallet_state')
+    .values({ address: wallet, locked_at: now })
+    .onConflict((oc) => oc.column('address').doNothing())
+    .execute();
   await tx.updateTable('wallet_state').set({ locked_at: now }).where('address', '=', wallet).execute();
 }
 
@@ -125,24 +129,30 @@ export async function payableOrders(
     .where('p.valid_until', '>', BigInt(input.validAfter))
     .where((eb) =>
       eb.not(
-        eb.exists(
-          eb
-            .selectFrom('wallet_message_orders as l')
-            .select('l.order_id')
-            .whereRef('l.order_id', '=', 'p.order_id')
-            .where('l.outcome', 'in', ['pending', 'paid', 'held']),
-        ),
+        eb.exists(eb.selectFrom('wallet_message_orders as l').select('l.order_id').whereRef('l.order_id', '=', 'p.order_id').where('l.outcome', 'in', ['pending', 'paid', 'held'])),
       ),
     )
     .orderBy('p.created_at')
     .limit(input.limit)
     .execute();
-  return rows.map((r) => ({ orderId: r.order_id, reserved: BigInt(r.reserved), destination: r.destination, amount: BigInt(r.amount), payload: r.payload, validUntil: Number(r.valid_until) }));
+  return rows.map((r) => ({
+    orderId: r.order_id,
+    reserved: BigInt(r.reserved),
+    destination: r.destination,
+    amount: BigInt(r.amount),
+    payload: r.payload,
+    validUntil: Number(r.valid_until),
+  }));
 }
 
 /** Whether the order is linked to a message that pays, paid or may have paid it. */
 export async function hasOpenLink(tx: Kysely<Database>, orderId: string): Promise<boolean> {
-  const row = await tx.selectFrom('wallet_message_orders').select('order_id').where('order_id', '=', orderId).where('outcome', 'in', ['pending', 'paid', 'held']).executeTakeFirst();
+  const row = await tx
+    .selectFrom('wallet_message_orders')
+    .select('order_id')
+    .where('order_id', '=', orderId)
+    .where('outcome', 'in', ['pending', 'paid', 'held'])
+    .executeTakeFirst();
   return row !== undefined;
 }
 
@@ -167,7 +177,9 @@ export async function insertMessage(
     .execute();
   await tx
     .insertInto('wallet_message_orders')
-    .values(links.map((l) => ({ message_hash: message.hash, order_id: l.orderId, destination: l.destination, amount: l.amount, body_hash: l.bodyHash, outcome: 'pending' as const })))
+    .values(
+      links.map((l) => ({ message_hash: message.hash, order_id: l.orderId, destination: l.destination, amount: l.amount, body_hash: l.bodyHash, outcome: 'pending' as const })),
+    )
     .execute();
 }
 
@@ -200,7 +212,12 @@ export async function claimCheck(db: Kysely<Database>, hash: string, now: number
  * provably unpaid by it (the seqno is spent). Wakes the message's orders. Returns the paid and
  * unpaid order ids, or undefined when another process resolved it first.
  */
-export async function resolveConfirmed(db: Kysely<Database>, message: StoredMessage, found: FoundTransaction, now: number): Promise<{ paid: string[]; unpaid: string[] } | undefined> {
+export async function resolveConfirmed(
+  db: Kysely<Database>,
+  message: StoredMessage,
+  found: FoundTransaction,
+  now: number,
+): Promise<{ paid: string[]; unpaid: string[] } | undefined> {
   return db.transaction().execute(async (tx) => {
     const updated = await tx
       .updateTable('wallet_messages')

@@ -60,7 +60,9 @@ export function operationsOf(document: OpenApiDocument): ApiOperation[] {
         method: method.toUpperCase(),
         template,
         operationId: op.operationId ?? `${method} ${template}`,
-        parameters: (op.parameters ?? []).map((p: any) => resolve(document, p)).map((p: any) => ({ name: p.name, in: p.in, required: !!p.required, schema: deref(document, p.schema ?? {}) })),
+        parameters: (op.parameters ?? [])
+          .map((p: any) => resolve(document, p))
+          .map((p: any) => ({ name: p.name, in: p.in, required: !!p.required, schema: deref(document, p.schema ?? {}) })),
         body: bodySchema ? deref(document, bodySchema) : undefined,
         isPublic: Array.isArray(security) && security.length === 0,
         documentedCodes: codes,
@@ -123,7 +125,9 @@ export function contractProblems(checker: DocumentChecker, method: string, url: 
   if (typeof body?.ok !== 'boolean') problems.push('body has no boolean ok');
   if (body?.ok !== response.status < 400) problems.push(`ok=${body?.ok} with status ${response.status}`);
   if (response.status >= 400) {
-    const keys = Object.keys(body ?? {}).sort().join(',');
+    const keys = Object.keys(body ?? {})
+      .sort()
+      .join(',');
     if (keys !== 'error,ok,request_id') problems.push(`error body keys: ${keys}`);
     if (body?.request_id !== requestId) problems.push(`request_id ${body?.request_id} differs from the header ${requestId}`);
     const code = body?.error?.code;

@@ -50,7 +50,26 @@ const NASTY_STRINGS = [
 ];
 
 /** Raw JSON number tokens JSON.stringify would never write. */
-const NUMBER_TOKENS = ['50.0', '5e1', '1e2', '-0', '0.5', '1e400', '-1e400', '5E+1', '50.000000000000001', '9007199254740993', `1${'0'.repeat(400)}`, '0.1e-400', '3', '6', '12', '10000', '10001', '49'];
+const NUMBER_TOKENS = [
+  '50.0',
+  '5e1',
+  '1e2',
+  '-0',
+  '0.5',
+  '1e400',
+  '-1e400',
+  '5E+1',
+  '50.000000000000001',
+  '9007199254740993',
+  `1${'0'.repeat(400)}`,
+  '0.1e-400',
+  '3',
+  '6',
+  '12',
+  '10000',
+  '10001',
+  '49',
+];
 
 export const nastyString = fc.oneof(
   { weight: 3, arbitrary: fc.constantFrom(...NASTY_STRINGS) },
@@ -117,13 +136,22 @@ function validValue(schema: Schema): fc.Arbitrary<unknown> {
 function memberText(schema: Schema): fc.Arbitrary<string> {
   const properties = Object.entries<Schema>(schema.properties ?? {});
   const documented = properties.map(([key, sub]) =>
-    fc.tuple(fc.oneof({ weight: 6, arbitrary: fc.constant(JSON.stringify(key)) }, { weight: 1, arbitrary: fc.constant(escapedKey(key)) }), fc.oneof({ weight: 5, arbitrary: validJsonText(withHint(key, sub)) }, { weight: 3, arbitrary: anyJsonText })),
+    fc.tuple(
+      fc.oneof({ weight: 6, arbitrary: fc.constant(JSON.stringify(key)) }, { weight: 1, arbitrary: fc.constant(escapedKey(key)) }),
+      fc.oneof({ weight: 5, arbitrary: validJsonText(withHint(key, sub)) }, { weight: 3, arbitrary: anyJsonText }),
+    ),
   );
   const hostileKey = fc.tuple(
     fc.oneof(fc.constantFrom('__proto__', 'constructor', 'prototype', 'toString', 'hasOwnProperty', ''), nastyString).map((k) => JSON.stringify(k)),
     anyJsonText,
   );
-  const arbitraries = documented.length > 0 ? [{ weight: 8, arbitrary: fc.oneof(...documented) }, { weight: 1, arbitrary: hostileKey }] : [{ weight: 1, arbitrary: hostileKey }];
+  const arbitraries =
+    documented.length > 0
+      ? [
+          { weight: 8, arbitrary: fc.oneof(...documented) },
+          { weight: 1, arbitrary: hostileKey },
+        ]
+      : [{ weight: 1, arbitrary: hostileKey }];
   return fc.oneof(...arbitraries).map(([k, v]) => `${k}:${v}`);
 }
 
@@ -142,7 +170,14 @@ function objectBody(schema: Schema): fc.Arbitrary<string> {
   return fc.array(memberText(schema), { maxLength: 8 }).map((members) => `{${members.join(',')}}`);
 }
 
-const INVALID_UTF8 = [Buffer.from([0xff]), Buffer.from([0xc0, 0x80]), Buffer.from([0x80]), Buffer.from([0xed, 0xa0, 0x80]), Buffer.from([0xf4, 0x90, 0x80, 0x80]), Buffer.from([0xe2, 0x82])];
+const INVALID_UTF8 = [
+  Buffer.from([0xff]),
+  Buffer.from([0xc0, 0x80]),
+  Buffer.from([0x80]),
+  Buffer.from([0xed, 0xa0, 0x80]),
+  Buffer.from([0xf4, 0x90, 0x80, 0x80]),
+  Buffer.from([0xe2, 0x82]),
+];
 
 /** Whole-body shapes: what a hostile or broken client might send as the payload. */
 export function bodyBytes(schema: Schema | undefined): fc.Arbitrary<Buffer> {
@@ -152,22 +187,49 @@ export function bodyBytes(schema: Schema | undefined): fc.Arbitrary<Buffer> {
     { weight: 6, arbitrary: objectBody(object) },
     {
       weight: 1,
-      arbitrary: fc.integer({ min: 1, max: 9000 }).chain((depth) =>
-        fc.constantFrom(`${'['.repeat(depth)}${']'.repeat(depth)}`, `{"product":${'['.repeat(depth)}${']'.repeat(depth)}}`, `${'{"a":'.repeat(Math.min(depth, 3000))}1${'}'.repeat(Math.min(depth, 3000))}`),
-      ),
+      arbitrary: fc
+        .integer({ min: 1, max: 9000 })
+        .chain((depth) =>
+          fc.constantFrom(
+            `${'['.repeat(depth)}${']'.repeat(depth)}`,
+            `{"product":${'['.repeat(depth)}${']'.repeat(depth)}}`,
+            `${'{"a":'.repeat(Math.min(depth, 3000))}1${'}'.repeat(Math.min(depth, 3000))}`,
+          ),
+        ),
     },
     {
       weight: 1,
       // Around the 16 KiB limit: padded strings, big arrays, many keys.
-      arbitrary: fc.integer({ min: 16_000, max: 17_000 }).chain((size) =>
-        fc.constantFrom(
-          `{"product":"stars","recipient":"durov","quantity":50,"external_id":"${'a'.repeat(size)}"}`,
-          `{"product":"stars","x":[${Array.from({ length: Math.floor(size / 2) }, () => '0').join(',')}]}`,
-          `{${Array.from({ length: Math.floor(size / 8) }, (_, i) => `"k${i}":1`).join(',')}}`,
+      arbitrary: fc
+        .integer({ min: 16_000, max: 17_000 })
+        .chain((size) =>
+          fc.constantFrom(
+            `{"product":"stars","recipient":"durov","quantity":50,"external_id":"${'a'.repeat(size)}"}`,
+            `{"product":"stars","x":[${Array.from({ length: Math.floor(size / 2) }, () => '0').join(',')}]}`,
+            `{${Array.from({ length: Math.floor(size / 8) }, (_, i) => `"k${i}":1`).join(',')}}`,
+          ),
         ),
+    },
+    {
+      weight: 1,
+      arbitrary: fc.constantFrom(
+        '',
+        ' ',
+        '\n',
+        'null',
+        '[]',
+        '"stars"',
+        '1',
+        'true',
+        '{',
+        '{"product":',
+        '{"a":1}}',
+        '\u0000',
+        '{"product":"stars"\u0000}',
+        'undefined',
+        "{'product':'stars'}",
       ),
     },
-    { weight: 1, arbitrary: fc.constantFrom('', ' ', '\n', 'null', '[]', '"stars"', '1', 'true', '{', '{"product":', '{"a":1}}', '\u0000', '{"product":"stars"\u0000}', 'undefined', "{'product':'stars'}") },
     { weight: 1, arbitrary: anyJsonText },
   );
   return fc.oneof(
@@ -222,11 +284,7 @@ function encode(text: string, encoding: string): Buffer {
 /** A value for a path or query parameter, already written into the request target (percent-encoded or raw). */
 export function parameterText(schema: Schema, pool: string[] = []): fc.Arbitrary<string> {
   const valid = validValue(schema).map((v) => (typeof v === 'string' ? v : JSON.stringify(v)));
-  const value = fc.oneof(
-    { weight: 4, arbitrary: valid },
-    ...(pool.length > 0 ? [{ weight: 4, arbitrary: fc.constantFrom(...pool) }] : []),
-    { weight: 3, arbitrary: nastyString },
-  );
+  const value = fc.oneof({ weight: 4, arbitrary: valid }, ...(pool.length > 0 ? [{ weight: 4, arbitrary: fc.constantFrom(...pool) }] : []), { weight: 3, arbitrary: nastyString });
   return fc.oneof(
     { weight: 12, arbitrary: value.map((v) => encodeURIComponent(safeForUri(v))) },
     // Percent-escapes of arbitrary bytes (invalid UTF-8, %00, %2F …).
@@ -248,12 +306,38 @@ export interface Credentials {
 }
 
 function authorization(keys: Credentials): fc.Arbitrary<[string, string | Buffer][]> {
-  return fc.oneof(
-    { weight: 12, arbitrary: fc.constant(`Bearer ${keys.testKey}`) },
-    { weight: 2, arbitrary: fc.constant(`Bearer ${keys.liveKey}`) },
-    { weight: 1, arbitrary: fc.constantFrom(`bearer ${keys.testKey}`, `BEARER  ${keys.testKey}`, `Bearer ${keys.testKey} `, 'Bearer', 'Bearer ', `Basic ${keys.testKey}`, `Bearer ${keys.testKey.slice(0, -1)}x`, `Bearer ${'sk_test_'.padEnd(46, 'A')}`) },
-    { weight: 1, arbitrary: nastyString.map((s) => `Bearer ${s}`) },
-  ).chain((value) => fc.oneof({ weight: 10, arbitrary: fc.constant<[string, string | Buffer][]>([['Authorization', value]]) }, { weight: 1, arbitrary: fc.constant<[string, string | Buffer][]>([]) }, { weight: 1, arbitrary: fc.constant<[string, string | Buffer][]>([['Authorization', value], ['Authorization', value]]) }));
+  return fc
+    .oneof(
+      { weight: 12, arbitrary: fc.constant(`Bearer ${keys.testKey}`) },
+      { weight: 2, arbitrary: fc.constant(`Bearer ${keys.liveKey}`) },
+      {
+        weight: 1,
+        arbitrary: fc.constantFrom(
+          `bearer ${keys.testKey}`,
+          `BEARER  ${keys.testKey}`,
+          `Bearer ${keys.testKey} `,
+          'Bearer',
+          'Bearer ',
+          `Basic ${keys.testKey}`,
+          `Bearer ${keys.testKey.slice(0, -1)}x`,
+          `Bearer ${'sk_test_'.padEnd(46, 'A')}`,
+        ),
+      },
+      { weight: 1, arbitrary: nastyString.map((s) => `Bearer ${s}`) },
+    )
+    .chain((value) =>
+      fc.oneof(
+        { weight: 10, arbitrary: fc.constant<[string, string | Buffer][]>([['Authorization', value]]) },
+        { weight: 1, arbitrary: fc.constant<[string, string | Buffer][]>([]) },
+        {
+          weight: 1,
+          arbitrary: fc.constant<[string, string | Buffer][]>([
+            ['Authorization', value],
+            ['Authorization', value],
+          ]),
+        },
+      ),
+    );
 }
 
 const CONTENT_TYPES = [
@@ -291,7 +375,12 @@ export function headerSet(keys: Credentials, hasBody: boolean, idempotencyPool: 
     { weight: 16, arbitrary: fc.uuid().map((v): [string, string | Buffer][] => [['Idempotency-Key', v]]) },
     { weight: 3, arbitrary: fc.constantFrom(...idempotencyPool).map((v): [string, string | Buffer][] => [['Idempotency-Key', v]]) },
     { weight: 1, arbitrary: fc.constant<[string, string | Buffer][]>([]) },
-    { weight: 2, arbitrary: fc.oneof(headerBytes(), fc.constantFrom('x'.repeat(255), 'x'.repeat(256), '€'.repeat(255), '€'.repeat(256))).map((v): [string, string | Buffer][] => [['Idempotency-Key', v]]) },
+    {
+      weight: 2,
+      arbitrary: fc
+        .oneof(headerBytes(), fc.constantFrom('x'.repeat(255), 'x'.repeat(256), '€'.repeat(255), '€'.repeat(256)))
+        .map((v): [string, string | Buffer][] => [['Idempotency-Key', v]]),
+    },
   );
   const extraHeaders = fc.array(
     fc.oneof(
@@ -331,7 +420,10 @@ export function requestFor(operation: ApiOperation, keys: Credentials, pools: { 
     .map((values) => `/api/v1${pathParameters.reduce((template, p, i) => template.replace(`{${p.name}}`, values[i] as string), operation.template)}`);
   const queryPair = fc.oneof(
     ...queryParameters.map((p) => fc.tuple(fc.constant(p.name), parameterText(p.schema))),
-    fc.tuple(fc.constantFrom('__proto__', 'constructor[prototype][polluted]', '__proto__[polluted]', 'a[b]', 'unknown', '', 'product%00', '%ff'), parameterText({ type: 'string' })),
+    fc.tuple(
+      fc.constantFrom('__proto__', 'constructor[prototype][polluted]', '__proto__[polluted]', 'a[b]', 'unknown', '', 'product%00', '%ff'),
+      parameterText({ type: 'string' }),
+    ),
   );
   const query = fc
     .tuple(
@@ -349,9 +441,11 @@ export function requestFor(operation: ApiOperation, keys: Credentials, pools: { 
   const body = takesBody
     ? fc.option(bodyBytes(operation.body), { freq: 12, nil: undefined })
     : fc.oneof({ weight: 9, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: bodyBytes(undefined) });
-  return fc.record({ path, query, headers: headerSet(keys, takesBody, pools.idempotencyKeys), body, chunked: fc.option(fc.integer({ min: 1, max: 4096 }), { freq: 5, nil: undefined }) }).map(({ path: p, query: q, headers, body: b, chunked }) => {
-    const target = `${p}${q}`;
-    const request: RawRequest = { method: operation.method, target, headers, ...(b !== undefined && { body: b }), ...(b !== undefined && chunked !== undefined && { chunked }) };
-    return { request, url: target };
-  });
+  return fc
+    .record({ path, query, headers: headerSet(keys, takesBody, pools.idempotencyKeys), body, chunked: fc.option(fc.integer({ min: 1, max: 4096 }), { freq: 5, nil: undefined }) })
+    .map(({ path: p, query: q, headers, body: b, chunked }) => {
+      const target = `${p}${q}`;
+      const request: RawRequest = { method: operation.method, target, headers, ...(b !== undefined && { body: b }), ...(b !== undefined && chunked !== undefined && { chunked }) };
+      return { request, url: target };
+    });
 }

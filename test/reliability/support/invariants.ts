@@ -22,7 +22,12 @@ const n = (value: unknown) => Number(String(value ?? 0));
 export async function invariantProblems(db: Kysely<Database>, options: { final: boolean }): Promise<string[]> {
   const problems: string[] = (await verifyLedger(db)).map((v) => `ledger verify: ${v.invariant} ${v.message}`);
   // One snapshot for the per-order checks too, so they hold while the service keeps writing.
-  problems.push(...(await db.transaction().setIsolationLevel('repeatable read').execute((tx) => orderProblems(tx, options))));
+  problems.push(
+    ...(await db
+      .transaction()
+      .setIsolationLevel('repeatable read')
+      .execute((tx) => orderProblems(tx, options))),
+  );
   return problems;
 }
 
@@ -95,8 +100,10 @@ export async function acknowledgedProblems(db: Kysely<Database>, acknowledged: A
   for (const ack of acknowledged) {
     const row = rows.get(ack.id);
     if (!row) problems.push(`order ${ack.id} was acknowledged with 201 but does not exist`);
-    else if (row.account_id !== ack.accountId || row.idempotency_key !== ack.idempotencyKey) problems.push(`order ${ack.id} belongs to ${row.account_id}/${row.idempotency_key}, acknowledged to ${ack.accountId}/${ack.idempotencyKey}`);
-    else if (formatTon(BigInt(String(row.amount))) !== ack.amount) problems.push(`order ${ack.id} holds ${formatTon(BigInt(String(row.amount)))} TON, acknowledged as ${ack.amount}`);
+    else if (row.account_id !== ack.accountId || row.idempotency_key !== ack.idempotencyKey)
+      problems.push(`order ${ack.id} belongs to ${row.account_id}/${row.idempotency_key}, acknowledged to ${ack.accountId}/${ack.idempotencyKey}`);
+    else if (formatTon(BigInt(String(row.amount))) !== ack.amount)
+      problems.push(`order ${ack.id} holds ${formatTon(BigInt(String(row.amount)))} TON, acknowledged as ${ack.amount}`);
   }
   return problems;
 }

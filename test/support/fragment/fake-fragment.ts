@@ -35,12 +35,7 @@ export interface FakeRecipient {
   outcome: RecipientOutcome;
 }
 
-export type Fault =
-  | { status: number; body?: string }
-  | { error: string }
-  | { json: Record<string, unknown> }
-  | 'bad_json'
-  | 'network';
+export type Fault = { status: number; body?: string } | { error: string } | { json: Record<string, unknown> } | 'bad_json' | 'network';
 
 export interface FakeFragmentOptions {
   /** The Cookie header of the valid session. */
@@ -261,7 +256,10 @@ export class FakeFragment {
   }
 
   private lookup(query: string): FakeRecipient | undefined {
-    const username = query.replace(/^@/, '').replace(/^https:\/\/t\.me\//, '').toLowerCase();
+    const username = query
+      .replace(/^@/, '')
+      .replace(/^https:\/\/t\.me\//, '')
+      .toLowerCase();
     return this.recipients.get(username) ?? (this.anyoneExists ? { name: query.replace(/^@/, ''), outcome: 'ok' } : undefined);
   }
 
@@ -278,11 +276,10 @@ export class FakeFragment {
   private init(product: 'stars' | 'premium', token: string, quantity: number): Record<string, unknown> {
     const username = Buffer.from(token, 'base64url').toString('utf8').split(':')[0] ?? '';
     const recipient = this.lookup(username);
-    if (!recipient || recipient.outcome !== 'ok' && recipient.outcome !== 'premium_active') return { error: 'No Telegram users found.' };
+    if (!recipient || (recipient.outcome !== 'ok' && recipient.outcome !== 'premium_active')) return { error: 'No Telegram users found.' };
     if (product === 'premium' && recipient.outcome === 'premium_active') return { error: 'This account is already subscribed to Telegram Premium.' };
     if (!this.tonConnected) return { need_ton: true };
-    const amount =
-      product === 'stars' ? roundQuote(this.starNanotons * BigInt(quantity)) : (this.premiumNanotons[quantity as 3 | 6 | 12] ?? 0n);
+    const amount = product === 'stars' ? roundQuote(this.starNanotons * BigInt(quantity)) : (this.premiumNanotons[quantity as 3 | 6 | 12] ?? 0n);
     if (amount === 0n) return { error: 'Invalid period' };
     const ref = randomText(9);
     const comment = `${product === 'stars' ? `${quantity} Telegram Stars` : premiumTitle(quantity)} \n\nRef#${ref}`;
@@ -315,7 +312,8 @@ export class FakeFragment {
     const invoice = this.invoices.get(f.id ?? '');
     if (!invoice) return { ok: false, error: 'Unknown error' };
     if (Date.now() / 1000 >= invoice.validUntil) return { ok: false, error: 'expired' };
-    if (f.transaction !== '1') return { ok: true, link: 'ton://transfer', qr_link: 'https://fragment.com/qr', check_method: 'checkReq', check_params: { id: invoice.reqId }, expire_after: 600 };
+    if (f.transaction !== '1')
+      return { ok: true, link: 'ton://transfer', qr_link: 'https://fragment.com/qr', check_method: 'checkReq', check_params: { id: invoice.reqId }, expire_after: 600 };
     let account: { address?: unknown; publicKey?: unknown };
     try {
       account = JSON.parse(f.account ?? '');

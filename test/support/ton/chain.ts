@@ -39,10 +39,7 @@ export async function walletSend(fake: FakeToncenter, wallet: TestWallet, messag
 }
 
 /** A transfer from a sandbox treasury (a sender's wallet) to `to`. */
-export async function transfer(
-  fake: FakeToncenter,
-  input: { to: Address; value: bigint; text?: string; body?: Cell; bounce?: boolean; from?: string },
-): Promise<void> {
+export async function transfer(fake: FakeToncenter, input: { to: Address; value: bigint; text?: string; body?: Cell; bounce?: boolean; from?: string }): Promise<void> {
   const sender = await fake.blockchain.treasury(input.from ?? 'client', { balance: toNano('1000000') });
   const body = input.body ?? (input.text !== undefined ? comment(input.text) : undefined);
   fake.record(await sender.send({ to: input.to, value: input.value, bounce: input.bounce ?? false, body }));

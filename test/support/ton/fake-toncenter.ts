@@ -398,7 +398,11 @@ function messageJson(message: Message | MessageRelaxed) {
   const isInternal = info.type === 'internal';
   return {
     '@type': 'raw.message',
-    hash: beginCell().store(storeMessage(message as Message)).endCell().hash().toString('base64'),
+    hash: beginCell()
+      .store(storeMessage(message as Message))
+      .endCell()
+      .hash()
+      .toString('base64'),
     source: info.type === 'external-in' || !info.src ? '' : friendly(info.src as Address),
     destination: info.type === 'external-out' || !info.dest ? '' : friendly(info.dest as Address),
     value: isInternal ? String(info.value.coins) : '0',
@@ -407,9 +411,10 @@ function messageJson(message: Message | MessageRelaxed) {
     ihr_fee: isInternal ? String(info.ihrFee) : '0',
     created_lt: info.type === 'external-in' ? '0' : String(info.createdLt),
     body_hash: body.hash().toString('base64'),
-    msg_data: text === null
-      ? { '@type': 'msg.dataRaw', body: body.toBoc().toString('base64'), init_state: message.init ? beginCell().endCell().toBoc().toString('base64') : '' }
-      : { '@type': 'msg.dataText', text: Buffer.from(text, 'utf8').toString('base64') },
+    msg_data:
+      text === null
+        ? { '@type': 'msg.dataRaw', body: body.toBoc().toString('base64'), init_state: message.init ? beginCell().endCell().toBoc().toString('base64') : '' }
+        : { '@type': 'msg.dataText', text: Buffer.from(text, 'utf8').toString('base64') },
     message: text ?? '',
   };
 }
@@ -477,5 +482,8 @@ export function normalizedHash(messageCell: Cell): Buffer {
   const message = loadMessage(messageCell.beginParse());
   if (message.info.type !== 'external-in') return messageCell.hash();
   const normalized: Message = { info: { type: 'external-in', src: null, dest: message.info.dest, importFee: 0n }, init: null, body: message.body };
-  return beginCell().store(storeMessage(normalized, { forceRef: true })).endCell().hash();
+  return beginCell()
+    .store(storeMessage(normalized, { forceRef: true }))
+    .endCell()
+    .hash();
 }

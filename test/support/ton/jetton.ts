@@ -60,7 +60,13 @@ function forwardPayload(text: string | undefined, inline = false) {
 }
 
 /** Mints `amount` units to `to`'s jetton wallet (deploying it). */
-export async function mint(fake: FakeToncenter, jetton: TestJetton, to: Address, amount: bigint, options: { forwardTon?: bigint; text?: string; from?: Address } = {}): Promise<void> {
+export async function mint(
+  fake: FakeToncenter,
+  jetton: TestJetton,
+  to: Address,
+  amount: bigint,
+  options: { forwardTon?: bigint; text?: string; from?: Address } = {},
+): Promise<void> {
   const treasury = await fake.blockchain.treasury(jetton.admin);
   const transfer = beginCell()
     .storeUint(0x178d4519, 32)

@@ -92,8 +92,8 @@ const orderFields = {
     type: ['string', 'null'],
     enum: [...FAILURE_REASONS, null],
     description:
-      '`null` unless the order failed. A recipient the upstream refused fails with the refusal\'s reason (`not_found`, `not_a_user`, `already_premium`, `not_eligible`); ' +
-      '`recipient_invalid` is test mode\'s `@test_invalid` (and orders failed before the reasons existed).',
+      "`null` unless the order failed. A recipient the upstream refused fails with the refusal's reason (`not_found`, `not_a_user`, `already_premium`, `not_eligible`); " +
+      "`recipient_invalid` is test mode's `@test_invalid` (and orders failed before the reasons existed).",
   },
   created_at: TIMESTAMP,
   updated_at: TIMESTAMP,
@@ -267,7 +267,11 @@ export const COMPONENT_SCHEMAS: Record<string, JsonSchema> = {
           closed(
             {
               amount: { type: 'string', pattern: '^(0|[1-9][0-9]*)(\\.[0-9]{0,5}[1-9])?$', description: 'The USDT that arrived (6 decimals at most).' },
-              rate: { type: ['string', 'null'], pattern: '^[0-9]+(\\.[0-9]+)?$', description: 'USD per TON it was converted at (USDT taken at 1 USD), before the spread; `null` while `awaiting_rate`.' },
+              rate: {
+                type: ['string', 'null'],
+                pattern: '^[0-9]+(\\.[0-9]+)?$',
+                description: 'USD per TON it was converted at (USDT taken at 1 USD), before the spread; `null` while `awaiting_rate`.',
+              },
               rate_at: { oneOf: [{ type: 'null' }, TIMESTAMP], description: 'When the rate feed had that rate; `null` while `awaiting_rate`.' },
             },
             undefined,
@@ -304,7 +308,11 @@ export const COMPONENT_SCHEMAS: Record<string, JsonSchema> = {
     {
       ok: okTrue,
       address: { type: 'string', description: 'The service’s deposit wallet, user-friendly non-bounceable form (`UQ…`; `0Q…` on testnet).' },
-      memo: { type: 'string', pattern: '^[A-HJ-NP-Z2-9]{11}$', description: 'Your personal comment: 10 characters and a check character. Case and surrounding spaces do not matter.' },
+      memo: {
+        type: 'string',
+        pattern: '^[A-HJ-NP-Z2-9]{11}$',
+        description: 'Your personal comment: 10 characters and a check character. Case and surrounding spaces do not matter.',
+      },
       network: { type: 'string', enum: ['mainnet', 'testnet'] },
       transfer_link: { type: 'string', pattern: '^ton://transfer/', description: '`ton://transfer/<address>?text=<memo>`.' },
     },
@@ -334,11 +342,7 @@ export const COMPONENT_SCHEMAS: Record<string, JsonSchema> = {
       },
       amount: { ...SIGNED_MONEY, description: 'The signed change of `balance.value`. All amounts sum to the current `balance.value`.' },
       reserved_change: { ...SIGNED_MONEY, description: 'The signed change of `balance.reserved`. All of them sum to the current `balance.reserved`.' },
-      balance_after: closed(
-        { value: MONEY, reserved: MONEY, currency: { type: 'string', const: 'TON' } },
-        undefined,
-        'The balance right after this entry.',
-      ),
+      balance_after: closed({ value: MONEY, reserved: MONEY, currency: { type: 'string', const: 'TON' } }, undefined, 'The balance right after this entry.'),
       order_id: { type: ['string', 'null'], description: 'The order of a `reserve`, `debit` or `release`; otherwise `null`.' },
       deposit: {
         oneOf: [
@@ -346,7 +350,8 @@ export const COMPONENT_SCHEMAS: Record<string, JsonSchema> = {
           closed({
             reference: {
               type: ['string', 'null'],
-              description: 'The transaction hash of a top-up (for USDT with the amount, the rate and the spread it was converted at), or the request id (`req_…`) of a test funding.',
+              description:
+                'The transaction hash of a top-up (for USDT with the amount, the rate and the spread it was converted at), or the request id (`req_…`) of a test funding.',
             },
           }),
         ],

@@ -1,16 +1,7 @@
 import type { FastifyInstance, RouteOptions } from 'fastify';
 import { API_ERRORS, ERROR_STATUS, type ErrorCode } from '../../../domain/api-error.js';
 import { type ReferenceDocument, renderReferencePage } from './page.js';
-import {
-  COMPONENT_HEADERS,
-  COMPONENT_SCHEMAS,
-  ERROR_CODES,
-  ERROR_DOCS,
-  errorExample,
-  type HeaderName,
-  type JsonSchema,
-  STATUS_TEXT,
-} from './components.js';
+import { COMPONENT_HEADERS, COMPONENT_SCHEMAS, ERROR_CODES, ERROR_DOCS, errorExample, type HeaderName, type JsonSchema, STATUS_TEXT } from './components.js';
 
 /**
  * The OpenAPI 3.1 document of /api/v1, generated from the routes themselves.
@@ -223,7 +214,8 @@ function responseHeaders(status: number, extra: readonly HeaderName[] = []): Rec
   names.push(...extra);
   const headers: Record<string, unknown> = Object.fromEntries(names.map((name) => [name, headerRef(name)]));
   // A 503 carries Retry-After when it is service_unavailable (the other 503 codes do not).
-  if (status === 503) headers['Retry-After'] = { ...COMPONENT_HEADERS['Retry-After'], description: 'With `service_unavailable`: seconds to wait before retrying.', required: false };
+  if (status === 503)
+    headers['Retry-After'] = { ...COMPONENT_HEADERS['Retry-After'], description: 'With `service_unavailable`: seconds to wait before retrying.', required: false };
   return headers;
 }
 
@@ -242,10 +234,7 @@ function errorResponses(codes: readonly ErrorCode[]): Record<string, unknown> {
       content: {
         'application/json': {
           schema: {
-            allOf: [
-              { $ref: '#/components/schemas/Error' },
-              { type: 'object', properties: { error: { type: 'object', properties: { code: { enum: statusCodes } } } } },
-            ],
+            allOf: [{ $ref: '#/components/schemas/Error' }, { type: 'object', properties: { error: { type: 'object', properties: { code: { enum: statusCodes } } } } }],
           },
           examples: Object.fromEntries(statusCodes.map((code) => [code, { summary: ERROR_DOCS[code].when, value: errorExample(code) }])),
         },
@@ -310,7 +299,8 @@ const TAG_DESCRIPTIONS: Record<string, string> = {
   Pricing: 'What an order would cost now.',
   Balance: 'Your prepaid TON balance and its history.',
   Deposits: 'Live top-ups: where to send TON, and the transfers credited to your live balance.',
-  Webhooks: 'Be told when an order changes, or the balance falls below the dashboard\'s low-balance threshold (`balance.low`, schema BalanceLowEvent), instead of polling: signed POSTs per Standard Webhooks (see docs/api.md "Webhooks").',
+  Webhooks:
+    'Be told when an order changes, or the balance falls below the dashboard\'s low-balance threshold (`balance.low`, schema BalanceLowEvent), instead of polling: signed POSTs per Standard Webhooks (see docs/api.md "Webhooks").',
   'Test helpers': 'Test-mode shortcuts for your CI (test keys only).',
 };
 

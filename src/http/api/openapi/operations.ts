@@ -51,8 +51,7 @@ export const VALIDATE_RECIPIENT: OperationDoc = {
 export const GET_BALANCE: OperationDoc = {
   operationId: 'getBalance',
   summary: 'Retrieve the balance',
-  description:
-    '`balance.value` is what can be spent now; `balance.reserved` is the sum of orders not yet final. Both are for the key’s mode (`mode`).',
+  description: '`balance.value` is what can be spent now; `balance.reserved` is the sum of orders not yet final. Both are for the key’s mode (`mode`).',
   tag: 'Balance',
   success: {
     status: 200,
@@ -136,7 +135,8 @@ export const CREATE_WEBHOOK_ENDPOINT: OperationDoc = {
 export const LIST_WEBHOOK_ENDPOINTS: OperationDoc = {
   operationId: 'listWebhookEndpoints',
   summary: 'List webhook endpoints',
-  description: 'All the endpoints of the key’s mode, oldest first, shaped like the other lists; `has_more` is always `false` (at most 16 endpoints per mode). Secrets are never listed.',
+  description:
+    'All the endpoints of the key’s mode, oldest first, shaped like the other lists; `has_more` is always `false` (at most 16 endpoints per mode). Secrets are never listed.',
   tag: 'Webhooks',
   success: {
     status: 200,

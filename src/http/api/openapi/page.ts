@@ -12,8 +12,7 @@ import { ERROR_CODES, ERROR_DOCS } from './components.js';
 type Json = Record<string, unknown>;
 export type ReferenceDocument = Json & { paths: Record<string, Record<string, Json>>; components: { schemas: Record<string, Json> }; servers: { url: string }[] };
 
-const esc = (text: unknown) =>
-  String(text).replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] as string);
+const esc = (text: unknown) => String(text).replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] as string);
 
 /** The little Markdown our descriptions use: `code` and **bold**. */
 const inline = (text: unknown) =>
@@ -96,7 +95,10 @@ function fieldTable(rows: Row[], caption: string): string {
 }
 
 function curlFor(path: string, method: string, operation: Json): string {
-  const lines = [`curl -sS${method === 'get' ? '' : ` -X ${method.toUpperCase()}`} "$STARPORT_BASE_URL${examplePath(path, operation)}" \\`, '  -H "Authorization: Bearer $STARPORT_API_KEY"'];
+  const lines = [
+    `curl -sS${method === 'get' ? '' : ` -X ${method.toUpperCase()}`} "$STARPORT_BASE_URL${examplePath(path, operation)}" \\`,
+    '  -H "Authorization: Bearer $STARPORT_API_KEY"',
+  ];
   const parameters = (operation.parameters ?? []) as Json[];
   if (parameters.some((p) => p.name === 'Idempotency-Key')) lines[lines.length - 1] += ' \\\n  -H "Idempotency-Key: $(uuidgen)"';
   const body = (operation.requestBody as Json | undefined)?.content as Record<string, Json> | undefined;
@@ -243,7 +245,11 @@ export function renderReferencePage(doc: ReferenceDocument): string {
 </nav>`;
 
   const magic = [
-    ['@test_invalid', '400 <code>recipient_invalid</code>, <code>details.reason: "not_found"</code>', 'created (201) → <code>processing</code> → <code>failed</code>, <code>failure_reason: "recipient_invalid"</code>'],
+    [
+      '@test_invalid',
+      '400 <code>recipient_invalid</code>, <code>details.reason: "not_found"</code>',
+      'created (201) → <code>processing</code> → <code>failed</code>, <code>failure_reason: "recipient_invalid"</code>',
+    ],
     ...['not_found', 'not_a_user', 'already_premium', 'not_eligible'].map((reason) => [
       `@test_${reason}`,
       `400 <code>recipient_invalid</code>, <code>details.reason: "${reason}"</code>${reason === 'already_premium' ? ' (premium; stars are eligible)' : ''}`,

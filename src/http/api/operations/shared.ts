@@ -14,12 +14,10 @@ import { MONEY, TIMESTAMP } from '../openapi/components.js';
  */
 
 /** A `#/components/schemas/…` reference typed as T: for a shape published once in components.ts. */
-export const componentRef = <T>(name: string, options: { description?: string } = {}) =>
-  Type.Unsafe<T>({ $ref: `#/components/schemas/${name}`, ...options });
+export const componentRef = <T>(name: string, options: { description?: string } = {}) => Type.Unsafe<T>({ $ref: `#/components/schemas/${name}`, ...options });
 
 /** `product` on the wire. */
-export const ProductName = (options: { description?: string; examples?: unknown[] } = {}) =>
-  Type.Unsafe<Product>({ type: 'string', enum: [...PRODUCTS], ...options });
+export const ProductName = (options: { description?: string; examples?: unknown[] } = {}) => Type.Unsafe<Product>({ type: 'string', enum: [...PRODUCTS], ...options });
 
 /** TON as a decimal string, at most 9 fractional digits (a string: never a float). */
 export const Money = Type.Unsafe<string>({ ...MONEY });

@@ -1,16 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { ApiError } from '../../../domain/api-error.js';
 import { formatTimestamp } from '../../../domain/time.js';
-import {
-  createEndpoint,
-  deleteEndpoint,
-  endpointNotFound,
-  listEndpoints,
-  parseEvents,
-  requireEndpoint,
-  rotateSecret,
-  type WebhookEndpoint,
-} from '../../../webhooks/endpoints.js';
+import { createEndpoint, deleteEndpoint, endpointNotFound, listEndpoints, parseEvents, requireEndpoint, rotateSecret, type WebhookEndpoint } from '../../../webhooks/endpoints.js';
 import { checkWebhookUrl } from '../../../webhooks/sender.js';
 import type { ApiContext } from '../context.js';
 import { CREATE_WEBHOOK_ENDPOINT, DELETE_WEBHOOK_ENDPOINT, LIST_WEBHOOK_ENDPOINTS, ROTATE_WEBHOOK_SECRET } from '../openapi/operations.js';

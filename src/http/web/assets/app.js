@@ -14,7 +14,9 @@
       siteMenu.classList.toggle('is-open', open);
     };
     menuToggle.hidden = false;
-    menuToggle.addEventListener('click', function () { setMenu(menuToggle.getAttribute('aria-expanded') !== 'true'); });
+    menuToggle.addEventListener('click', function () {
+      setMenu(menuToggle.getAttribute('aria-expanded') !== 'true');
+    });
     document.addEventListener('keydown', function (event) {
       if (event.key === 'Escape' && menuToggle.getAttribute('aria-expanded') === 'true') {
         setMenu(false);
@@ -29,13 +31,22 @@
   document.body.appendChild(announcer);
   function announce(message) {
     announcer.textContent = '';
-    setTimeout(function () { announcer.textContent = message; }, 50);
+    setTimeout(function () {
+      announcer.textContent = message;
+    }, 50);
   }
 
   // ---- Copy buttons: <button data-copy="element-id" hidden> ----
   function copyText(text, source) {
     if (navigator.clipboard && window.isSecureContext) {
-      return navigator.clipboard.writeText(text).then(function () { return true; }, function () { return fallback(); });
+      return navigator.clipboard.writeText(text).then(
+        function () {
+          return true;
+        },
+        function () {
+          return fallback();
+        },
+      );
     }
     return Promise.resolve(fallback());
     function fallback() {
@@ -47,7 +58,11 @@
       document.body.appendChild(area);
       area.select();
       var ok = false;
-      try { ok = document.execCommand('copy'); } catch (e) { ok = false; }
+      try {
+        ok = document.execCommand('copy');
+      } catch (e) {
+        ok = false;
+      }
       document.body.removeChild(area);
       if (source && source.focus) source.focus();
       return ok;
@@ -67,17 +82,23 @@
         copyText(text.trim(), button).then(function (ok) {
           label.textContent = ok ? 'Copied' : 'Copy failed';
           announce(ok ? 'Copied to the clipboard.' : 'Could not copy. Select the text and copy it.');
-          setTimeout(function () { label.textContent = 'Copy'; }, 2000);
+          setTimeout(function () {
+            label.textContent = 'Copy';
+          }, 2000);
         });
       });
     });
   }
   initCopyButtons(document);
-  document.querySelectorAll('[data-no-js]').forEach(function (el) { el.hidden = true; });
+  document.querySelectorAll('[data-no-js]').forEach(function (el) {
+    el.hidden = true;
+  });
 
   // Select a whole read-only key on focus: one keystroke to copy it by hand.
   document.querySelectorAll('input[readonly].copy-value').forEach(function (input) {
-    input.addEventListener('focus', function () { input.select(); });
+    input.addEventListener('focus', function () {
+      input.select();
+    });
   });
 
   // ---- Live top-up: the amount updates the ton:// link and the QR code as you type ----
@@ -103,7 +124,7 @@
       if (!m) return { ok: false, message: 'Enter an amount in ' + unit + ', like 25 or ' + (jetton ? '12.5' : '2.5') + ', with at most ' + decimals + ' decimal places.' };
       var n = BigInt(m[1]) * scale + BigInt((m[2] || '').padEnd(decimals, '0'));
       if (n <= 0n) return { ok: false, message: 'Enter an amount greater than 0.' };
-      if (n > MAX) return { ok: false, message: 'Enter at most ' + (MAX / scale) + ' ' + unit + '.' };
+      if (n > MAX) return { ok: false, message: 'Enter at most ' + MAX / scale + ' ' + unit + '.' };
       return { ok: true, value: n, text: t };
     };
 
@@ -111,7 +132,8 @@
       var parsed = toUnits(input.value);
       error.hidden = parsed.ok;
       error.textContent = parsed.ok ? '' : parsed.message;
-      if (parsed.ok) input.removeAttribute('aria-invalid'); else input.setAttribute('aria-invalid', 'true');
+      if (parsed.ok) input.removeAttribute('aria-invalid');
+      else input.setAttribute('aria-invalid', 'true');
       if (!parsed.ok) return;
       var params = (jetton ? 'jetton=' + jetton + '&' : '') + (parsed.value !== null ? 'amount=' + parsed.value + '&' : '') + 'text=' + encodeURIComponent(form.dataset.memo);
       var href = 'ton://transfer/' + form.dataset.address + '?' + params;
@@ -122,7 +144,8 @@
       if (parsed.value !== null) query.push('amount=' + encodeURIComponent(parsed.text));
       qr.src = '/top-up/qr.svg' + (query.length ? '?' + query.join('&') : '');
       var url = new URL(window.location.href);
-      if (parsed.value !== null) url.searchParams.set('amount', parsed.text); else url.searchParams.delete('amount');
+      if (parsed.value !== null) url.searchParams.set('amount', parsed.text);
+      else url.searchParams.delete('amount');
       window.history.replaceState(null, '', url);
     };
     input.addEventListener('input', function () {
@@ -141,12 +164,19 @@
     var U = window.uPlot;
     var d = JSON.parse(chartRoot.dataset.chart);
     // Amounts come as exact decimal strings; a chart only needs them to draw.
-    var tons = function (list) { return list.map(Number); };
-    var bar = function (align) { return U.paths.bars({ size: [0.45, 24], align: align }); };
+    var tons = function (list) {
+      return list.map(Number);
+    };
+    var bar = function (align) {
+      return U.paths.bars({ size: [0.45, 24], align: align });
+    };
     var definitions = {
       orders: {
-        series: [{}, { label: 'Delivered', stroke: '#18703a', fill: 'rgba(24, 112, 58, 0.45)', paths: bar(-1), points: { show: false } },
-          { label: 'Failed', stroke: '#b42318', fill: 'rgba(180, 35, 24, 0.45)', paths: bar(1), points: { show: false } }],
+        series: [
+          {},
+          { label: 'Delivered', stroke: '#18703a', fill: 'rgba(24, 112, 58, 0.45)', paths: bar(-1), points: { show: false } },
+          { label: 'Failed', stroke: '#b42318', fill: 'rgba(180, 35, 24, 0.45)', paths: bar(1), points: { show: false } },
+        ],
         data: [d.days, d.delivered, d.failed],
       },
       spent: {
@@ -165,9 +195,21 @@
       var options = {
         width: el.clientWidth,
         height: 180,
-        tzDate: function (ts) { return U.tzDate(new Date(ts * 1000), 'Etc/UTC'); },
-        scales: { x: { time: true }, y: { range: function (u, min, max) { return [0, max > 0 ? max * 1.1 : 1]; } } },
-        axes: [{ stroke: '#525c6e', grid: { stroke: '#eef0f3' } }, { stroke: '#525c6e', grid: { stroke: '#eef0f3' }, size: 48 }],
+        tzDate: function (ts) {
+          return U.tzDate(new Date(ts * 1000), 'Etc/UTC');
+        },
+        scales: {
+          x: { time: true },
+          y: {
+            range: function (u, min, max) {
+              return [0, max > 0 ? max * 1.1 : 1];
+            },
+          },
+        },
+        axes: [
+          { stroke: '#525c6e', grid: { stroke: '#eef0f3' } },
+          { stroke: '#525c6e', grid: { stroke: '#eef0f3' }, size: 48 },
+        ],
         series: definition.series,
       };
       charts.push({ plot: new U(options, definition.data, el), el: el });
@@ -176,7 +218,9 @@
     window.addEventListener('resize', function () {
       clearTimeout(resizeTimer);
       resizeTimer = setTimeout(function () {
-        charts.forEach(function (c) { c.plot.setSize({ width: c.el.clientWidth, height: 180 }); });
+        charts.forEach(function (c) {
+          c.plot.setSize({ width: c.el.clientWidth, height: 180 });
+        });
       }, 100);
     });
   }
@@ -207,7 +251,9 @@
           }
           schedule(region);
         })
-        .catch(function () { schedule(region); });
+        .catch(function () {
+          schedule(region);
+        });
     }, delay);
   };
   var live = document.getElementById('order-live');

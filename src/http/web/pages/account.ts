@@ -116,7 +116,10 @@ ${session.role === 'owner' ? html`<p class="button-row"><a class="button button-
     const { session } = viewOf(request);
     const enrolment = await pendingEnrolment(ctx.db, session.personId, session.email);
     if (!enrolment) return reply.code(404).type('text/plain; charset=utf-8').send('No enrolment in progress.');
-    return reply.header('cache-control', 'private, no-store').type('image/svg+xml').send(await qrSvg(enrolment.uri));
+    return reply
+      .header('cache-control', 'private, no-store')
+      .type('image/svg+xml')
+      .send(await qrSvg(enrolment.uri));
   });
 
   app.post('/account/two-factor', guarded, async (request, reply) => {

@@ -69,9 +69,11 @@ ${lowBalanceBanners(alerts)}
     </div>
     <button type="submit" class="button button-primary">Save alert</button>
   </form>
-  ${alert.threshold === null
-    ? ''
-    : html`<form method="post" action="${modePath(view.mode, '/alerts/remove')}" class="inline-form">${csrfField(view.csrf)}<button type="submit" class="button button-secondary">Remove alert</button></form>`}
+  ${
+    alert.threshold === null
+      ? ''
+      : html`<form method="post" action="${modePath(view.mode, '/alerts/remove')}" class="inline-form">${csrfField(view.csrf)}<button type="submit" class="button button-secondary">Remove alert</button></form>`
+  }
 </section>`;
     return dashboardPage(view, { title: 'Low-balance alert', section: 'alerts', body, notice: options.status });
   };

@@ -24,11 +24,7 @@ export function notFoundPage(): Html {
 }
 
 export function serverErrorPage(requestId: string): Html {
-  return errorPage(
-    500,
-    'Something went wrong',
-    `We could not show this page. Try again in a moment; if it keeps happening, contact support with the reference ${requestId}.`,
-  );
+  return errorPage(500, 'Something went wrong', `We could not show this page. Try again in a moment; if it keeps happening, contact support with the reference ${requestId}.`);
 }
 
 export function badRequestPage(status: number): Html {

@@ -59,8 +59,7 @@ export function orderRoutes(_app: FastifyInstance, web: Web): void {
             mode === 'test' ? 'Create one with your test key and it shows up here within a second.' : 'Orders created with your live key show up here.',
             { href: modePath('test', '/guide'), label: 'Read the first order guide' },
           );
-    const option = (value: string, label: string, selected: boolean) =>
-      html`<option value="${value}"${selected ? html` selected` : ''}>${label}</option>`;
+    const option = (value: string, label: string, selected: boolean) => html`<option value="${value}"${selected ? html` selected` : ''}>${label}</option>`;
     const body = html`<div class="page-head"><h1>Orders</h1></div>
 <form method="get" action="${modePath(mode, '/orders')}" class="filters" role="search" aria-label="Filter orders">
   <div class="field field-grow">

@@ -71,7 +71,12 @@ export function overviewRoutes(_app: FastifyInstance, web: Web): void {
       chartData(db, { accountId, mode }),
       lowBalanceAlerts(db.kysely, accountId),
     ]);
-    const webhookNotices = MODES.map((m) => disabledWebhooksNotice(m, disabled.filter((e) => e.mode === m)));
+    const webhookNotices = MODES.map((m) =>
+      disabledWebhooksNotice(
+        m,
+        disabled.filter((e) => e.mode === m),
+      ),
+    );
     const zero = { available: 0n, reserved: 0n };
     const card = (m: Mode, balance = zero) => html`<article class="card balance-card${m === mode ? ' is-current' : ''}" aria-labelledby="balance-${m}">
   <div class="card-head">

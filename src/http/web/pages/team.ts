@@ -8,7 +8,7 @@ import type { TeamRole } from '../../../db/schema.js';
 import { formatTimestamp } from '../../../domain/time.js';
 import { copyField } from '../components.js';
 import { time } from '../format.js';
-import { html, type Slot } from '../html.js';
+import { type Html, html, type Slot } from '../html.js';
 import { cookieOptions, crossSite, field, originOf, PRE_SESSION_COOKIE, redirect, sendHtml, SESSION_COOKIE } from '../http.js';
 import { authPage, csrfErrorPage, csrfField, dashboardPage, errorPage, notice, type View } from '../layout.js';
 import type { Web } from '../web.js';
@@ -40,7 +40,11 @@ export function teamRoutes(app: FastifyInstance, web: Web): void {
   const guarded = { preHandler: [web.authenticated, web.sessionCsrf] };
   const viewOf = (request: FastifyRequest): View => web.view(request, 'live');
 
-  const teamPage = async (request: FastifyRequest, reply: FastifyReply, extra: { status?: Slot; form?: { email: string; role: string; error?: string }; invite?: { url: string; email: string; role: TeamRole; expiresAt: number } } = {}) => {
+  const teamPage = async (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    extra: { status?: Slot; form?: { email: string; role: string; error?: string }; invite?: { url: string; email: string; role: TeamRole; expiresAt: number } } = {},
+  ) => {
     const view = viewOf(request);
     const { session } = view;
     const members = await listMembers(ctx.db.kysely, session.accountId);
@@ -116,7 +120,14 @@ ${invite}
     if (!isTeamRole(role)) return teamPage(request, reply, { form: { email, role, error: 'Choose a role: owner, developer or viewer.' } });
     try {
       const invite = await createInvite(ctx.db, { accountId: session.accountId, email, role, invitedBy: session.personId }, Date.now(), (tx) =>
-        recordAudit(tx, { actor: session.email, source: 'dashboard', action: 'team.invite', accountId: session.accountId, details: { ip: request.ip, email: email.trim().toLowerCase(), role }, now: Date.now() }),
+        recordAudit(tx, {
+          actor: session.email,
+          source: 'dashboard',
+          action: 'team.invite',
+          accountId: session.accountId,
+          details: { ip: request.ip, email: email.trim().toLowerCase(), role },
+          now: Date.now(),
+        }),
       );
       const url = `${originOf(request, ctx.publicUrl)}/invite/${invite.token}`;
       return teamPage(request, reply, { invite: { url, email: invite.email, role, expiresAt: invite.expiresAt } });
@@ -131,7 +142,14 @@ ${invite}
     const personId = (request.params as { person: string }).person;
     try {
       await removeMember(ctx.db, session.accountId, personId, (tx, removed) =>
-        recordAudit(tx, { actor: session.email, source: 'dashboard', action: 'team.remove', accountId: session.accountId, details: { ip: request.ip, email: removed.email, role: removed.role }, now: Date.now() }),
+        recordAudit(tx, {
+          actor: session.email,
+          source: 'dashboard',
+          action: 'team.remove',
+          accountId: session.accountId,
+          details: { ip: request.ip, email: removed.email, role: removed.role },
+          now: Date.now(),
+        }),
       );
     } catch (error) {
       if (error instanceof TeamError) {
@@ -151,7 +169,14 @@ ${invite}
     if (!isTeamRole(role)) return teamPage(request, reply, { status: notice('error', 'Choose a role: owner, developer or viewer.') });
     try {
       await changeRole(ctx.db, session.accountId, personId, role, (tx, change) =>
-        recordAudit(tx, { actor: session.email, source: 'dashboard', action: 'team.role', accountId: session.accountId, details: { ip: request.ip, email: change.email, from: change.from, to: role }, now: Date.now() }),
+        recordAudit(tx, {
+          actor: session.email,
+          source: 'dashboard',
+          action: 'team.role',
+          accountId: session.accountId,
+          details: { ip: request.ip, email: change.email, from: change.from, to: role },
+          now: Date.now(),
+        }),
       );
     } catch (error) {
       if (error instanceof TeamError) {
@@ -169,8 +194,19 @@ ${invite}
     if (required && !session.twoFactor) return redirect(reply, '/team?notice=need_own_2fa');
     const now = Date.now();
     await ctx.db.kysely.transaction().execute(async (tx) => {
-      await tx.updateTable('accounts').set({ two_factor_required_at: required ? now : null }).where('id', '=', session.accountId).execute();
-      await recordAudit(tx, { actor: session.email, source: 'dashboard', action: 'team.require_two_factor', accountId: session.accountId, details: { ip: request.ip, required }, now });
+      await tx
+        .updateTable('accounts')
+        .set({ two_factor_required_at: required ? now : null })
+        .where('id', '=', session.accountId)
+        .execute();
+      await recordAudit(tx, {
+        actor: session.email,
+        source: 'dashboard',
+        action: 'team.require_two_factor',
+        accountId: session.accountId,
+        details: { ip: request.ip, required },
+        now,
+      });
     });
     return redirect(reply, `/team?notice=${required ? 'required_on' : 'required_off'}`);
   });
@@ -180,7 +216,10 @@ ${invite}
   const quieter = ['warn', 'error', 'fatal', 'silent'].includes(app.log.level);
   const quiet = { logLevel: (quieter ? app.log.level : 'warn') as 'warn' };
   const invalidInvite = () =>
-    errorPage(404, 'This invite does not work', 'The invite is invalid, was already used, or has expired. Ask the account owner for a new one.', { href: '/login', label: 'Go to the login page' });
+    errorPage(404, 'This invite does not work', 'The invite is invalid, was already used, or has expired. Ask the account owner for a new one.', {
+      href: '/login',
+      label: 'Go to the login page',
+    });
   const preToken = (request: FastifyRequest, reply: FastifyReply): string => {
     let value = request.cookies[PRE_SESSION_COOKIE];
     if (!isSecretFormat(value)) {
@@ -190,9 +229,15 @@ ${invite}
     return csrf.forPreSession(value);
   };
 
-  const invitePage = (token: string, pending: { accountEmail: string; email: string; role: TeamRole; hasLogin: boolean }, csrfToken: string, signedInAs: string | undefined, status?: Slot) => {
+  const invitePage = (
+    token: string,
+    pending: { accountEmail: string; email: string; role: TeamRole; hasLogin: boolean },
+    csrfToken: string,
+    signedInAs: string | undefined,
+    status?: Slot,
+  ) => {
     const intro = html`<p>Join <strong>${pending.accountEmail}</strong> on Starport as <strong>${pending.role}</strong> (${ROLE_TEXT[pending.role]}).</p>`;
-    let body;
+    let body: Html;
     if (signedInAs === pending.email) {
       body = html`${intro}<form method="post" action="/invite/${token}" class="stack">${csrfField(csrfToken)}<button type="submit" class="button button-primary button-block">Join the account</button></form>`;
     } else if (pending.hasLogin) {
@@ -243,10 +288,22 @@ ${invite}
       return sendHtml(reply, csrfErrorPage(), 403);
     }
     const audit = (accepted: { accountId: string; email: string; role: TeamRole }) => (tx: Parameters<NonNullable<Parameters<typeof acceptInvite>[4]>>[0]) =>
-      recordAudit(tx, { actor: accepted.email, source: 'dashboard', action: 'team.join', accountId: accepted.accountId, details: { ip: request.ip, role: accepted.role }, now: Date.now() });
+      recordAudit(tx, {
+        actor: accepted.email,
+        source: 'dashboard',
+        action: 'team.join',
+        accountId: accepted.accountId,
+        details: { ip: request.ip, role: accepted.role },
+        now: Date.now(),
+      });
     if (active) {
       const result = await acceptInvite(ctx.db, token, { personId: active.personId }, Date.now(), (tx, accepted) => audit(accepted)(tx));
-      if (!result.ok) return sendHtml(reply, result.reason === 'invalid_link' ? invalidInvite() : invitePage(token, pending, csrf.forSession(active.idHash), active.email, notice('error', result.message)), result.reason === 'invalid_link' ? 404 : 400);
+      if (!result.ok)
+        return sendHtml(
+          reply,
+          result.reason === 'invalid_link' ? invalidInvite() : invitePage(token, pending, csrf.forSession(active.idHash), active.email, notice('error', result.message)),
+          result.reason === 'invalid_link' ? 404 : 400,
+        );
       await switchSessionAccount(ctx.db, active.idHash, result.accountId);
       return redirect(reply, '/?notice=joined');
     }

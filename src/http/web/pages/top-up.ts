@@ -17,7 +17,6 @@ import { jettonTransferLink, parseAmountInput, parseUsdtAmountInput, qrSvg, tran
 import { formatDecimal, formatUsdt } from '../../../domain/usdt.js';
 import { CLIENT_DEPOSIT_STATUSES } from '../../../deposits/wire.js';
 
-
 /** The newest deposits shown on the top-up page (the API lists them all: GET /api/v1/deposits). */
 const DEPOSITS_SHOWN = 20;
 
@@ -62,9 +61,11 @@ export function topUpRoutes(app: FastifyInstance, web: Web): void {
     const recent = await listDeposits(ctx.db.kysely, { accountId: view.session.accountId, status: CLIENT_DEPOSIT_STATUSES, limit: DEPOSITS_SHOWN });
     const deposits = html`<section class="section" aria-labelledby="deposits-heading">
   <div class="section-head"><h2 id="deposits-heading">Deposits</h2></div>
-  ${recent.length === 0
-    ? emptyState('No deposits yet', 'Transfers to the deposit address with your comment appear here with their status, usually within a minute of being sent.')
-    : depositsTable(recent, ctx.tonNetwork ?? 'mainnet')}
+  ${
+    recent.length === 0
+      ? emptyState('No deposits yet', 'Transfers to the deposit address with your comment appear here with their status, usually within a minute of being sent.')
+      : depositsTable(recent, ctx.tonNetwork ?? 'mainnet')
+  }
 </section>`;
     if (!address) {
       return dashboardPage(view, {

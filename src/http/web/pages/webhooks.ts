@@ -62,9 +62,7 @@ New events are not sent to it. Fix the receiver, then
 }
 
 function addForm(view: View, input: { url?: string; error?: string } = {}): Slot {
-  const checkboxes = WEBHOOK_EVENT_TYPES.map(
-    (type) => html`<label class="check"><input type="checkbox" name="events" value="${type}"> <code>${type}</code></label>`,
-  );
+  const checkboxes = WEBHOOK_EVENT_TYPES.map((type) => html`<label class="check"><input type="checkbox" name="events" value="${type}"> <code>${type}</code></label>`);
   return html`<section class="card" aria-labelledby="add-heading">
   <h2 id="add-heading">Add an endpoint</h2>
   <form method="post" action="${modePath(view.mode, '/webhooks')}" novalidate>
@@ -247,7 +245,12 @@ ${endpoint.status === 'disabled' ? disabledNotice(view, endpoint) : ''}
       const endpoint = await endpointOf(request);
       if (!endpoint) return redirect(reply, gone);
       await enableEndpoint(ctx.db.kysely, endpoint, Date.now());
-      await dashboardAudit(ctx.db.kysely, request, { action: 'webhook.enable', session: web.view(request, mode).session, mode, details: { endpoint_id: endpoint.id, url: endpoint.url } });
+      await dashboardAudit(ctx.db.kysely, request, {
+        action: 'webhook.enable',
+        session: web.view(request, mode).session,
+        mode,
+        details: { endpoint_id: endpoint.id, url: endpoint.url },
+      });
       return redirect(reply, back(endpoint, 'enabled'));
     });
 

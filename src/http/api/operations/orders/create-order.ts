@@ -133,5 +133,4 @@ export function createOrderOperation(app: FastifyInstance, ctx: ApiContext): voi
       return reply.code(201).send({ ok: true, ...orderBody(result.order, ctx.publicUrl(request)) });
     },
   );
-
 }

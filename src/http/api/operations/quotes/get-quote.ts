@@ -62,10 +62,9 @@ export const GET_QUOTE: OperationDoc = {
 };
 
 export function getQuote(app: FastifyInstance, ctx: ApiContext): void {
-  app.withTypeProvider<TypeBoxTypeProvider>().get(
-    '/quote',
-    { schema: { querystring: GetQuoteQuery }, config: { openapi: GET_QUOTE } },
-    async (request): Promise<Static<typeof QuoteBody>> => {
+  app
+    .withTypeProvider<TypeBoxTypeProvider>()
+    .get('/quote', { schema: { querystring: GetQuoteQuery }, config: { openapi: GET_QUOTE } }, async (request): Promise<Static<typeof QuoteBody>> => {
       const { product } = request.query;
       const quantity = Number(request.query.quantity);
       if (!isValidQuantity(product, quantity)) throw malformedField('quantity');
@@ -81,6 +80,5 @@ export function getQuote(app: FastifyInstance, ctx: ApiContext): void {
         amount: tonAmount(amount),
         expires_at: formatTimestamp(quote.expiresAt),
       };
-    },
-  );
+    });
 }
