@@ -86,6 +86,20 @@ async function ownerCount(tx: Kysely<Database>, accountId: string): Promise<numb
   return Number(String(row?.n ?? 0));
 }
 
+/** The member's e-mail and role, read after locking the account (the owner count must not move under a change). */
+async function lockedMember(db: Db, tx: Kysely<Database>, accountId: string, personId: string): Promise<{ email: string; role: TeamRole }> {
+  await lockAccount(db, tx, accountId);
+  const member = await tx
+    .selectFrom('memberships as m')
+    .innerJoin('people as p', 'p.id', 'm.person_id')
+    .select(['p.email', 'm.role'])
+    .where('m.account_id', '=', accountId)
+    .where('m.person_id', '=', personId)
+    .executeTakeFirst();
+  if (!member) throw new TeamError('not a member of this account');
+  return member;
+}
+
 /**
  * Removes a person from an account and ends their sessions on it in the same transaction, so
  * their next request is signed out. `within` runs in that transaction (the audit record).
@@ -97,15 +111,7 @@ export async function removeMember(
   within?: (tx: Kysely<Database>, removed: { email: string; role: TeamRole }) => Promise<unknown>,
 ): Promise<{ email: string; role: TeamRole }> {
   return db.kysely.transaction().execute(async (tx) => {
-    await lockAccount(db, tx, accountId);
-    const member = await tx
-      .selectFrom('memberships as m')
-      .innerJoin('people as p', 'p.id', 'm.person_id')
-      .select(['p.email', 'm.role'])
-      .where('m.account_id', '=', accountId)
-      .where('m.person_id', '=', personId)
-      .executeTakeFirst();
-    if (!member) throw new TeamError('not a member of this account');
+    const member = await lockedMember(db, tx, accountId, personId);
     if (member.role === 'owner' && (await ownerCount(tx, accountId)) <= 1) throw new TeamError('an account keeps at least one owner: make another member owner first');
     await tx.deleteFrom('memberships').where('account_id', '=', accountId).where('person_id', '=', personId).execute();
     await deleteMemberSessions(tx, accountId, personId);
@@ -124,15 +130,7 @@ export async function changeRole(
   within?: (tx: Kysely<Database>, change: { email: string; from: TeamRole }) => Promise<unknown>,
 ): Promise<{ email: string; from: TeamRole }> {
   return db.kysely.transaction().execute(async (tx) => {
-    await lockAccount(db, tx, accountId);
-    const member = await tx
-      .selectFrom('memberships as m')
-      .innerJoin('people as p', 'p.id', 'm.person_id')
-      .select(['p.email', 'm.role'])
-      .where('m.account_id', '=', accountId)
-      .where('m.person_id', '=', personId)
-      .executeTakeFirst();
-    if (!member) throw new TeamError('not a member of this account');
+    const member = await lockedMember(db, tx, accountId, personId);
     if (member.role === 'owner' && role !== 'owner' && (await ownerCount(tx, accountId)) <= 1) {
       throw new TeamError('an account keeps at least one owner: make another member owner first');
     }
