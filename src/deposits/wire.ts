@@ -7,6 +7,13 @@ import type { Deposit } from './store.js';
 
 /** The statuses a client sees in GET /deposits (docs/api.md "GET /deposits"). */
 export const CLIENT_DEPOSIT_STATUSES = ['credited', 'awaiting_rate'] as const;
+type ClientDepositStatus = (typeof CLIENT_DEPOSIT_STATUSES)[number];
+
+/** The deposits a client sees are only those (the list asks the store for no others). */
+function clientStatus(status: Deposit['status']): ClientDepositStatus {
+  if (status === 'credited' || status === 'awaiting_rate') return status;
+  throw new Error(`A deposit in status ${status} is not shown to clients.`);
+}
 
 /**
  * A deposit as GET /deposits answers it (docs/api.md "GET /deposits"): `amount` is the TON
@@ -27,7 +34,7 @@ export function depositWire(deposit: Deposit, network: 'mainnet' | 'testnet') {
             rate_at: deposit.rateAt === null ? null : formatTimestamp(deposit.rateAt),
           }
         : null,
-    status: deposit.status,
+    status: clientStatus(deposit.status),
     tx_hash: deposit.txHash,
     sender: friendlyAddress(deposit.sender, network),
     created_at: formatTimestamp(deposit.chainTime),

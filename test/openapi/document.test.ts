@@ -4,7 +4,8 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { ERROR_STATUS } from '../../src/domain/api-error.js';
 import { GetQuoteQuery as quoteQuery } from '../../src/http/api/operations/quotes/get-quote.js';
 import { CreateOrderBody as createOrderBody } from '../../src/http/api/operations/orders/create-order.js';
-import { orderIdParams, validateRecipientBody } from '../../src/http/api/schemas.js';
+import { OrderIdParams as orderIdParams } from '../../src/http/api/operations/orders/get-order.js';
+import { ValidateRecipientBody as validateRecipientBody } from '../../src/http/api/operations/recipients/validate-recipient.js';
 import { type Harness, startHarness } from '../support/harness.js';
 import { REQUEST_ID } from '../support/http.js';
 import { DocumentChecker, type OpenApiDocument } from '../support/openapi.js';
@@ -132,7 +133,7 @@ describe('the document is the routes', () => {
       expect(quote.parameters.find((p: Json) => p.name === name)).toMatchObject({ in: 'query', required: true, schema: JSON.parse(JSON.stringify(schema)) });
     }
     const order = doc.paths['/orders/{id}']?.get as Json;
-    expect(order.parameters).toEqual([expect.objectContaining({ name: 'id', in: 'path', required: true, schema: orderIdParams.properties.id })]);
+    expect(order.parameters).toEqual([expect.objectContaining({ name: 'id', in: 'path', required: true, schema: JSON.parse(JSON.stringify(orderIdParams.properties.id)) })]);
     expect((doc.paths['/orders']!.post as Json).requestBody.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/CreateOrderRequest' });
   });
 });

@@ -98,7 +98,7 @@ export class DocumentChecker {
     const { template, operation } = match;
     const where = `${response.method.toUpperCase()} ${template} → ${response.status}`;
     if (operation['x-undocumented']) {
-      return [`${where}: the route has no documentation: give it config.openapi (see src/http/api/openapi/operations.ts)`];
+      return [`${where}: the route has no documentation: give it config.openapi (see src/http/api/operations/index.ts)`];
     }
     const documented = operation.responses[String(response.status)];
     if (!documented) {

@@ -1,8 +1,8 @@
 import { ApiError } from '../../domain/api-error.js';
 
 /** Query parameters shared by the list endpoints (docs/api.md "Conventions", Lists), parsed after the schema's checks. */
-export const DEFAULT_LIMIT = 20;
-export const MAX_LIMIT = 100;
+const DEFAULT_LIMIT = 20;
+const MAX_LIMIT = 100;
 
 export interface PageQuery {
   limit?: string;

@@ -4,14 +4,7 @@ import { authenticateRequest, type Caller, type Prefetch } from './auth.js';
 import type { ApiContext } from './context.js';
 import type { ApiReference } from './openapi/document.js';
 import { referenceRoutes } from './openapi/routes.js';
-import { balanceRoutes } from './routes/balance.js';
-import { depositRoutes } from './routes/deposits.js';
-import { orderRoutes } from './routes/orders.js';
-import { createOrderOperation } from './operations/orders/create-order.js';
-import { getQuote } from './operations/quotes/get-quote.js';
-import { recipientRoutes } from './routes/recipients.js';
-import { webhookRoutes } from './routes/webhooks.js';
-import { testHelperRoutes } from './routes/test-helpers.js';
+import { apiOperations } from './operations/index.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -145,14 +138,7 @@ export async function apiPlugin(app: FastifyInstance, ctx: ApiContext, reference
   });
 
   referenceRoutes(app, reference, { openapi: true });
-  createOrderOperation(app, ctx);
-  orderRoutes(app, ctx);
-  recipientRoutes(app, ctx);
-  getQuote(app, ctx);
-  balanceRoutes(app, ctx);
-  depositRoutes(app, ctx);
-  webhookRoutes(app, ctx);
-  testHelperRoutes(app, ctx);
+  apiOperations(app, ctx);
 }
 
 /**

@@ -35,7 +35,7 @@ export function malformedField(field: 'product' | 'recipient' | 'quantity' | 'ex
   return new ApiError(own.code, own.message, field, own.details);
 }
 
-export function missingField(field: string, where: 'body' | 'query'): ApiError {
+function missingField(field: string, where: 'body' | 'query'): ApiError {
   const what = where === 'body' ? 'body field' : 'query parameter';
   return new ApiError('invalid_request', `Missing required ${what} "${field}".`, field);
 }

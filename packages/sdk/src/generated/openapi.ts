@@ -256,6 +256,53 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /** @description An order, as POST /orders answers it (no `events`). */
+        Order: {
+            /**
+             * @description Always `true` on success.
+             * @constant
+             */
+            ok: true;
+            /** @description Order id. */
+            id: string;
+            /** @description Your own order number as you sent it, or `null`. */
+            external_id: string | null;
+            /** @enum {string} */
+            product: "stars" | "premium";
+            /** @description `@` and the username as supplied (its case kept). */
+            recipient: string;
+            /** @description Stars, or months of Premium. */
+            quantity: number;
+            /** @description The price reserved at creation; it never changes. */
+            amount: components["schemas"]["Amount"];
+            /**
+             * @description `fulfillment_pending` → `processing` → `delivered` | `failed` (also `fulfillment_pending` → `failed`). `delivered` and `failed` are final.
+             * @enum {string}
+             */
+            status: "fulfillment_pending" | "processing" | "delivered" | "failed";
+            /**
+             * @description `null` unless the order failed. A recipient the upstream refused fails with the refusal's reason (`not_found`, `not_a_user`, `already_premium`, `not_eligible`); `recipient_invalid` is test mode's `@test_invalid` (and orders failed before the reasons existed).
+             * @enum {string|null}
+             */
+            failure_reason: "recipient_invalid" | "not_found" | "not_a_user" | "already_premium" | "not_eligible" | "upstream_error" | "upstream_unavailable" | "price_moved" | "operator_failed" | null;
+            /**
+             * Format: date-time
+             * @description RFC 3339, UTC, millisecond precision, `Z` suffix.
+             * @example 2026-11-25T21:30:00.123Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description RFC 3339, UTC, millisecond precision, `Z` suffix.
+             * @example 2026-11-25T21:30:00.123Z
+             */
+            updated_at: string;
+            /**
+             * Format: uri
+             * @description Full URL of GET /orders/{id} for this order.
+             */
+            status_url: string;
+        };
         /** @description An amount of TON. */
         Amount: {
             /**
@@ -266,13 +313,22 @@ export interface components {
             /** @constant */
             currency: "TON";
         };
-        /** @description An order, as POST /orders answers it (no `events`). */
-        Order: {
+        /** @description A page of orders, newest first. */
+        OrderList: {
             /**
              * @description Always `true` on success.
              * @constant
              */
             ok: true;
+            /** @constant */
+            object: "list";
+            /** @description Newest first. */
+            data: components["schemas"]["OrderListItem"][];
+            /** @description More items follow beyond this page (in the direction you are paging). */
+            has_more: boolean;
+        };
+        /** @description An order in a list (no `events`; GET /orders/{id} has them). */
+        OrderListItem: {
             /** @description Order id. */
             id: string;
             /** @description Your own order number as you sent it, or `null`. */
@@ -364,133 +420,6 @@ export interface components {
         };
         /** @description One step of an order history. */
         OrderEvent: components["schemas"]["OrderEventCreated"] | components["schemas"]["OrderEventProcessing"] | components["schemas"]["OrderEventAttemptFailed"] | components["schemas"]["OrderEventPaymentSent"] | components["schemas"]["OrderEventDelivered"] | components["schemas"]["OrderEventFailed"];
-        /** @description `order.created`: The order was created and its price reserved. */
-        OrderEventCreated: {
-            /** @description Event id. */
-            id: string;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
-            type: "order.created";
-            /**
-             * @description The order status after this event.
-             * @constant
-             */
-            status: "fulfillment_pending";
-            /**
-             * Format: date-time
-             * @description RFC 3339, UTC, millisecond precision, `Z` suffix.
-             * @example 2026-11-25T21:30:00.123Z
-             */
-            created_at: string;
-            data: {
-                /**
-                 * @description Amount reserved.
-                 * @example 0.25
-                 */
-                amount: string;
-            };
-        };
-        /** @description `order.processing`: A worker started buying it. */
-        OrderEventProcessing: {
-            /** @description Event id. */
-            id: string;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
-            type: "order.processing";
-            /**
-             * @description The order status after this event.
-             * @constant
-             */
-            status: "processing";
-            /**
-             * Format: date-time
-             * @description RFC 3339, UTC, millisecond precision, `Z` suffix.
-             * @example 2026-11-25T21:30:00.123Z
-             */
-            created_at: string;
-            data: Record<string, never>;
-        };
-        /** @description `order.attempt_failed`: A transient upstream error; the attempt will be retried. */
-        OrderEventAttemptFailed: {
-            /** @description Event id. */
-            id: string;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
-            type: "order.attempt_failed";
-            /**
-             * @description The order status after this event.
-             * @constant
-             */
-            status: "processing";
-            /**
-             * Format: date-time
-             * @description RFC 3339, UTC, millisecond precision, `Z` suffix.
-             * @example 2026-11-25T21:30:00.123Z
-             */
-            created_at: string;
-            data: {
-                reason: string;
-                message: string;
-            };
-        };
-        /** @description `order.payment_sent`: The payment was sent on chain (live only). */
-        OrderEventPaymentSent: {
-            /** @description Event id. */
-            id: string;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
-            type: "order.payment_sent";
-            /**
-             * @description The order status after this event.
-             * @constant
-             */
-            status: "processing";
-            /**
-             * Format: date-time
-             * @description RFC 3339, UTC, millisecond precision, `Z` suffix.
-             * @example 2026-11-25T21:30:00.123Z
-             */
-            created_at: string;
-            data: {
-                tx_hash: string;
-            };
-        };
-        /** @description `order.delivered`: Delivered; the reserve is debited. */
-        OrderEventDelivered: {
-            /** @description Event id. */
-            id: string;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
-            type: "order.delivered";
-            /**
-             * @description The order status after this event.
-             * @constant
-             */
-            status: "delivered";
-            /**
-             * Format: date-time
-             * @description RFC 3339, UTC, millisecond precision, `Z` suffix.
-             * @example 2026-11-25T21:30:00.123Z
-             */
-            created_at: string;
-            data: {
-                /**
-                 * @description Amount debited.
-                 * @example 0.25
-                 */
-                amount: string;
-            };
-        };
         /** @description `order.failed`: Failed; the reserve is released. */
         OrderEventFailed: {
             /** @description Event id. */
@@ -522,6 +451,133 @@ export interface components {
                 amount: string;
             };
         };
+        /** @description `order.delivered`: Delivered; the reserve is debited. */
+        OrderEventDelivered: {
+            /** @description Event id. */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "order.delivered";
+            /**
+             * @description The order status after this event.
+             * @constant
+             */
+            status: "delivered";
+            /**
+             * Format: date-time
+             * @description RFC 3339, UTC, millisecond precision, `Z` suffix.
+             * @example 2026-11-25T21:30:00.123Z
+             */
+            created_at: string;
+            data: {
+                /**
+                 * @description Amount debited.
+                 * @example 0.25
+                 */
+                amount: string;
+            };
+        };
+        /** @description `order.payment_sent`: The payment was sent on chain (live only). */
+        OrderEventPaymentSent: {
+            /** @description Event id. */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "order.payment_sent";
+            /**
+             * @description The order status after this event.
+             * @constant
+             */
+            status: "processing";
+            /**
+             * Format: date-time
+             * @description RFC 3339, UTC, millisecond precision, `Z` suffix.
+             * @example 2026-11-25T21:30:00.123Z
+             */
+            created_at: string;
+            data: {
+                tx_hash: string;
+            };
+        };
+        /** @description `order.attempt_failed`: A transient upstream error; the attempt will be retried. */
+        OrderEventAttemptFailed: {
+            /** @description Event id. */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "order.attempt_failed";
+            /**
+             * @description The order status after this event.
+             * @constant
+             */
+            status: "processing";
+            /**
+             * Format: date-time
+             * @description RFC 3339, UTC, millisecond precision, `Z` suffix.
+             * @example 2026-11-25T21:30:00.123Z
+             */
+            created_at: string;
+            data: {
+                reason: string;
+                message: string;
+            };
+        };
+        /** @description `order.processing`: A worker started buying it. */
+        OrderEventProcessing: {
+            /** @description Event id. */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "order.processing";
+            /**
+             * @description The order status after this event.
+             * @constant
+             */
+            status: "processing";
+            /**
+             * Format: date-time
+             * @description RFC 3339, UTC, millisecond precision, `Z` suffix.
+             * @example 2026-11-25T21:30:00.123Z
+             */
+            created_at: string;
+            data: Record<string, never>;
+        };
+        /** @description `order.created`: The order was created and its price reserved. */
+        OrderEventCreated: {
+            /** @description Event id. */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "order.created";
+            /**
+             * @description The order status after this event.
+             * @constant
+             */
+            status: "fulfillment_pending";
+            /**
+             * Format: date-time
+             * @description RFC 3339, UTC, millisecond precision, `Z` suffix.
+             * @example 2026-11-25T21:30:00.123Z
+             */
+            created_at: string;
+            data: {
+                /**
+                 * @description Amount reserved.
+                 * @example 0.25
+                 */
+                amount: string;
+            };
+        };
         /** @description The recipient exists and can receive the product. */
         RecipientValidation: {
             /**
@@ -536,6 +592,27 @@ export interface components {
                 /** @description Always `true` in a 200 (an ineligible recipient is a 400 `recipient_invalid`). */
                 eligible: boolean;
             };
+        };
+        /** @description The current price. */
+        Quote: {
+            /**
+             * @description Always `true` on success.
+             * @constant
+             */
+            ok: true;
+            /** @description Quote id: pass it as `quote_id` to POST /orders to be charged exactly `amount` (one order, until `expires_at`). */
+            id: string;
+            /** @enum {string} */
+            product: "stars" | "premium";
+            quantity: number;
+            /** @description What would be debited now. */
+            amount: components["schemas"]["Amount"];
+            /**
+             * Format: date-time
+             * @description An order with this `quote_id` is charged `amount` until then; without it orders are priced afresh.
+             * @example 2026-11-25T21:30:00.123Z
+             */
+            expires_at: string;
         };
         /** @description The balance of the key’s mode. */
         Balance: {
@@ -564,51 +641,8 @@ export interface components {
              */
             mode: "live" | "test";
         };
-        /** @description A TON or USDT transfer to your live balance. */
-        Deposit: {
-            /** @description Deposit id: the `starting_after` cursor. */
-            id: string;
-            /**
-             * @description What was sent: TON, or USDT (the TON jetton), converted to TON when credited.
-             * @enum {string}
-             */
-            asset: "TON" | "USDT";
-            /** @description The TON credited, to the nanoton: for TON what arrived, for USDT the converted amount. `null` while `awaiting_rate`. */
-            amount: null | components["schemas"]["Amount"];
-            /** @description For a USDT deposit the USDT amount and its rate; `null` for TON. */
-            usdt: null | {
-                /** @description The USDT that arrived (6 decimals at most). */
-                amount: string;
-                /** @description USD per TON it was converted at (USDT taken at 1 USD), before the spread; `null` while `awaiting_rate`. */
-                rate: string | null;
-                /** @description When the rate feed had that rate; `null` while `awaiting_rate`. */
-                rate_at: null | string;
-            };
-            /**
-             * @description `credited`: added to your live balance. `awaiting_rate`: a USDT deposit for you that is credited as soon as a fresh TON/USD rate exists, at that rate.
-             * @enum {string}
-             */
-            status: "credited" | "awaiting_rate";
-            /** @description The transaction hash (hex), as explorers show it. */
-            tx_hash: string;
-            /** @description The sending wallet, user-friendly form. */
-            sender: string;
-            /**
-             * Format: date-time
-             * @description Block time of the transfer.
-             * @example 2026-11-25T21:30:00.123Z
-             */
-            created_at: string;
-            /** @description When your balance was credited; `null` while `awaiting_rate`. */
-            credited_at: null | string;
-            /**
-             * Format: uri
-             * @description The transaction on tonviewer.
-             */
-            explorer_url: string;
-        };
-        /** @description A page of deposits. */
-        DepositList: {
+        /** @description A page of the balance history of the key’s mode, newest first. */
+        BalanceHistory: {
             /**
              * @description Always `true` on success.
              * @constant
@@ -617,194 +651,8 @@ export interface components {
             /** @constant */
             object: "list";
             /** @description Newest first. */
-            data: components["schemas"]["Deposit"][];
-            /** @description Whether another page follows (pass the last `id` as `starting_after`). */
-            has_more: boolean;
-        };
-        /** @description Where and how to send TON for a live top-up. */
-        DepositAddress: {
-            /**
-             * @description Always `true` on success.
-             * @constant
-             */
-            ok: true;
-            /** @description The service’s deposit wallet, user-friendly non-bounceable form (`UQ…`; `0Q…` on testnet). */
-            address: string;
-            /** @description Your personal comment: 10 characters and a check character. Case and surrounding spaces do not matter. */
-            memo: string;
-            /** @enum {string} */
-            network: "mainnet" | "testnet";
-            /** @description `ton://transfer/<address>?text=<memo>`. */
-            transfer_link: string;
-        };
-        /** @description `balance.low` (webhooks only): a movement (an order, an operator debit) took the available balance of `mode` below its low-balance threshold. Sent once per crossing: again only after the balance has been back to or above the threshold (docs/api.md "Low-balance alert"). */
-        BalanceLowEvent: {
-            /** @description Event id. */
-            id: string;
-            /** @constant */
-            type: "balance.low";
-            /**
-             * Format: date-time
-             * @description RFC 3339, UTC, millisecond precision, `Z` suffix.
-             * @example 2026-11-25T21:30:00.123Z
-             */
-            created_at: string;
-            data: {
-                /**
-                 * @description The balance that went low.
-                 * @enum {string}
-                 */
-                mode: "live" | "test";
-                /** @description The available balance right after the movement that took it below the threshold. */
-                available: components["schemas"]["Amount"];
-                /** @description The low-balance threshold set in the dashboard. */
-                threshold: components["schemas"]["Amount"];
-            };
-        };
-        /** @description A webhook endpoint (never with its secret). */
-        WebhookEndpoint: {
-            /** @description Webhook endpoint id. */
-            id: string;
-            /** @description Where events are POSTed. */
-            url: string;
-            /** @description The event types sent to this endpoint; `["*"]` = all. */
-            events: ("order.created" | "order.processing" | "order.attempt_failed" | "order.payment_sent" | "order.delivered" | "order.failed" | "balance.low" | "*")[];
-            /**
-             * @description Only events of this mode (its orders, its balance) are sent.
-             * @enum {string}
-             */
-            mode: "live" | "test";
-            /**
-             * @description `disabled` after persistent failure (or a 410 answer); re-enable it in the dashboard.
-             * @enum {string}
-             */
-            status: "enabled" | "disabled";
-            /** @description Why the endpoint was disabled, or `null`. */
-            disabled_reason: string | null;
-            /**
-             * Format: date-time
-             * @description RFC 3339, UTC, millisecond precision, `Z` suffix.
-             * @example 2026-11-25T21:30:00.123Z
-             */
-            created_at: string;
-        };
-        /** @description A webhook endpoint with its signing secret, as creation and rotation answer it (the only times the secret is shown). */
-        WebhookEndpointWithSecret: {
-            /**
-             * @description Always `true` on success.
-             * @constant
-             */
-            ok: true;
-            /** @description Webhook endpoint id. */
-            id: string;
-            /** @description Where events are POSTed. */
-            url: string;
-            /** @description The event types sent to this endpoint; `["*"]` = all. */
-            events: ("order.created" | "order.processing" | "order.attempt_failed" | "order.payment_sent" | "order.delivered" | "order.failed" | "balance.low" | "*")[];
-            /**
-             * @description Only events of this mode (its orders, its balance) are sent.
-             * @enum {string}
-             */
-            mode: "live" | "test";
-            /**
-             * @description `disabled` after persistent failure (or a 410 answer); re-enable it in the dashboard.
-             * @enum {string}
-             */
-            status: "enabled" | "disabled";
-            /** @description Why the endpoint was disabled, or `null`. */
-            disabled_reason: string | null;
-            /**
-             * Format: date-time
-             * @description RFC 3339, UTC, millisecond precision, `Z` suffix.
-             * @example 2026-11-25T21:30:00.123Z
-             */
-            created_at: string;
-            /** @description The signing secret (Standard Webhooks `whsec_<base64>`). Shown only in this response: store it now. */
-            secret: string;
-        };
-        /** @description All the webhook endpoints of the key’s mode. */
-        WebhookEndpointList: {
-            /**
-             * @description Always `true` on success.
-             * @constant
-             */
-            ok: true;
-            /** @constant */
-            object: "list";
-            /** @description Oldest first; at most 16. */
-            data: components["schemas"]["WebhookEndpoint"][];
-            /**
-             * @description Always `false`: a mode has at most 16 endpoints, so the list is always complete (no paging).
-             * @constant
-             */
-            has_more: false;
-        };
-        /** @description The endpoint, its pending messages and its delivery log are gone. */
-        WebhookEndpointDeleted: {
-            /**
-             * @description Always `true` on success.
-             * @constant
-             */
-            ok: true;
-            /** @description The deleted endpoint. */
-            id: string;
-            /** @constant */
-            deleted: true;
-        };
-        /** @description An order in a list (no `events`; GET /orders/{id} has them). */
-        OrderListItem: {
-            /** @description Order id. */
-            id: string;
-            /** @description Your own order number as you sent it, or `null`. */
-            external_id: string | null;
-            /** @enum {string} */
-            product: "stars" | "premium";
-            /** @description `@` and the username as supplied (its case kept). */
-            recipient: string;
-            /** @description Stars, or months of Premium. */
-            quantity: number;
-            /** @description The price reserved at creation; it never changes. */
-            amount: components["schemas"]["Amount"];
-            /**
-             * @description `fulfillment_pending` → `processing` → `delivered` | `failed` (also `fulfillment_pending` → `failed`). `delivered` and `failed` are final.
-             * @enum {string}
-             */
-            status: "fulfillment_pending" | "processing" | "delivered" | "failed";
-            /**
-             * @description `null` unless the order failed. A recipient the upstream refused fails with the refusal's reason (`not_found`, `not_a_user`, `already_premium`, `not_eligible`); `recipient_invalid` is test mode's `@test_invalid` (and orders failed before the reasons existed).
-             * @enum {string|null}
-             */
-            failure_reason: "recipient_invalid" | "not_found" | "not_a_user" | "already_premium" | "not_eligible" | "upstream_error" | "upstream_unavailable" | "price_moved" | "operator_failed" | null;
-            /**
-             * Format: date-time
-             * @description RFC 3339, UTC, millisecond precision, `Z` suffix.
-             * @example 2026-11-25T21:30:00.123Z
-             */
-            created_at: string;
-            /**
-             * Format: date-time
-             * @description RFC 3339, UTC, millisecond precision, `Z` suffix.
-             * @example 2026-11-25T21:30:00.123Z
-             */
-            updated_at: string;
-            /**
-             * Format: uri
-             * @description Full URL of GET /orders/{id} for this order.
-             */
-            status_url: string;
-        };
-        /** @description A page of orders, newest first. */
-        OrderList: {
-            /**
-             * @description Always `true` on success.
-             * @constant
-             */
-            ok: true;
-            /** @constant */
-            object: "list";
-            /** @description Newest first. */
-            data: components["schemas"]["OrderListItem"][];
-            /** @description More orders follow beyond this page (in the direction you are paging). */
+            data: components["schemas"]["BalanceEntry"][];
+            /** @description More items follow beyond this page (in the direction you are paging). */
             has_more: boolean;
         };
         /** @description One movement of the balance. */
@@ -855,8 +703,8 @@ export interface components {
              */
             created_at: string;
         };
-        /** @description A page of the balance history of the key’s mode, newest first. */
-        BalanceHistory: {
+        /** @description A page of deposits. */
+        DepositList: {
             /**
              * @description Always `true` on success.
              * @constant
@@ -865,9 +713,182 @@ export interface components {
             /** @constant */
             object: "list";
             /** @description Newest first. */
-            data: components["schemas"]["BalanceEntry"][];
-            /** @description More entries follow beyond this page (in the direction you are paging). */
+            data: components["schemas"]["Deposit"][];
+            /** @description More items follow beyond this page (in the direction you are paging). */
             has_more: boolean;
+        };
+        /** @description A TON or USDT transfer to your live balance. */
+        Deposit: {
+            /** @description Deposit id: the `starting_after` cursor. */
+            id: string;
+            /**
+             * @description What was sent: TON, or USDT (the TON jetton), converted to TON when credited.
+             * @enum {string}
+             */
+            asset: "TON" | "USDT";
+            /** @description The TON credited, to the nanoton: for TON what arrived, for USDT the converted amount. `null` while `awaiting_rate`. */
+            amount: null | components["schemas"]["Amount"];
+            /** @description For a USDT deposit the USDT amount and its rate; `null` for TON. */
+            usdt: null | {
+                /** @description The USDT that arrived (6 decimals at most). */
+                amount: string;
+                /** @description USD per TON it was converted at (USDT taken at 1 USD), before the spread; `null` while `awaiting_rate`. */
+                rate: string | null;
+                /** @description When the rate feed had that rate; `null` while `awaiting_rate`. */
+                rate_at: null | string;
+            };
+            /**
+             * @description `credited`: added to your live balance. `awaiting_rate`: a USDT deposit for you that is credited as soon as a fresh TON/USD rate exists, at that rate.
+             * @enum {string}
+             */
+            status: "credited" | "awaiting_rate";
+            /** @description The transaction hash (hex), as explorers show it. */
+            tx_hash: string;
+            /** @description The sending wallet, user-friendly form. */
+            sender: string;
+            /**
+             * Format: date-time
+             * @description Block time of the transfer.
+             * @example 2026-11-25T21:30:00.123Z
+             */
+            created_at: string;
+            /** @description When your balance was credited; `null` while `awaiting_rate`. */
+            credited_at: null | string;
+            /**
+             * Format: uri
+             * @description The transaction on tonviewer.
+             */
+            explorer_url: string;
+        };
+        /** @description Where and how to send TON for a live top-up. */
+        DepositAddress: {
+            /**
+             * @description Always `true` on success.
+             * @constant
+             */
+            ok: true;
+            /** @description The service’s deposit wallet, user-friendly non-bounceable form (`UQ…`; `0Q…` on testnet). */
+            address: string;
+            /** @description Your personal comment: 10 characters and a check character. Case and surrounding spaces do not matter. */
+            memo: string;
+            /** @enum {string} */
+            network: "mainnet" | "testnet";
+            /** @description `ton://transfer/<address>?text=<memo>`. */
+            transfer_link: string;
+        };
+        /** @description A webhook endpoint with its signing secret, as creation and rotation answer it (the only times the secret is shown). */
+        WebhookEndpointWithSecret: {
+            /**
+             * @description Always `true` on success.
+             * @constant
+             */
+            ok: true;
+            /** @description Webhook endpoint id. */
+            id: string;
+            /** @description Where events are POSTed. */
+            url: string;
+            /** @description The event types sent to this endpoint; `["*"]` = all. */
+            events: ("order.created" | "order.processing" | "order.attempt_failed" | "order.payment_sent" | "order.delivered" | "order.failed" | "balance.low" | "*")[];
+            /**
+             * @description Only events of this mode (its orders, its balance) are sent.
+             * @enum {string}
+             */
+            mode: "live" | "test";
+            /**
+             * @description `disabled` after persistent failure (or a 410 answer); re-enable it in the dashboard.
+             * @enum {string}
+             */
+            status: "enabled" | "disabled";
+            /** @description Why the endpoint was disabled, or `null`. */
+            disabled_reason: string | null;
+            /**
+             * Format: date-time
+             * @description RFC 3339, UTC, millisecond precision, `Z` suffix.
+             * @example 2026-11-25T21:30:00.123Z
+             */
+            created_at: string;
+            /** @description The signing secret (Standard Webhooks `whsec_<base64>`). Shown only in this response: store it now. */
+            secret: string;
+        };
+        /** @description `balance.low` (webhooks only): a movement (an order, an operator debit) took the available balance of `mode` below its low-balance threshold. Sent once per crossing: again only after the balance has been back to or above the threshold (docs/api.md "Low-balance alert"). */
+        BalanceLowEvent: {
+            /** @description Event id. */
+            id: string;
+            /** @constant */
+            type: "balance.low";
+            /**
+             * Format: date-time
+             * @description RFC 3339, UTC, millisecond precision, `Z` suffix.
+             * @example 2026-11-25T21:30:00.123Z
+             */
+            created_at: string;
+            data: {
+                /**
+                 * @description The balance that went low.
+                 * @enum {string}
+                 */
+                mode: "live" | "test";
+                /** @description The available balance right after the movement that took it below the threshold. */
+                available: components["schemas"]["Amount"];
+                /** @description The low-balance threshold set in the dashboard. */
+                threshold: components["schemas"]["Amount"];
+            };
+        };
+        /** @description All the webhook endpoints of the key’s mode. */
+        WebhookEndpointList: {
+            /**
+             * @description Always `true` on success.
+             * @constant
+             */
+            ok: true;
+            /** @constant */
+            object: "list";
+            /** @description Oldest first; at most 16. */
+            data: components["schemas"]["WebhookEndpoint"][];
+            /**
+             * @description Always `false`: a mode has at most 16 endpoints, so the list is always complete (no paging).
+             * @constant
+             */
+            has_more: false;
+        };
+        /** @description A webhook endpoint (never with its secret). */
+        WebhookEndpoint: {
+            /** @description Webhook endpoint id. */
+            id: string;
+            /** @description Where events are POSTed. */
+            url: string;
+            /** @description The event types sent to this endpoint; `["*"]` = all. */
+            events: ("order.created" | "order.processing" | "order.attempt_failed" | "order.payment_sent" | "order.delivered" | "order.failed" | "balance.low" | "*")[];
+            /**
+             * @description Only events of this mode (its orders, its balance) are sent.
+             * @enum {string}
+             */
+            mode: "live" | "test";
+            /**
+             * @description `disabled` after persistent failure (or a 410 answer); re-enable it in the dashboard.
+             * @enum {string}
+             */
+            status: "enabled" | "disabled";
+            /** @description Why the endpoint was disabled, or `null`. */
+            disabled_reason: string | null;
+            /**
+             * Format: date-time
+             * @description RFC 3339, UTC, millisecond precision, `Z` suffix.
+             * @example 2026-11-25T21:30:00.123Z
+             */
+            created_at: string;
+        };
+        /** @description The endpoint, its pending messages and its delivery log are gone. */
+        WebhookEndpointDeleted: {
+            /**
+             * @description Always `true` on success.
+             * @constant
+             */
+            ok: true;
+            /** @description The deleted endpoint. */
+            id: string;
+            /** @constant */
+            deleted: true;
         };
         /** @description The test balance after the funding. */
         TestFunding: {
@@ -893,11 +914,6 @@ export interface components {
                 currency: "TON";
             };
         };
-        /**
-         * @description See the error table in the API description.
-         * @enum {string}
-         */
-        ErrorCode: "insufficient_balance" | "idempotency_conflict" | "idempotency_key_in_use" | "recipient_invalid" | "idempotency_key_required" | "idempotency_key_invalid" | "invalid_json" | "invalid_request" | "invalid_product" | "invalid_quantity" | "invalid_external_id" | "missing_api_key" | "invalid_api_key" | "api_key_revoked" | "account_disabled" | "live_key_required" | "test_key_required" | "quote_expired" | "quote_mismatch" | "order_not_found" | "not_found" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "live_unavailable" | "price_unavailable" | "service_unavailable" | "request_timeout" | "internal_error" | "invalid_url" | "invalid_events" | "webhook_endpoint_not_found" | "webhook_endpoint_limit";
         /** @description Every error answers with this body. */
         Error: {
             /** @constant */
@@ -922,27 +938,11 @@ export interface components {
             /** @description Equals the Request-Id header. */
             request_id: string;
         };
-        /** @description The current price. */
-        Quote: {
-            /**
-             * @description Always `true` on success.
-             * @constant
-             */
-            ok: true;
-            /** @description Quote id: pass it as `quote_id` to POST /orders to be charged exactly `amount` (one order, until `expires_at`). */
-            id: string;
-            /** @enum {string} */
-            product: "stars" | "premium";
-            quantity: number;
-            /** @description What would be debited now. */
-            amount: components["schemas"]["Amount"];
-            /**
-             * Format: date-time
-             * @description An order with this `quote_id` is charged `amount` until then; without it orders are priced afresh.
-             * @example 2026-11-25T21:30:00.123Z
-             */
-            expires_at: string;
-        };
+        /**
+         * @description See the error table in the API description.
+         * @enum {string}
+         */
+        ErrorCode: "insufficient_balance" | "idempotency_conflict" | "idempotency_key_in_use" | "recipient_invalid" | "idempotency_key_required" | "idempotency_key_invalid" | "invalid_json" | "invalid_request" | "invalid_product" | "invalid_quantity" | "invalid_external_id" | "missing_api_key" | "invalid_api_key" | "api_key_revoked" | "account_disabled" | "live_key_required" | "test_key_required" | "quote_expired" | "quote_mismatch" | "order_not_found" | "not_found" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "live_unavailable" | "price_unavailable" | "service_unavailable" | "request_timeout" | "internal_error" | "invalid_url" | "invalid_events" | "webhook_endpoint_not_found" | "webhook_endpoint_limit";
         CreateOrderRequest: {
             /**
              * @description What to buy.
@@ -2016,14 +2016,11 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description How many deposits to return, 1–100 (default 20).
+                 * @description How many items to return, 1–100 (default 20). Digits only.
                  * @example 20
                  */
                 limit?: string;
-                /**
-                 * @description A deposit id (dep_…) from the previous page: returns the deposits after it (older).
-                 * @example dep_4Xb0Yw3kq9T2mZlF8sV1aC
-                 */
+                /** @description A cursor: the `id` of the last item of the previous page. Returns items older than it. */
                 starting_after?: string;
             };
             header?: never;

@@ -1,7 +1,8 @@
 import type { FastifyInstance, RouteOptions } from 'fastify';
 import { API_ERRORS, ERROR_STATUS, type ErrorCode } from '../../../domain/api-error.js';
 import { type ReferenceDocument, renderReferencePage } from './page.js';
-import { COMPONENT_HEADERS, COMPONENT_SCHEMAS, ERROR_CODES, ERROR_DOCS, errorExample, type HeaderName, type JsonSchema, STATUS_TEXT } from './components.js';
+import { type Component, componentsIn, ref } from '../operations/shared.js';
+import { COMPONENT_HEADERS, ERROR_CODES, ERROR_DOCS, ErrorBody, errorExample, type HeaderName, type JsonSchema, STATUS_TEXT } from './components.js';
 
 /**
  * The OpenAPI 3.1 document of /api/v1, generated from the routes themselves.
@@ -33,16 +34,15 @@ export interface OperationDoc {
   success: {
     status: 200 | 201;
     description: string;
-    /**
-     * A `components.schemas` name (a shape shared in components.ts), or the operation's own
-     * response schema with the name it is published under.
-     */
-    schema: string | { name: string; schema: JsonSchema };
+    /** The answer's shape, published under its name with every shape it refers to. */
+    schema: Component;
     headers?: readonly HeaderName[];
     examples: Record<string, Example>;
   };
   /** The error codes of this operation beyond those every authenticated route can answer. */
   errors: readonly ErrorCode[];
+  /** Shapes no answer refers to that the document publishes with this operation (webhook payloads). */
+  publishes?: readonly Component[];
 }
 
 declare module 'fastify' {
@@ -71,7 +71,7 @@ const BODY_ERRORS: readonly ErrorCode[] = ['payload_too_large', 'unsupported_med
 /** A DELETE body is ignored, but the server still refuses to receive one over the size limit. */
 const DELETE_BODY_ERRORS: readonly ErrorCode[] = ['payload_too_large'];
 
-export const API_PREFIX = '/api/v1';
+const API_PREFIX = '/api/v1';
 
 interface CollectedRoute {
   method: string;
@@ -128,10 +128,10 @@ export class ApiReference {
   private build(): Document {
     const paths: Document['paths'] = {};
     const requestSchemas: Record<string, JsonSchema> = {};
-    const responseSchemas: Record<string, JsonSchema> = {};
+    const responseSchemas = new Map<string, unknown>();
     for (const route of this.routes) {
-      const success = route.doc?.success.schema;
-      if (typeof success === 'object') responseSchemas[success.name] = success.schema;
+      for (const shape of [route.doc?.success.schema, ...(route.doc?.publishes ?? [])]) if (shape) componentsIn(ref(shape), responseSchemas);
+      componentsIn(route.schema, responseSchemas);
       const operation = route.doc ? documentedOperation(route, route.doc, requestSchemas) : undocumentedOperation(route);
       (paths[route.path] ??= {})[route.method] = operation;
     }
@@ -148,7 +148,7 @@ export class ApiReference {
       tags: tags.map((name) => ({ name, description: TAG_DESCRIPTIONS[name] ?? name })),
       paths,
       components: {
-        schemas: { ...COMPONENT_SCHEMAS, ...responseSchemas, ...requestSchemas },
+        schemas: { ...Object.fromEntries(componentsIn(ref(ErrorBody), responseSchemas)), ...requestSchemas },
         headers: COMPONENT_HEADERS,
         securitySchemes: {
           bearerAuth: {
@@ -162,11 +162,6 @@ export class ApiReference {
       },
     };
   }
-}
-
-function successSchemaName(doc: OperationDoc): string {
-  const { schema } = doc.success;
-  return typeof schema === 'string' ? schema : schema.name;
 }
 
 function openApiPath(url: string): string {
@@ -273,7 +268,7 @@ function documentedOperation(route: CollectedRoute, doc: OperationDoc, requestSc
       [String(doc.success.status)]: {
         description: doc.success.description,
         headers: responseHeaders(doc.success.status, doc.success.headers),
-        content: { 'application/json': { schema: { $ref: `#/components/schemas/${successSchemaName(doc)}` }, examples: doc.success.examples } },
+        content: { 'application/json': { schema: { $ref: `#/components/schemas/${doc.success.schema.name}` }, examples: doc.success.examples } },
       },
       ...errorResponses([...errors]),
     },
@@ -307,7 +302,7 @@ const TAG_DESCRIPTIONS: Record<string, string> = {
 const cell = (text: string) => text.replace(/\|/g, '\\|');
 const errorTable = ERROR_CODES.map((code) => `| ${ERROR_STATUS[code]} | \`${code}\` | ${cell(ERROR_DOCS[code].when)} | ${cell(API_ERRORS[code].message)} |`).join('\n');
 
-export const API_DESCRIPTION = `Starport sells Telegram Stars and Premium subscriptions over HTTP, paid from your prepaid TON balance.
+const API_DESCRIPTION = `Starport sells Telegram Stars and Premium subscriptions over HTTP, paid from your prepaid TON balance.
 
 **Flow.** Check the recipient (\`POST /recipients/validate\`, optional), ask for a price (\`GET /quote\`, optional), create the order (\`POST /orders\` with an \`Idempotency-Key\`: the price is reserved), then poll \`GET /orders/{id}\` every 5–15 s until \`status\` is \`delivered\` or \`failed\`. The reserve is debited on delivery and released on failure.
 

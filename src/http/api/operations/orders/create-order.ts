@@ -3,16 +3,17 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { ApiError } from '../../../../domain/api-error.js';
 import { parseUsername } from '../../../../domain/username.js';
-import { createOrder } from '../../../../orders/create-order.js';
+import { createOrder as placeOrder } from '../../../../orders/create-order.js';
 import { orderBody } from '../../../../orders/wire-format.js';
 import type { ApiContext } from '../../context.js';
-import { EXAMPLES, IDEMPOTENCY_KEY_PARAMETER } from '../../openapi/components.js';
+import { IDEMPOTENCY_KEY_PARAMETER } from '../../openapi/components.js';
 import type { OperationDoc } from '../../openapi/document.js';
 import { FREE_TEXT_PATTERN, ProductName, QUANTITY_BY_PRODUCT, Quantity, Recipient } from '../shared.js';
+import { Order, ORDER_CREATED_EXAMPLE, type OrderBody } from './order.js';
 
 /**
  * POST /orders (docs/api.md "POST /orders"): the body schema, the OpenAPI text, the
- * Idempotency-Key check and the handler. The answer is the shared `Order` (openapi/components.ts),
+ * Idempotency-Key check and the handler. The answer is the shared `Order` (./order.ts),
  * written by orders/wire-format.ts. Checks answer in docs/api.md's "Order of checks": the
  * Idempotency-Key header (route preValidation), then the body fields (the schema, through
  * validation.ts), then what createOrder decides.
@@ -48,7 +49,7 @@ export const CreateOrderBody = Type.Object(
   { additionalProperties: false, allOf: QUANTITY_BY_PRODUCT },
 );
 
-export const CREATE_ORDER: OperationDoc = {
+const CREATE_ORDER: OperationDoc = {
   operationId: 'createOrder',
   summary: 'Create an order',
   description:
@@ -61,17 +62,17 @@ export const CREATE_ORDER: OperationDoc = {
     name: 'CreateOrderRequest',
     description: '`quantity`: stars 50–10000, premium 3, 6 or 12 (months). `external_id` is optional: your own order number, echoed back.',
     examples: {
-      stars: { summary: '50 Stars', value: EXAMPLES.createOrderRequest },
-      premium: { summary: '3 months of Premium', value: EXAMPLES.createPremiumRequest },
+      stars: { summary: '50 Stars', value: { product: 'stars', recipient: '@durov', quantity: 50, external_id: 'invoice-1042' } },
+      premium: { summary: '3 months of Premium', value: { product: 'premium', recipient: 'durov', quantity: 3 } },
     },
   },
   headers: [IDEMPOTENCY_KEY_PARAMETER],
   success: {
     status: 201,
     description: 'The order was created, or (with `Idempotent-Replayed: true`) an earlier request with this key created it.',
-    schema: 'Order',
+    schema: Order,
     headers: ['Idempotent-Replayed'],
-    examples: { created: { summary: 'A new order', value: EXAMPLES.orderCreated } },
+    examples: { created: { summary: 'A new order', value: ORDER_CREATED_EXAMPLE } },
   },
   errors: [
     'idempotency_key_required',
@@ -106,7 +107,7 @@ function idempotencyKey(header: string | string[] | undefined): string {
   return key;
 }
 
-export function createOrderOperation(app: FastifyInstance, ctx: ApiContext): void {
+export function createOrder(app: FastifyInstance, ctx: ApiContext): void {
   app.withTypeProvider<TypeBoxTypeProvider>().post(
     '/orders',
     {
@@ -119,7 +120,7 @@ export function createOrderOperation(app: FastifyInstance, ctx: ApiContext): voi
     async (request, reply) => {
       const { accountId, mode } = request.caller;
       const body = request.body;
-      const result = await createOrder(ctx.orders, {
+      const result = await placeOrder(ctx.orders, {
         accountId,
         mode,
         idempotencyKey: request.idempotencyKey,
@@ -130,7 +131,8 @@ export function createOrderOperation(app: FastifyInstance, ctx: ApiContext): voi
         quoteId: body.quote_id ?? null,
       });
       if (result.replayed) reply.header('Idempotent-Replayed', 'true');
-      return reply.code(201).send({ ok: true, ...orderBody(result.order, ctx.publicUrl(request)) });
+      const answer: OrderBody = { ok: true, ...orderBody(result.order, ctx.publicUrl(request)) };
+      return reply.code(201).send(answer);
     },
   );
 }

@@ -10,13 +10,13 @@ import { issueQuote, quoteKey } from '../../../../quotes/quotes.js';
 import type { ApiContext } from '../../context.js';
 import type { OperationDoc } from '../../openapi/document.js';
 import { malformedField } from '../../validation.js';
-import { type Amount, componentRef, Digits, ProductName, PublicId, SuccessBody, Timestamp } from '../shared.js';
+import { Amount, component, Digits, ProductName, PublicId, ref, SuccessBody, Timestamp } from '../shared.js';
 
 /**
  * GET /quote (docs/api.md "GET /quote"): the request schema, the answer's schema, the OpenAPI
  * text and the handler, in one place. The query is validated by Fastify with `GetQuoteQuery`
  * (strict: no coercion, so `quantity` is digits and is checked against the product here);
- * the answer is typed by `QuoteBody`, which the document publishes as `Quote`.
+ * the answer is typed by `Quote`, which the document publishes under that name.
  */
 
 export const GetQuoteQuery = Type.Object({
@@ -24,18 +24,23 @@ export const GetQuoteQuery = Type.Object({
   quantity: Digits(`stars: ${STARS_MIN}–${STARS_MAX}; premium: ${PREMIUM_MONTHS.join(', ')} (months).`, '100'),
 });
 
-export const QuoteBody = SuccessBody(
-  {
-    id: PublicId('quo', 'Quote id: pass it as `quote_id` to POST /orders to be charged exactly `amount` (one order, until `expires_at`).'),
-    product: ProductName(),
-    quantity: Type.Integer(),
-    amount: componentRef<Amount>('Amount', { description: 'What would be debited now.' }),
-    expires_at: Timestamp({ description: 'An order with this `quote_id` is charged `amount` until then; without it orders are priced afresh.' }),
-  },
-  'The current price.',
+const Quote = component(
+  'Quote',
+  SuccessBody(
+    {
+      id: PublicId('quo', 'Quote id: pass it as `quote_id` to POST /orders to be charged exactly `amount` (one order, until `expires_at`).'),
+      product: ProductName(),
+      quantity: Type.Integer(),
+      amount: ref(Amount, { description: 'What would be debited now.' }),
+      expires_at: Timestamp({ description: 'An order with this `quote_id` is charged `amount` until then; without it orders are priced afresh.' }),
+    },
+    'The current price.',
+  ),
 );
 
-const EXAMPLE: Static<typeof QuoteBody> = {
+type Answer = Static<typeof Quote.schema>;
+
+const EXAMPLE: Answer = {
   ok: true,
   id: 'quo_04gfIWW00046309g70Koe42BgLoZ7bk8AKC5pBFqeT9m7wGguHWZuBcF3AHTXaT',
   product: 'stars',
@@ -44,7 +49,7 @@ const EXAMPLE: Static<typeof QuoteBody> = {
   expires_at: '2026-11-25T21:31:00.123Z',
 };
 
-export const GET_QUOTE: OperationDoc = {
+const GET_QUOTE: OperationDoc = {
   operationId: 'getQuote',
   summary: 'Get a price',
   description:
@@ -55,30 +60,28 @@ export const GET_QUOTE: OperationDoc = {
   success: {
     status: 200,
     description: 'The current price.',
-    schema: { name: 'Quote', schema: QuoteBody },
+    schema: Quote,
     examples: { stars: { summary: '50 Stars', value: EXAMPLE } },
   },
   errors: ['invalid_product', 'invalid_quantity', 'price_unavailable'],
 };
 
 export function getQuote(app: FastifyInstance, ctx: ApiContext): void {
-  app
-    .withTypeProvider<TypeBoxTypeProvider>()
-    .get('/quote', { schema: { querystring: GetQuoteQuery }, config: { openapi: GET_QUOTE } }, async (request): Promise<Static<typeof QuoteBody>> => {
-      const { product } = request.query;
-      const quantity = Number(request.query.quantity);
-      if (!isValidQuantity(product, quantity)) throw malformedField('quantity');
-      const amount = await freshPrice(ctx.prices, product, quantity, request.caller.mode);
-      // The id is the signed quote (quotes.ts): POST /orders with it is charged this amount.
-      const { accountId, mode } = request.caller;
-      const quote = issueQuote(await quoteKey(ctx.db), { accountId, mode, product, quantity, amount, now: Date.now(), ttlSeconds: ctx.quoteTtlSeconds });
-      return {
-        ok: true,
-        id: quote.id,
-        product,
-        quantity,
-        amount: tonAmount(amount),
-        expires_at: formatTimestamp(quote.expiresAt),
-      };
-    });
+  app.withTypeProvider<TypeBoxTypeProvider>().get('/quote', { schema: { querystring: GetQuoteQuery }, config: { openapi: GET_QUOTE } }, async (request): Promise<Answer> => {
+    const { product } = request.query;
+    const quantity = Number(request.query.quantity);
+    if (!isValidQuantity(product, quantity)) throw malformedField('quantity');
+    const amount = await freshPrice(ctx.prices, product, quantity, request.caller.mode);
+    // The id is the signed quote (quotes.ts): POST /orders with it is charged this amount.
+    const { accountId, mode } = request.caller;
+    const quote = issueQuote(await quoteKey(ctx.db), { accountId, mode, product, quantity, amount, now: Date.now(), ttlSeconds: ctx.quoteTtlSeconds });
+    return {
+      ok: true,
+      id: quote.id,
+      product,
+      quantity,
+      amount: tonAmount(amount),
+      expires_at: formatTimestamp(quote.expiresAt),
+    };
+  });
 }
