@@ -39,6 +39,13 @@ module.exports = {
       from: { path: '^src/http/(api|web)/' },
       to: { path: '^src/http/(api|web)/', pathNot: '^src/http/$1/' },
     },
+    {
+      name: 'http-writes-no-sql',
+      severity: 'error',
+      comment: 'Queries live in the stores of the features that own the tables; the HTTP layer calls them (types are fine).',
+      from: { path: '^src/http/' },
+      to: { path: 'node_modules/kysely/', dependencyTypesNot: ['type-only'] },
+    },
   ],
   options: {
     doNotFollow: { path: 'node_modules' },

@@ -79,7 +79,7 @@ export async function logIn(db: Db, input: { email: string; password: string; ip
 }
 
 /** The account a sign-in opens on: the person's own e-mail's if a member, else the oldest active membership. */
-export async function defaultAccount(db: Db, personId: string, email: string): Promise<string | undefined> {
+async function defaultAccount(db: Db, personId: string, email: string): Promise<string | undefined> {
   const rows = await db.kysely
     .selectFrom('memberships as m')
     .innerJoin('accounts as a', 'a.id', 'm.account_id')

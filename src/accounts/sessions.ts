@@ -15,7 +15,7 @@ import { hashSecret, isSecretFormat, newSecret } from './secrets.js';
 export const SESSION_IDLE_MS = 12 * 60 * 60 * 1000;
 export const SESSION_MAX_AGE_MS = 7 * 24 * 60 * 60 * 1000;
 /** A password-only session has this long to give the second factor. */
-export const SECOND_FACTOR_STAGE_MS = 10 * 60 * 1000;
+const SECOND_FACTOR_STAGE_MS = 10 * 60 * 1000;
 /** last_seen_at is written at most this often: most page views cost no write. */
 const TOUCH_AFTER_MS = 60 * 1000;
 

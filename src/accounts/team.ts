@@ -18,7 +18,7 @@ import { deleteMemberSessions } from './sessions.js';
  * the account row locked so that two owners removing each other cannot both succeed.
  */
 export const TEAM_ROLES = ['owner', 'developer', 'viewer'] as const satisfies readonly TeamRole[];
-export const INVITE_TTL_MS = 72 * 60 * 60 * 1000;
+const INVITE_TTL_MS = 72 * 60 * 60 * 1000;
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
 export function isTeamRole(value: unknown): value is TeamRole {
@@ -62,11 +62,6 @@ export async function listMemberships(db: Kysely<Database>, personId: string): P
     .orderBy('a.email')
     .execute();
   return rows.map((r) => ({ accountId: r.id, accountEmail: r.email, role: r.role }));
-}
-
-export async function roleOf(db: Kysely<Database>, accountId: string, personId: string): Promise<TeamRole | undefined> {
-  const row = await db.selectFrom('memberships').select('role').where('account_id', '=', accountId).where('person_id', '=', personId).executeTakeFirst();
-  return row?.role;
 }
 
 export class TeamError extends Error {}
@@ -293,4 +288,16 @@ class InviteSpent extends Error {}
 export async function findMember(db: Kysely<Database>, accountId: string, email: string): Promise<Member | undefined> {
   const normalized = normalizeEmail(email);
   return (await listMembers(db, accountId)).find((m) => m.email === normalized);
+}
+
+/** An owner's "require two-factor of every member": on (since `now`) or off. */
+export async function setTwoFactorRequired(db: Db, accountId: string, required: boolean, now: number, within?: (tx: Kysely<Database>) => Promise<unknown>): Promise<void> {
+  await db.kysely.transaction().execute(async (tx) => {
+    await tx
+      .updateTable('accounts')
+      .set({ two_factor_required_at: required ? now : null })
+      .where('id', '=', accountId)
+      .execute();
+    await within?.(tx);
+  });
 }

@@ -13,15 +13,15 @@ import { deletePersonSessions } from './sessions.js';
  * requests with the same code cannot both pass. Recovery codes are stored as SHA-256 of the
  * person id and the code (50 random bits each) and spent by a conditional update too.
  */
-export const RECOVERY_CODE_COUNT = 10;
+const RECOVERY_CODE_COUNT = 10;
 /** Revealing a live key, changing a webhook endpoint or the team asks again after this long. */
-export const STEP_UP_MS = 10 * 60 * 1000;
+const STEP_UP_MS = 10 * 60 * 1000;
 const ISSUER = 'Starport';
 const BASE32 = 'abcdefghijklmnopqrstuvwxyz234567';
 const RECOVERY_FORMAT = /^[a-z2-7]{5}-?[a-z2-7]{5}$/;
 const TOTP_FORMAT = /^\d{6}$/;
 
-export function newRecoveryCode(): string {
+function newRecoveryCode(): string {
   const bytes = randomBytes(10);
   let out = '';
   for (let i = 0; i < 10; i++) out += BASE32[(bytes[i] ?? 0) & 31];
@@ -35,7 +35,7 @@ function recoveryHash(personId: string, code: string): string {
 }
 
 /** What the person typed, without spaces and in lower case. */
-export function normalizeCode(input: string): string {
+function normalizeCode(input: string): string {
   return input.replace(/\s+/g, '').toLowerCase();
 }
 

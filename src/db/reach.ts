@@ -1,3 +1,5 @@
+import { type Kysely, sql } from 'kysely';
+
 /**
  * Start-up against a database that is not there (docs/operations.md "Start-up and shutdown"):
  * every command waits up to DATABASE_CONNECT_TIMEOUT_S for PostgreSQL to answer, then fails
@@ -101,4 +103,9 @@ export function sqliteOpenError(dataDir: string, error: unknown): Error {
   // fs errors read "EACCES: permission denied, mkdir '/path'": the path is named already.
   const detail = message.startsWith(`${code}:`) ? message.split(',')[0] : `${code}: ${message}`;
   return new DatabaseUnreachableError(`cannot open the SQLite database in ${dataDir} (${detail})`);
+}
+
+/** One round trip to the database (GET /readyz): throws as a query would while it is unreachable. */
+export async function ping<DB>(kysely: Kysely<DB>): Promise<void> {
+  await sql`select 1`.execute(kysely);
 }

@@ -29,7 +29,7 @@ export interface JettonNotification {
   comment: string | null;
 }
 
-export const OP_TRANSFER_NOTIFICATION = 0x7362d09c;
+const OP_TRANSFER_NOTIFICATION = 0x7362d09c;
 
 export interface ChainTransaction {
   tx: Transaction;
@@ -88,7 +88,7 @@ export function textComment(body: Cell): string | null {
  * forward_payload:(Either Cell ^Cell)`; the comment is a text comment in the forward payload.
  * Undefined when the body is not one (another op, or malformed before the payload).
  */
-export function jettonNotification(body: Cell, source: Address, value: bigint): JettonNotification | undefined {
+function jettonNotification(body: Cell, source: Address, value: bigint): JettonNotification | undefined {
   let slice: Slice;
   let jettonAmount: bigint;
   let sender: Address | null;

@@ -17,7 +17,6 @@ import { move } from '../ledger/ledger.js';
  * the TON was sent back by hand (status `returned`, migration 0010-deposit-returns).
  */
 export type UnmatchedReason = NonNullable<DepositsTable['reason']>;
-export const UNMATCHED_REASONS: readonly UnmatchedReason[] = ['no_comment', 'memo_invalid', 'memo_unknown', 'below_minimum'];
 export type DepositAsset = DepositRow['asset'];
 
 export interface Deposit {

@@ -6,7 +6,7 @@ import { NANOTONS_PER_TON } from './money.js';
  * top-ups"): a bigint count of its smallest unit inside, a decimal string at the edges, and the
  * conversion to nanotons for the live balance. USDT is taken at 1 USD.
  */
-export const USDT_DECIMALS = 6;
+const USDT_DECIMALS = 6;
 export const USDT_UNITS = 1_000_000n;
 /** The mainnet USDT jetton master (Tether's, announced on ton.org). */
 export const MAINNET_USDT_MASTER = 'EQCxE6mUtQJKFnGfaROTKOt1lZbDiiX1kCixRv7Nw2Id_sDs';

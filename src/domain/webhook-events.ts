@@ -5,5 +5,5 @@ import { EVENT_TYPES } from './order-status.js';
  * and the account's own events, which carry no order.
  */
 export const BALANCE_LOW_EVENT = 'balance.low';
-export const ACCOUNT_EVENT_TYPES = [BALANCE_LOW_EVENT] as const;
+const ACCOUNT_EVENT_TYPES = [BALANCE_LOW_EVENT] as const;
 export const WEBHOOK_EVENT_TYPES = [...EVENT_TYPES, ...ACCOUNT_EVENT_TYPES] as const;

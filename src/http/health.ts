@@ -1,7 +1,7 @@
-import { sql } from 'kysely';
 import type { FastifyInstance } from 'fastify';
 import type { Db } from '../db/engine.js';
 import { Outage } from '../db/outage.js';
+import { ping } from '../db/reach.js';
 import { watcherStatus } from '../deposits/status.js';
 import { UNAVAILABLE_RETRY_AFTER_S } from './errors.js';
 
@@ -52,7 +52,7 @@ export function healthRoutes(app: FastifyInstance, db: Db, options: { depositAdd
 }
 
 async function readiness(db: Db, options: { depositAddress?: string; liveStatus?: () => Promise<unknown> }) {
-  await sql`select 1`.execute(db.kysely);
+  await ping(db.kysely);
   const live = options.liveStatus ? { live: await options.liveStatus() } : {};
   if (!options.depositAddress) return { ok: true, ...live };
   const status = await watcherStatus(db.kysely, options.depositAddress);

@@ -147,7 +147,7 @@ const nullableBigInt = (value: bigint | number | string | null) => (value === nu
  * crossing is seen by exactly one movement, and the next one needs a movement back to or above
  * the threshold first (docs/api.md "Low-balance alert").
  */
-export function crossedBelow(threshold: bigint | null, before: bigint, after: bigint): bigint | null {
+function crossedBelow(threshold: bigint | null, before: bigint, after: bigint): bigint | null {
   return threshold !== null && before >= threshold && after < threshold ? threshold : null;
 }
 

@@ -19,7 +19,7 @@ import { MAX_TEST_BALANCE } from './test-funding.js';
 /** The largest threshold accepted: as much as a balance can hold. */
 export const MAX_LOW_BALANCE_THRESHOLD = MAX_TEST_BALANCE;
 
-export class ThresholdError extends Error {}
+class ThresholdError extends Error {}
 
 /** Sets (or, with null, removes) the threshold of a balance. False when the account has no such balance. */
 export async function setLowBalanceThreshold(db: Kysely<Database>, ref: { accountId: string; mode: Mode }, threshold: bigint | null): Promise<boolean> {

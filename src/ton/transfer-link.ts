@@ -22,7 +22,7 @@ export function jettonTransferLink(address: string, master: string, memo: string
   return `ton://transfer/${address}?${params.join('&')}`;
 }
 
-export const MAX_TOPUP_USDT = 10_000_000n;
+const MAX_TOPUP_USDT = 10_000_000n;
 
 export type UsdtAmountInput = { ok: true; units: bigint | undefined } | { ok: false; message: string };
 

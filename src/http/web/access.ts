@@ -21,7 +21,7 @@ import { errorPage } from './layout.js';
 export type Access = 'allowed' | 'forbidden';
 
 /** The route without the test-mode prefix: '/test/webhooks/:id' → '/webhooks/:id'. */
-export function routePath(request: FastifyRequest): string {
+function routePath(request: FastifyRequest): string {
   const url = request.routeOptions.url ?? request.url.split('?')[0] ?? '/';
   if (url === '/test') return '/';
   return url.startsWith('/test/') ? url.slice('/test'.length) : url;
@@ -31,7 +31,7 @@ const OWNER_ONLY = /^\/(team|activity|settings)(\/|\.|$)/;
 const DEVELOPER = /^\/(keys|webhooks)(\/|$)/;
 const EVERYONE_POSTS = /^\/account(\/|$)/;
 
-export function access(role: TeamRole, method: string, path: string): Access {
+function access(role: TeamRole, method: string, path: string): Access {
   if (role === 'owner') return 'allowed';
   if (OWNER_ONLY.test(path)) return 'forbidden';
   const read = method === 'GET' || method === 'HEAD';
@@ -47,7 +47,7 @@ export function access(role: TeamRole, method: string, path: string): Access {
  * minutes ago: revealing a live key, adding or changing a webhook endpoint, changing the team.
  * GET pages that lead to them ask before the form is shown.
  */
-export function needsStepUp(request: FastifyRequest, path: string): boolean {
+function needsStepUp(request: FastifyRequest, path: string): boolean {
   const read = request.method === 'GET' || request.method === 'HEAD';
   if (path === '/keys/reissue') return (read ? field(request.query, 'mode') : field(request.body, 'mode')) === 'live';
   if (read) return false;
@@ -55,7 +55,7 @@ export function needsStepUp(request: FastifyRequest, path: string): boolean {
   return /^\/team(\/|$)/.test(path);
 }
 
-export function forbiddenPage(role: TeamRole) {
+function forbiddenPage(role: TeamRole) {
   return errorPage(
     403,
     'Not available to your role',

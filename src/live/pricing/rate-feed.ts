@@ -11,7 +11,7 @@ import type { LiveConfig } from '../config.js';
  * RATE_MAX_AGE_SECONDS old, then every price answers 503 price_unavailable. Per process:
  * each node asks the feed itself.
  */
-export const DEFAULT_FEED_URLS = {
+const DEFAULT_FEED_URLS = {
   tonapi: 'https://tonapi.io/v2/rates?tokens=ton&currencies=usd',
   coingecko: 'https://api.coingecko.com/api/v3/simple/price?ids=the-open-network&vs_currencies=usd&include_last_updated_at=true',
 } as const;

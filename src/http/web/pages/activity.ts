@@ -15,7 +15,7 @@ import { csvCell } from '../csv.js';
  * key reveal, webhook and team changes, test funds, settings) and the operator's actions on the
  * account are in one list: who, what, when, client IP. Newest first; CSV export of the same.
  */
-export const ACTIVITY_SHOWN = 200;
+const ACTIVITY_SHOWN = 200;
 const CSV_LIMIT = 100_000;
 
 function whatText(r: AuditRecord): string {

@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { PASSWORD_MIN_LENGTH } from '../../../accounts/passwords.js';
 import { isSecretFormat, newSecret } from '../../../accounts/secrets.js';
 import { createSession, deleteSession, findSession, SESSION_MAX_AGE_MS, switchSessionAccount } from '../../../accounts/sessions.js';
-import { acceptInvite, changeRole, checkInvite, createInvite, isTeamRole, listMembers, removeMember, TEAM_ROLES, TeamError } from '../../../accounts/team.js';
+import { acceptInvite, changeRole, checkInvite, createInvite, isTeamRole, listMembers, removeMember, setTwoFactorRequired, TEAM_ROLES, TeamError } from '../../../accounts/team.js';
 import { recordAudit } from '../../../audit/audit.js';
 import type { TeamRole } from '../../../db/schema.js';
 import { formatTimestamp } from '../../../domain/time.js';
@@ -193,21 +193,16 @@ ${invite}
     const required = field(request.body, 'required') === 'yes';
     if (required && !session.twoFactor) return redirect(reply, '/team?notice=need_own_2fa');
     const now = Date.now();
-    await ctx.db.kysely.transaction().execute(async (tx) => {
-      await tx
-        .updateTable('accounts')
-        .set({ two_factor_required_at: required ? now : null })
-        .where('id', '=', session.accountId)
-        .execute();
-      await recordAudit(tx, {
+    await setTwoFactorRequired(ctx.db, session.accountId, required, now, (tx) =>
+      recordAudit(tx, {
         actor: session.email,
         source: 'dashboard',
         action: 'team.require_two_factor',
         accountId: session.accountId,
         details: { ip: request.ip, required },
         now,
-      });
-    });
+      }),
+    );
     return redirect(reply, `/team?notice=${required ? 'required_on' : 'required_off'}`);
   });
 
