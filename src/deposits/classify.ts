@@ -21,7 +21,7 @@ export type Verdict =
  * believed), `sender` the owner who sent the tokens, `jettonAmount` in the token's units,
  * `value` the TON the notification carried.
  */
-export interface JettonNotification {
+interface JettonNotification {
   source: Address;
   sender: Address | null;
   jettonAmount: bigint;

@@ -16,8 +16,8 @@ import { move } from '../ledger/ledger.js';
  * operator settles an unmatched one: `assign` credits it to an account, `return` records that
  * the TON was sent back by hand (status `returned`, migration 0010-deposit-returns).
  */
-export type UnmatchedReason = NonNullable<DepositsTable['reason']>;
-export type DepositAsset = DepositRow['asset'];
+type UnmatchedReason = NonNullable<DepositsTable['reason']>;
+type DepositAsset = DepositRow['asset'];
 
 export interface Deposit {
   id: string;
@@ -204,7 +204,7 @@ export interface Processed {
   deposit: null | FoundDeposit;
 }
 
-export interface FoundDeposit {
+interface FoundDeposit {
   sender: string;
   /** TON: what arrived. USDT: ignored (the conversion decides); jetton: the TON it carried. */
   amount: bigint;
@@ -216,7 +216,7 @@ export interface FoundDeposit {
 }
 
 /** A notification from the deposit wallet's own USDT jetton wallet. */
-export interface UsdtFound {
+interface UsdtFound {
   kind: 'USDT';
   units: bigint;
   jettonWallet: string;
@@ -225,7 +225,7 @@ export interface UsdtFound {
 }
 
 /** A notification from any other contract: recorded as ignored, never credited. */
-export interface ForeignJetton {
+interface ForeignJetton {
   kind: 'jetton';
   units: bigint;
   jettonWallet: string;

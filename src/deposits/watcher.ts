@@ -70,7 +70,7 @@ export interface WatcherOptions {
   onOutcome?: (outcome: Outcome, tx: ChainTransaction) => void;
 }
 
-export interface UsdtOptions {
+interface UsdtOptions {
   /** The USDT jetton master (USDT_MASTER). */
   master: string;
   /** USDT_DEPOSIT_MIN in units (6 decimals): smaller deposits are unmatched `below_minimum`. */

@@ -12,7 +12,7 @@ import { type Transition, transitionOrder } from './transitions.js';
  * client never sees (the journal rows, the worker's lease), and the manual resolution of an
  * order held for review.
  */
-export interface JournalEntry {
+interface JournalEntry {
   id: string;
   kind: string;
   availableDelta: bigint;

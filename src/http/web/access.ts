@@ -18,7 +18,7 @@ import { errorPage } from './layout.js';
  * Every person may use their own account page (switch account, their own two-factor). A POST
  * route not named below is the owner's: a new form is closed until it is listed here.
  */
-export type Access = 'allowed' | 'forbidden';
+type Access = 'allowed' | 'forbidden';
 
 /** The route without the test-mode prefix: '/test/webhooks/:id' → '/webhooks/:id'. */
 function routePath(request: FastifyRequest): string {

@@ -17,7 +17,7 @@ import { COMPONENT_HEADERS, ERROR_CODES, ERROR_DOCS, ErrorBody, errorExample, ty
  * routes that exist.
  */
 
-export interface Example {
+interface Example {
   summary?: string;
   value: unknown;
 }
