@@ -1,4 +1,4 @@
-import { type Static, Type } from '@sinclair/typebox';
+import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import { EVENT_TYPES, type EventType, FAILURE_REASONS, ORDER_STATUSES, type OrderStatus } from '../../../../domain/order-status.js';
 import type { FailureReason } from '../../../../domain/order-status.js';
 import { Amount, Closed, component, Money, NullableString, OkTrue, OneOf, ProductName, PublicId, ref, Timestamp } from '../shared.js';
@@ -36,7 +36,7 @@ export const Order = component('Order', Closed({ ok: OkTrue, ...orderFields }, '
 export const OrderListItem = component('OrderListItem', Closed(orderFields, 'An order in a list (no `events`; GET /orders/{id} has them).'));
 
 /** What each event type moves the order to and carries in `data` (docs/api.md "Events"). */
-const EVENT_SHAPES: Record<EventType, { status: OrderStatus; data: Record<string, unknown>; description: string }> = {
+const EVENT_SHAPES: Record<EventType, { status: OrderStatus; data: Record<string, TSchema>; description: string }> = {
   'order.created': { status: 'fulfillment_pending', data: { amount: Money({ description: 'Amount reserved.' }) }, description: 'The order was created and its price reserved.' },
   'order.processing': { status: 'processing', data: {}, description: 'A worker started buying it.' },
   'order.attempt_failed': {
@@ -70,7 +70,7 @@ const eventComponent = (type: EventType) => {
         type: Type.Literal(type),
         status: Type.Literal(shape.status, { description: 'The order status after this event.' }),
         created_at: Timestamp(),
-        data: Closed(shape.data as Record<string, ReturnType<typeof Type.String>>),
+        data: Closed(shape.data),
       },
       `\`${type}\`: ${shape.description}`,
     ),

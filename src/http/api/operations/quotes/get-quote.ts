@@ -1,6 +1,5 @@
-import type { Static } from '@sinclair/typebox';
-import { Type } from '@sinclair/typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { tonAmount } from '../../../../domain/money.js';
 import { isValidQuantity, PREMIUM_MONTHS, STARS_MAX, STARS_MIN } from '../../../../domain/products.js';
