@@ -9,6 +9,11 @@ const databaseSuites = ['test/**/*.test.ts'];
 /** npm run test:reliability and test:faults run these (vitest.reliability.config.ts, vitest.faults.config.ts). */
 const reliabilitySuites = 'test/reliability/**';
 const faultSuites = 'test/faults/**';
+/**
+ * Suites whose subject does not depend on the engine: the OpenAPI document and the SDKs against
+ * a running service (the same answers on both). They run on SQLite only.
+ */
+const engineAgnosticSuites = ['test/openapi/**', 'test/sdk/**'];
 const engines = process.env.TEST_DATABASE_URL ? ['sqlite', 'postgres'] : ['sqlite'];
 if (!process.env.TEST_DATABASE_URL) {
   console.warn('TEST_DATABASE_URL is not set: database suites run on SQLite only.');
@@ -28,7 +33,7 @@ export default defineConfig({
         test: {
           name: engine,
           include: databaseSuites,
-          exclude: ['test/unit/**', reliabilitySuites, faultSuites],
+          exclude: ['test/unit/**', reliabilitySuites, faultSuites, ...(engine === 'sqlite' ? [] : engineAgnosticSuites)],
           env: { TEST_ENGINE: engine },
         },
       })),
