@@ -67,7 +67,8 @@ export async function waitForPostgres(url: string, options: ReachOptions): Promi
   for (;;) {
     const remaining = deadline - performance.now();
     if (last !== undefined && remaining <= 0) break;
-    const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: Math.max(1, Math.ceil(Math.min(Math.max(remaining, 1), MAX_ATTEMPT_MS))) });
+    const attemptMs = Math.max(1, Math.ceil(Math.min(Math.max(remaining, 1), MAX_ATTEMPT_MS)));
+    const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: attemptMs });
     client.on('error', () => undefined);
     try {
       await client.connect();
@@ -79,7 +80,10 @@ export async function waitForPostgres(url: string, options: ReachOptions): Promi
         throw new DatabaseUnreachableError(`the database at ${describePostgresUrl(url)} refused the connection: ${error instanceof Error ? error.message : String(error)}`);
       }
       if (last === undefined) options.onWaiting?.(reason(error));
-      last = error;
+      // The deadline may leave the last attempt a few milliseconds, too few even for a refusal
+      // to arrive on a busy machine: its timeout does not hide the reason found before it.
+      const cutShort = attemptMs < MAX_ATTEMPT_MS;
+      if (last === undefined || !(cutShort && reason(error) === 'no answer')) last = error;
     }
     const wait = Math.min(delay, deadline - performance.now());
     if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
