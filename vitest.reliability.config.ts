@@ -21,6 +21,8 @@ export default defineConfig({
     // Two suite files at a time: every limit in these suites is a count or a generous timeout,
     // and one at a time kept CI's two cores half idle while suites waited on child processes.
     maxWorkers: 2,
+    // As in vitest.config.ts: a worker keeps its module cache from file to file.
+    isolate: false,
     projects: engines.map((engine) => ({
       extends: true as const,
       test: {
