@@ -13,6 +13,12 @@ const FIRST_RETRY_MS = 250;
 const MAX_RETRY_MS = 2_000;
 /** One attempt's limit: a server that accepts TCP and never answers must not hold start-up. */
 const MAX_ATTEMPT_MS = 5_000;
+/**
+ * The deadline can leave the last attempt a millisecond, too little for even a refusal to
+ * arrive on a busy machine. A timeout of an attempt shorter than this says nothing, so it does
+ * not replace the reason an earlier attempt found.
+ */
+const TELLING_ATTEMPT_MS = 250;
 
 /**
  * SQLSTATEs that mean "try again shortly": too_many_connections, the connection-exception class
@@ -67,7 +73,7 @@ export async function waitForPostgres(url: string, options: ReachOptions): Promi
   for (;;) {
     const remaining = deadline - performance.now();
     if (last !== undefined && remaining <= 0) break;
-    const attemptMs = Math.max(1, Math.ceil(Math.min(Math.max(remaining, 1), MAX_ATTEMPT_MS)));
+    const attemptMs = Math.max(1, Math.ceil(Math.min(remaining, MAX_ATTEMPT_MS)));
     const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: attemptMs });
     client.on('error', () => undefined);
     try {
@@ -80,10 +86,7 @@ export async function waitForPostgres(url: string, options: ReachOptions): Promi
         throw new DatabaseUnreachableError(`the database at ${describePostgresUrl(url)} refused the connection: ${error instanceof Error ? error.message : String(error)}`);
       }
       if (last === undefined) options.onWaiting?.(reason(error));
-      // The deadline may leave the last attempt a few milliseconds, too few even for a refusal
-      // to arrive on a busy machine: its timeout does not hide the reason found before it.
-      const cutShort = attemptMs < MAX_ATTEMPT_MS;
-      if (last === undefined || !(cutShort && reason(error) === 'no answer')) last = error;
+      if (last === undefined || attemptMs >= TELLING_ATTEMPT_MS || reason(error) !== 'no answer') last = error;
     }
     const wait = Math.min(delay, deadline - performance.now());
     if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
