@@ -1,9 +1,10 @@
 import type { Kysely } from 'kysely';
 import type { Db } from '../db/engine.js';
 import type { Database, TeamRole } from '../db/schema.js';
+import { formatTimestamp } from '../domain/time.js';
+import { newId } from '../domain/random.js';
 import { normalizeEmail } from './accounts.js';
 import { hashPassword, passwordProblem } from './passwords.js';
-import { ensurePerson } from './people.js';
 import { hashSecret, isSecretFormat, newSecret } from './secrets.js';
 import { deleteMemberSessions } from './sessions.js';
 
@@ -97,7 +98,7 @@ async function lockedMember(db: Db, tx: Kysely<Database>, accountId: string, per
 
 /**
  * Removes a person from an account and ends their sessions on it in the same transaction, so
- * their next request is signed out. `within` runs in that transaction (the audit record).
+ * their next request is signed out; the invites they sent that are still pending are voided. `within` runs in that transaction (the audit record).
  */
 export async function removeMember(
   db: Db,
@@ -110,13 +111,14 @@ export async function removeMember(
     if (member.role === 'owner' && (await ownerCount(tx, accountId)) <= 1) throw new TeamError('an account keeps at least one owner: make another member owner first');
     await tx.deleteFrom('memberships').where('account_id', '=', accountId).where('person_id', '=', personId).execute();
     await deleteMemberSessions(tx, accountId, personId);
+    await voidInvites(tx, { accountId, invitedBy: personId }, INVITER_REMOVED, Date.now());
     const removed = { email: member.email, role: member.role };
     await within?.(tx, removed);
     return removed;
   });
 }
 
-/** Changes a member's role; the last owner cannot be demoted. */
+/** Changes a member's role; the last owner cannot be demoted; a demoted owner's pending invites are voided. */
 export async function changeRole(
   db: Db,
   accountId: string,
@@ -130,6 +132,7 @@ export async function changeRole(
       throw new TeamError('an account keeps at least one owner: make another member owner first');
     }
     await tx.updateTable('memberships').set({ role }).where('account_id', '=', accountId).where('person_id', '=', personId).execute();
+    if (member.role === 'owner' && role !== 'owner') await voidInvites(tx, { accountId, invitedBy: personId }, INVITER_DEMOTED, Date.now());
     const change = { email: member.email, from: member.role };
     await within?.(tx, change);
     return change;
@@ -143,10 +146,15 @@ export interface Invite {
   expiresAt: number;
 }
 
+/** Why an invite voided by its inviter's loss of authority no longer works (shown on the link). */
+const INVITER_REMOVED = 'The owner who sent it was removed from the account.';
+const INVITER_DEMOTED = 'The person who sent it is no longer an owner of the account.';
+
 /**
  * A one-time invite link for an e-mail to join the account with a role, valid 72 hours. No
  * mail is sent: the owner passes the link on. A new invite for the same e-mail replaces an
- * earlier unused one.
+ * earlier unused one. Only an owner invites; the invite lives only as long as its inviter stays
+ * an owner (removal or demotion voids it, and accepting checks it again).
  */
 export async function createInvite(
   db: Db,
@@ -168,7 +176,7 @@ export async function createInvite(
       .where('p.email', '=', email)
       .executeTakeFirst();
     if (existing) throw new TeamError(`${email} is already a member of this account.`);
-    await tx.updateTable('team_invites').set({ used_at: now }).where('account_id', '=', input.accountId).where('email', '=', email).where('used_at', 'is', null).execute();
+    await voidInvites(tx, { accountId: input.accountId, email }, 'A newer invite for the same address replaced it.', now);
     await tx
       .insertInto('team_invites')
       .values({
@@ -180,6 +188,8 @@ export async function createInvite(
         created_at: now,
         expires_at: expiresAt,
         used_at: null,
+        revoked_at: null,
+        revoked_reason: null,
       })
       .execute();
     await within?.(tx);
@@ -187,38 +197,141 @@ export async function createInvite(
   return { token, email, role: input.role, expiresAt };
 }
 
+/** Voids the unused invites of an account, all of one e-mail or all of one inviter, with the reason shown on their links. */
+async function voidInvites(tx: Kysely<Database>, which: { accountId: string; email?: string; invitedBy?: string }, reason: string, now: number): Promise<void> {
+  let query = tx
+    .updateTable('team_invites')
+    .set({ revoked_at: now, revoked_reason: reason })
+    .where('account_id', '=', which.accountId)
+    .where('used_at', 'is', null)
+    .where('revoked_at', 'is', null);
+  if (which.email !== undefined) query = query.where('email', '=', which.email);
+  if (which.invitedBy !== undefined) query = query.where('invited_by', '=', which.invitedBy);
+  await query.execute();
+}
+
 export interface PendingInvite {
   accountId: string;
   accountEmail: string;
   email: string;
   role: TeamRole;
-  /** The invited e-mail already signs in (with a password): they accept while signed in. */
-  hasLogin: boolean;
+  /**
+   * A person with the invited e-mail already exists (with a password or still to set one): they
+   * accept only while signed in as that person, never by choosing a password on the invite.
+   */
+  existingPerson: boolean;
 }
 
-export async function checkInvite(db: Db, token: unknown, now = Date.now()): Promise<PendingInvite | undefined> {
-  if (!isSecretFormat(token)) return undefined;
+export type InviteProblem = 'invalid' | 'used' | 'expired' | 'revoked' | 'account_disabled';
+
+export type InviteLookup = { ok: true; invite: PendingInvite } | { ok: false; reason: InviteProblem; message: string };
+
+const INVITE_INVALID = {
+  ok: false,
+  reason: 'invalid',
+  message: 'This invite link is not valid. Check that you copied all of it, or ask the account owner for a new one.',
+} as const;
+
+/** The invite of a link token, or why it does not work (used, expired, revoked and why, unknown). */
+export async function checkInvite(db: Db, token: unknown, now = Date.now()): Promise<InviteLookup> {
+  if (!isSecretFormat(token)) return INVITE_INVALID;
   const row = await db.kysely
     .selectFrom('team_invites as i')
     .innerJoin('accounts as a', 'a.id', 'i.account_id')
     .leftJoin('people as p', 'p.email', 'i.email')
-    .select(['i.account_id', 'a.email as account_email', 'i.email', 'i.role', 'p.password_hash'])
+    .select(['i.account_id', 'a.email as account_email', 'a.status', 'i.email', 'i.role', 'i.expires_at', 'i.used_at', 'i.revoked_at', 'i.revoked_reason', 'p.id as person_id'])
     .where('i.token_hash', '=', hashSecret(token))
-    .where('i.used_at', 'is', null)
-    .where('i.expires_at', '>', BigInt(now))
-    .where('a.status', '=', 'active')
     .executeTakeFirst();
-  return row && { accountId: row.account_id, accountEmail: row.account_email, email: row.email, role: row.role, hasLogin: !!row.password_hash };
+  if (!row) return INVITE_INVALID;
+  if (row.used_at !== null) return { ok: false, reason: 'used', message: 'This invite was already used. If it was you, log in; otherwise ask the account owner for a new one.' };
+  if (row.revoked_at !== null)
+    return { ok: false, reason: 'revoked', message: `This invite was revoked. ${row.revoked_reason ?? ''} Ask an owner of the account for a new one.`.replace('  ', ' ') };
+  if (Number(row.expires_at) <= now) {
+    return { ok: false, reason: 'expired', message: `This invite expired on ${formatTimestamp(Number(row.expires_at))}. Ask the account owner for a new one.` };
+  }
+  if (row.status !== 'active') return { ok: false, reason: 'account_disabled', message: 'This invite no longer works: the account it is for is disabled.' };
+  return { ok: true, invite: { accountId: row.account_id, accountEmail: row.account_email, email: row.email, role: row.role, existingPerson: row.person_id !== null } };
+}
+
+export interface PendingInviteRow {
+  /** The token's hash: names the invite in the revoke form (the token itself is never stored). */
+  id: string;
+  email: string;
+  role: TeamRole;
+  invitedBy: string;
+  createdAt: number;
+  expiresAt: number;
+}
+
+/** The account's invites still waiting to be used, newest first, for every owner to see and revoke. */
+export async function listPendingInvites(db: Kysely<Database>, accountId: string, now = Date.now()): Promise<PendingInviteRow[]> {
+  const rows = await db
+    .selectFrom('team_invites as i')
+    .leftJoin('people as p', 'p.id', 'i.invited_by')
+    .select(['i.token_hash', 'i.email', 'i.role', 'p.email as inviter', 'i.invited_by', 'i.created_at', 'i.expires_at'])
+    .where('i.account_id', '=', accountId)
+    .where('i.used_at', 'is', null)
+    .where('i.revoked_at', 'is', null)
+    .where('i.expires_at', '>', BigInt(now))
+    .orderBy('i.created_at', 'desc')
+    .execute();
+  return rows.map((r) => ({
+    id: r.token_hash,
+    email: r.email,
+    role: r.role,
+    invitedBy: r.inviter ?? r.invited_by,
+    createdAt: Number(r.created_at),
+    expiresAt: Number(r.expires_at),
+  }));
+}
+
+/** An owner revokes a pending invite of their account; false when it was no longer pending. */
+export async function revokeInvite(
+  db: Db,
+  accountId: string,
+  id: string,
+  by: string,
+  now = Date.now(),
+  within?: (tx: Kysely<Database>, revoked: { email: string; role: TeamRole }) => Promise<unknown>,
+): Promise<boolean> {
+  return db.kysely.transaction().execute(async (tx) => {
+    const invite = await tx
+      .selectFrom('team_invites')
+      .select(['email', 'role'])
+      .where('token_hash', '=', id)
+      .where('account_id', '=', accountId)
+      .where('used_at', 'is', null)
+      .where('revoked_at', 'is', null)
+      .executeTakeFirst();
+    if (!invite) return false;
+    const done = await tx
+      .updateTable('team_invites')
+      .set({ revoked_at: now, revoked_reason: `${by} revoked it.` })
+      .where('token_hash', '=', id)
+      .where('used_at', 'is', null)
+      .where('revoked_at', 'is', null)
+      .executeTakeFirst();
+    if (done.numUpdatedRows !== 1n) return false;
+    await within?.(tx, invite);
+    return true;
+  });
 }
 
 export type AcceptInviteResult =
   | { ok: true; accountId: string; personId: string; email: string; role: TeamRole }
-  | { ok: false; reason: 'invalid_link' | 'weak_password' | 'wrong_person'; message: string };
+  | { ok: false; reason: InviteProblem | 'weak_password' | 'wrong_person'; message: string };
+
+/** Someone with the invited address exists: a password chosen on the invite would be theirs. */
+const existingPersonMessage = (email: string) =>
+  `This invite is for ${email}, who already has a Starport login: log in as ${email} (or first set its password with the link you were given), then open this invite again.`;
 
 /**
  * Spends an invite (one conditional update: it works once) and adds the membership. Either the
- * invited person is signed in (`personId`, whose e-mail must be the invited one), or the
- * invited e-mail has no password yet and `password` sets it.
+ * invited person is signed in (`personId`, whose e-mail must be the invited one), or no person
+ * with the invited e-mail exists yet and this invite creates them with `password`. An invite
+ * never sets or changes the password of a person who already exists (docs/security.md). The
+ * inviter must still be an owner of the account when it is accepted (checked with the account
+ * locked, as removal and demotion lock it).
  */
 export async function acceptInvite(
   db: Db,
@@ -227,42 +340,51 @@ export async function acceptInvite(
   now = Date.now(),
   within?: (tx: Kysely<Database>, accepted: { accountId: string; personId: string; email: string; role: TeamRole }) => Promise<unknown>,
 ): Promise<AcceptInviteResult> {
-  const invalid = { ok: false, reason: 'invalid_link', message: 'This invite is invalid, already used or expired. Ask the account owner for a new one.' } as const;
-  const pending = await checkInvite(db, token, now);
-  if (!pending) return invalid;
+  const lookup = await checkInvite(db, token, now);
+  if (!lookup.ok) return lookup;
+  const pending = lookup.invite;
   let passwordHash: string | undefined;
   if ('password' in how) {
-    if (pending.hasLogin) return { ok: false, reason: 'wrong_person', message: `Log in as ${pending.email} first, then open the invite again.` };
+    if (pending.existingPerson) return { ok: false, reason: 'wrong_person', message: existingPersonMessage(pending.email) };
     const weak = passwordProblem(how.password);
     if (weak) return { ok: false, reason: 'weak_password', message: weak };
     passwordHash = await hashPassword(how.password);
   }
   const tokenHash = hashSecret(token as string);
-  return db.kysely
+  const outcome = await db.kysely
     .transaction()
-    .execute(async (tx) => {
+    .execute(async (tx): Promise<AcceptInviteResult | 'spent'> => {
+      await lockAccount(db, tx, pending.accountId);
+      const invite = await tx.selectFrom('team_invites').select('invited_by').where('token_hash', '=', tokenHash).executeTakeFirstOrThrow();
+      const inviter = await tx.selectFrom('memberships').select('role').where('account_id', '=', pending.accountId).where('person_id', '=', invite.invited_by).executeTakeFirst();
+      if (inviter?.role !== 'owner') {
+        await voidInvites(tx, { accountId: pending.accountId, invitedBy: invite.invited_by }, inviter ? INVITER_DEMOTED : INVITER_REMOVED, now);
+        return 'spent';
+      }
       let personId: string;
       if ('personId' in how) {
         const person = await tx.selectFrom('people').select('email').where('id', '=', how.personId).executeTakeFirst();
         if (person?.email !== pending.email)
-          return { ok: false, reason: 'wrong_person', message: `This invite is for ${pending.email}. Log out and log in as that address to accept it.` } as const;
+          return { ok: false, reason: 'wrong_person', message: `This invite is for ${pending.email}. Log out and log in as that address to accept it.` };
         personId = how.personId;
       } else {
-        personId = await ensurePerson(tx, pending.email, now);
-        // Only a person without a password gets one here (checked again inside the transaction).
-        const set = await tx
-          .updateTable('people')
-          .set({ password_hash: passwordHash ?? null, updated_at: now })
-          .where('id', '=', personId)
-          .where('password_hash', 'is', null)
-          .executeTakeFirst();
-        if (set.numUpdatedRows !== 1n) return { ok: false, reason: 'wrong_person', message: `Log in as ${pending.email} first, then open the invite again.` } as const;
+        // Only a person this very invite creates chooses a password here (checked again inside
+        // the transaction; a concurrent creation of the same e-mail fails the insert).
+        if (await tx.selectFrom('people').select('id').where('email', '=', pending.email).executeTakeFirst()) {
+          return { ok: false, reason: 'wrong_person', message: existingPersonMessage(pending.email) };
+        }
+        personId = newId('psn');
+        await tx
+          .insertInto('people')
+          .values({ id: personId, email: pending.email, password_hash: passwordHash ?? null, created_at: now, updated_at: now })
+          .execute();
       }
       const spent = await tx
         .updateTable('team_invites')
         .set({ used_at: now })
         .where('token_hash', '=', tokenHash)
         .where('used_at', 'is', null)
+        .where('revoked_at', 'is', null)
         .where('expires_at', '>', BigInt(now))
         .executeTakeFirst();
       if (spent.numUpdatedRows !== 1n) throw new InviteSpent();
@@ -273,15 +395,21 @@ export async function acceptInvite(
         .execute();
       const accepted = { accountId: pending.accountId, personId, email: pending.email, role: pending.role };
       await within?.(tx, accepted);
-      return { ok: true, ...accepted } as const;
+      return { ok: true, ...accepted };
     })
     .catch((error: unknown) => {
-      if (error instanceof InviteSpent) return invalid;
+      if (error instanceof InviteSpent) return 'spent' as const;
+      // Two acceptances creating the same person at once: the loser's insert is refused.
+      if (db.engine.isUniqueViolation(error)) return { ok: false, reason: 'wrong_person', message: existingPersonMessage(pending.email) } as const;
       throw error;
     });
+  if (outcome !== 'spent') return outcome;
+  // Spent, revoked or expired meanwhile: say which.
+  const after = await checkInvite(db, token, now);
+  return after.ok ? INVITE_INVALID : after;
 }
 
-/** Rolls back a password set for an invite that another request spent first. */
+/** Rolls back a person created for an invite that another request spent first. */
 class InviteSpent extends Error {}
 
 /** The person with this e-mail who is a member of the account, for the CLI. */

@@ -34,6 +34,7 @@ const AUDIT_ACTIONS = [
   'webhook.delete',
   'webhook.enable',
   'team.invite',
+  'team.invite_revoke',
   'team.join',
   'team.remove',
   'team.role',

@@ -153,6 +153,10 @@ export interface TeamInvitesTable {
   created_at: Int;
   expires_at: Int;
   used_at: NullableInt;
+  /** Voided before use: by an owner, or because the inviter lost the right to invite. */
+  revoked_at: NullableInt;
+  /** Why, as shown to whoever opens the link. */
+  revoked_reason: string | null;
 }
 
 export interface RecoveryCodesTable {

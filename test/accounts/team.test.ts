@@ -19,9 +19,17 @@ afterAll(async () => {
   await h?.close();
 });
 
+/** A new account and the person id of its first owner (who sends the invites). */
+async function newAccount(): Promise<{ accountId: string; owner: string }> {
+  const email = newEmail('owner');
+  const { accountId } = await createAccount(h.service.db, email);
+  const owner = (await h.service.db.kysely.selectFrom('people').select('id').where('email', '=', email).executeTakeFirstOrThrow()).id;
+  return { accountId, owner };
+}
+
 async function teamOfTwoOwners(): Promise<{ accountId: string; a: string; b: string }> {
-  const { accountId } = await createAccount(h.service.db, newEmail('owner'));
-  const invite = await createInvite(h.service.db, { accountId, email: newEmail('second'), role: 'owner', invitedBy: 'test' });
+  const { accountId, owner } = await newAccount();
+  const invite = await createInvite(h.service.db, { accountId, email: newEmail('second'), role: 'owner', invitedBy: owner });
   const joined = await acceptInvite(h.service.db, invite.token, { password: PASSWORD });
   if (!joined.ok) throw new Error(joined.message);
   const [a, b] = (await listMembers(h.service.db.kysely, accountId)).map((m) => m.personId);
@@ -47,8 +55,8 @@ test('demoting both owners at once leaves one owner', async () => {
 });
 
 test('one invite accepted twice at once joins once', async () => {
-  const { accountId } = await createAccount(h.service.db, newEmail('owner'));
-  const invite = await createInvite(h.service.db, { accountId, email: newEmail('twice'), role: 'developer', invitedBy: 'test' });
+  const { accountId, owner } = await newAccount();
+  const invite = await createInvite(h.service.db, { accountId, email: newEmail('twice'), role: 'developer', invitedBy: owner });
   const results = await Promise.all([
     acceptInvite(h.service.db, invite.token, { password: PASSWORD }),
     acceptInvite(h.service.db, invite.token, { password: 'another long password' }),

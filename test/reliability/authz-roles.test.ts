@@ -50,6 +50,7 @@ const ROUTES: [string, string, Record<string, string>, Role[]][] = [
   ['POST', '/team/invite', { email: 'new-{role}@example.com', role: 'viewer' }, OWNER],
   ['POST', '/team/members/{target}/role', { role: 'developer' }, OWNER],
   ['POST', '/team/two-factor', { required: 'no' }, OWNER],
+  ['POST', '/team/invites/{invite}/revoke', {}, OWNER],
   ['POST', '/test/webhooks/{endpoint}/delete', {}, BUILDERS],
   ['POST', '/team/members/{target}/remove', {}, OWNER],
 ];
@@ -77,7 +78,7 @@ async function snapshot(): Promise<unknown> {
       await db.selectFrom('webhook_messages as m').innerJoin('webhook_endpoints as e', 'e.id', 'm.endpoint_id').select('m.id').where('e.account_id', '=', accountId).execute()
     ).length,
     members: await db.selectFrom('memberships').select(['person_id', 'role']).where('account_id', '=', accountId).orderBy('person_id').execute(),
-    invites: (await db.selectFrom('team_invites').select('token_hash').where('account_id', '=', accountId).execute()).length,
+    invites: await db.selectFrom('team_invites').select(['token_hash', 'revoked_at']).where('account_id', '=', accountId).orderBy('token_hash').execute(),
     balances: await db.selectFrom('balances').select(['mode', 'available', 'reserved']).where('account_id', '=', accountId).orderBy('mode').execute(),
     account: await db.selectFrom('accounts').select(['status', 'two_factor_required_at']).where('id', '=', accountId).execute(),
   };
@@ -94,6 +95,10 @@ beforeAll(async () => {
   await join(owner, targetEmail, 'viewer', '10.37.0.4');
   ids.target = (await h.service.db.kysely.selectFrom('people').select('id').where('email', '=', targetEmail).executeTakeFirstOrThrow()).id;
   ids.account = accountId;
+  await owner.submit('/team', { email: newEmail('pending'), role: 'owner' }, '/team/invite');
+  ids.invite = (
+    await h.service.db.kysely.selectFrom('team_invites').select('token_hash').where('account_id', '=', accountId).where('used_at', 'is', null).executeTakeFirstOrThrow()
+  ).token_hash;
   const added = await owner.submit('/test/webhooks', { url: 'http://127.0.0.1:9/hook' });
   expect(added.status).toBe(200);
   ids.endpoint = (await h.service.db.kysely.selectFrom('webhook_endpoints').select('id').where('account_id', '=', accountId).executeTakeFirstOrThrow()).id;

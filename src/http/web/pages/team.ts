@@ -2,7 +2,21 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { PASSWORD_MIN_LENGTH } from '../../../accounts/passwords.js';
 import { isSecretFormat, newSecret } from '../../../accounts/secrets.js';
 import { createSession, deleteSession, findSession, SESSION_MAX_AGE_MS, switchSessionAccount } from '../../../accounts/sessions.js';
-import { acceptInvite, changeRole, checkInvite, createInvite, isTeamRole, listMembers, removeMember, setTwoFactorRequired, TEAM_ROLES, TeamError } from '../../../accounts/team.js';
+import {
+  acceptInvite,
+  changeRole,
+  checkInvite,
+  createInvite,
+  isTeamRole,
+  listMembers,
+  listPendingInvites,
+  type PendingInvite,
+  removeMember,
+  revokeInvite,
+  setTwoFactorRequired,
+  TEAM_ROLES,
+  TeamError,
+} from '../../../accounts/team.js';
 import { recordAudit } from '../../../audit/audit.js';
 import type { TeamRole } from '../../../db/schema.js';
 import { formatTimestamp } from '../../../domain/time.js';
@@ -33,7 +47,12 @@ const NOTICES: Record<string, Slot> = {
   need_own_2fa: notice('error', 'Turn on two-factor sign-in for yourself first (Your account), then require it of the team.'),
   missing: notice('info', 'That member is no longer on the team.'),
   joined: notice('success', 'You joined the account.'),
+  invite_revoked: notice('success', 'The invite was revoked: its link no longer works.'),
+  invite_gone: notice('info', 'That invite was no longer pending (used, revoked or expired).'),
 };
+
+/** The invite itself no longer works (as opposed to a problem with what was typed). */
+const isInviteProblem = (reason: string) => reason !== 'weak_password' && reason !== 'wrong_person';
 
 export function teamRoutes(app: FastifyInstance, web: Web): void {
   const { ctx, csrf } = web;
@@ -73,6 +92,27 @@ export function teamRoutes(app: FastifyInstance, web: Web): void {
   ${copyField('invite-link', extra.invite.url, 'invite link', { className: 'mono' })}
 </section>`
       : '';
+    const pending = await listPendingInvites(ctx.db.kysely, session.accountId);
+    const pendingRows = pending.map(
+      (i) => html`<tr data-invite="${i.email}">
+  <td>${i.email}</td>
+  <td>${i.role}</td>
+  <td>${i.invitedBy}</td>
+  <td>${time(i.expiresAt)}</td>
+  <td><form method="post" action="/team/invites/${i.id}/revoke" class="inline-form">${csrfField(view.csrf)}<button type="submit" class="button button-danger button-small" data-testid="revoke-${i.email}">Revoke</button></form></td>
+</tr>`,
+    );
+    const pendingSection =
+      pending.length === 0
+        ? ''
+        : html`<section class="card section" aria-labelledby="pending-heading">
+  <h2 id="pending-heading">Pending invites</h2>
+  <p class="hint">Links not used yet. Any owner can revoke one; an invite also stops working when the owner who sent it is removed or no longer an owner.</p>
+  <div class="table-wrap" tabindex="0" role="region" aria-label="Pending invites"><table class="table">
+  <caption class="visually-hidden">Pending invites</caption>
+  <thead><tr><th scope="col">E-mail</th><th scope="col">Role</th><th scope="col">Invited by</th><th scope="col">Expires</th><th scope="col"><span class="visually-hidden">Revoke</span></th></tr></thead>
+  <tbody>${pendingRows}</tbody></table></div>
+</section>`;
     const form = extra.form;
     const body = html`<div class="page-head"><h1>Team</h1></div>
 <p class="lead">People who can use this account's dashboard, and what each may do.</p>
@@ -81,6 +121,7 @@ ${invite}
 <caption class="visually-hidden">Team members</caption>
 <thead><tr><th scope="col">E-mail</th><th scope="col">Role</th><th scope="col">Two-factor</th><th scope="col">Member since</th><th scope="col"><span class="visually-hidden">Remove</span></th></tr></thead>
 <tbody>${rows}</tbody></table></div>
+${pendingSection}
 <section class="card section" aria-labelledby="invite-heading">
   <h2 id="invite-heading">Invite a teammate</h2>
   <form method="post" action="/team/invite" class="stack" novalidate>
@@ -135,6 +176,22 @@ ${invite}
       if (error instanceof TeamError) return teamPage(request, reply, { form: { email, role, error: error.message } });
       throw error;
     }
+  });
+
+  app.post('/team/invites/:invite/revoke', guarded, async (request, reply) => {
+    const { session } = viewOf(request);
+    const id = (request.params as { invite: string }).invite;
+    const revoked = await revokeInvite(ctx.db, session.accountId, id, session.email, Date.now(), (tx, invite) =>
+      recordAudit(tx, {
+        actor: session.email,
+        source: 'dashboard',
+        action: 'team.invite_revoke',
+        accountId: session.accountId,
+        details: { ip: request.ip, email: invite.email, role: invite.role },
+        now: Date.now(),
+      }),
+    );
+    return redirect(reply, `/team?notice=${revoked ? 'invite_revoked' : 'invite_gone'}`);
   });
 
   app.post('/team/members/:person/remove', guarded, async (request, reply) => {
@@ -210,11 +267,7 @@ ${invite}
   // log at level info (as /set-password/:token).
   const quieter = ['warn', 'error', 'fatal', 'silent'].includes(app.log.level);
   const quiet = { logLevel: (quieter ? app.log.level : 'warn') as 'warn' };
-  const invalidInvite = () =>
-    errorPage(404, 'This invite does not work', 'The invite is invalid, was already used, or has expired. Ask the account owner for a new one.', {
-      href: '/login',
-      label: 'Go to the login page',
-    });
+  const invalidInvite = (message: string) => errorPage(404, 'This invite does not work', message, { href: '/login', label: 'Go to the login page' });
   const preToken = (request: FastifyRequest, reply: FastifyReply): string => {
     let value = request.cookies[PRE_SESSION_COOKIE];
     if (!isSecretFormat(value)) {
@@ -224,19 +277,15 @@ ${invite}
     return csrf.forPreSession(value);
   };
 
-  const invitePage = (
-    token: string,
-    pending: { accountEmail: string; email: string; role: TeamRole; hasLogin: boolean },
-    csrfToken: string,
-    signedInAs: string | undefined,
-    status?: Slot,
-  ) => {
+  const invitePage = (token: string, pending: PendingInvite, csrfToken: string, signedInAs: string | undefined, status?: Slot) => {
     const intro = html`<p>Join <strong>${pending.accountEmail}</strong> on Starport as <strong>${pending.role}</strong> (${ROLE_TEXT[pending.role]}).</p>`;
     let body: Html;
     if (signedInAs === pending.email) {
       body = html`${intro}<form method="post" action="/invite/${token}" class="stack">${csrfField(csrfToken)}<button type="submit" class="button button-primary button-block">Join the account</button></form>`;
-    } else if (pending.hasLogin) {
-      body = html`${intro}<p>This invite is for <strong>${pending.email}</strong>, which already has a Starport login. <a href="/login">Log in</a> as ${pending.email}, then open this link again.</p>`;
+    } else if (pending.existingPerson) {
+      // Never a password form for an address that already has a person: the link holder is not
+      // proven to be them (docs/security.md, "Invites").
+      body = html`${intro}<p>This invite is for <strong>${pending.email}</strong>, which already has a Starport login. <a href="/login">Log in</a> as ${pending.email} (or first set its password with the link you were given), then open this link again.</p>`;
     } else {
       body = html`${intro}<p>For <strong>${pending.email}</strong>. Choose a password to sign in with. This link works once.</p>
 <form method="post" action="/invite/${token}" class="stack" novalidate>
@@ -260,8 +309,9 @@ ${invite}
   app.get('/invite/:token', quiet, async (request, reply) => {
     reply.header('referrer-policy', 'no-referrer');
     const { token } = request.params as { token: string };
-    const pending = await checkInvite(ctx.db, token);
-    if (!pending) return sendHtml(reply, invalidInvite(), 404);
+    const lookup = await checkInvite(ctx.db, token);
+    if (!lookup.ok) return sendHtml(reply, invalidInvite(lookup.message), 404);
+    const pending = lookup.invite;
     const session = await findSession(ctx.db, request.cookies[SESSION_COOKIE]);
     const active = session?.stage === 'active' ? session : undefined;
     const csrfToken = active ? csrf.forSession(active.idHash) : preToken(request, reply);
@@ -271,8 +321,9 @@ ${invite}
   app.post('/invite/:token', quiet, async (request, reply) => {
     reply.header('referrer-policy', 'no-referrer');
     const { token } = request.params as { token: string };
-    const pending = await checkInvite(ctx.db, token);
-    if (!pending) return sendHtml(reply, invalidInvite(), 404);
+    const lookup = await checkInvite(ctx.db, token);
+    if (!lookup.ok) return sendHtml(reply, invalidInvite(lookup.message), 404);
+    const pending = lookup.invite;
     const session = await findSession(ctx.db, request.cookies[SESSION_COOKIE]);
     const active = session?.stage === 'active' && session.email === pending.email ? session : undefined;
     const given = field(request.body, '_csrf');
@@ -296,8 +347,10 @@ ${invite}
       if (!result.ok)
         return sendHtml(
           reply,
-          result.reason === 'invalid_link' ? invalidInvite() : invitePage(token, pending, csrf.forSession(active.idHash), active.email, notice('error', result.message)),
-          result.reason === 'invalid_link' ? 404 : 400,
+          isInviteProblem(result.reason)
+            ? invalidInvite(result.message)
+            : invitePage(token, pending, csrf.forSession(active.idHash), active.email, notice('error', result.message)),
+          isInviteProblem(result.reason) ? 404 : 400,
         );
       await switchSessionAccount(ctx.db, active.idHash, result.accountId);
       return redirect(reply, '/?notice=joined');
@@ -308,7 +361,7 @@ ${invite}
     }
     const result = await acceptInvite(ctx.db, token, { password }, Date.now(), (tx, accepted) => audit(accepted)(tx));
     if (!result.ok) {
-      if (result.reason === 'invalid_link') return sendHtml(reply, invalidInvite(), 404);
+      if (isInviteProblem(result.reason)) return sendHtml(reply, invalidInvite(result.message), 404);
       return sendHtml(reply, invitePage(token, pending, preToken(request, reply), undefined, notice('error', result.message)), 400);
     }
     if (session) await deleteSession(ctx.db, session.idHash);
