@@ -12,7 +12,8 @@ import { randomBase62 } from '../domain/random.js';
  * Unknown e-mails are counted exactly like known ones, so a throttled answer says nothing
  * about whether an account exists. A wrong two-factor code is a failed login too (same
  * counters), so the second factor cannot be guessed past the first. A complete sign-in clears
- * its e-mail's failures.
+ * its e-mail's failures. Every attempt is counted before it is checked (reserveLoginAttempt),
+ * so a concurrent burst cannot slip past the limit while the password is being hashed.
  */
 const LOGIN_WINDOW_MS = 15 * 60 * 1000;
 export const LOGIN_FAILURES_PER_EMAIL = 5;
@@ -27,7 +28,17 @@ const emailKey = (email: string) => email.slice(0, 320);
 
 const toNumber = (value: unknown) => Number(String(value ?? 0));
 
-export async function loginThrottled(db: Db, email: string, ip: string, now = Date.now()): Promise<boolean> {
+/**
+ * Counts a sign-in attempt before it is checked, and says whether it may be checked at all: the
+ * attempt is written first (committed), then the window is counted with it included. Any number
+ * of concurrent attempts, on any number of nodes, cannot all see a count under the limit: the
+ * sixth to commit sees six, so at most LOGIN_FAILURES_PER_EMAIL are ever checked (argon2 or a
+ * code) per window, however fast they arrive. A refused attempt takes its row back (it was
+ * never checked; rows still in flight only make the count higher, never lower). Returns the
+ * attempt's id, to release if it turns out right, or undefined when throttled.
+ */
+export async function reserveLoginAttempt(db: Db, email: string, ip: string, now = Date.now()): Promise<string | undefined> {
+  const id = await record(db, 'login_failed', email, ip, now);
   const row = await db.kysely
     .selectFrom('auth_attempts')
     .select([sql<unknown>`sum(case when email = ${emailKey(email)} then 1 else 0 end)`.as('by_email'), sql<unknown>`sum(case when ip = ${ip} then 1 else 0 end)`.as('by_ip')])
@@ -35,18 +46,26 @@ export async function loginThrottled(db: Db, email: string, ip: string, now = Da
     .where('created_at', '>', BigInt(now - LOGIN_WINDOW_MS))
     .where((eb) => eb.or([eb('email', '=', emailKey(email)), eb('ip', '=', ip)]))
     .executeTakeFirst();
-  return toNumber(row?.by_email) >= LOGIN_FAILURES_PER_EMAIL || toNumber(row?.by_ip) >= LOGIN_FAILURES_PER_IP;
+  if (toNumber(row?.by_email) <= LOGIN_FAILURES_PER_EMAIL && toNumber(row?.by_ip) <= LOGIN_FAILURES_PER_IP) return id;
+  await releaseLoginAttempt(db, id);
+  return undefined;
 }
 
-export async function recordLoginFailure(db: Db, email: string, ip: string, now = Date.now()): Promise<void> {
-  await record(db, 'login_failed', email, ip, now);
+/** The attempt was right (a password before its code): it does not count as a failure. */
+export async function releaseLoginAttempt(db: Db, id: string): Promise<void> {
+  await db.kysely.deleteFrom('auth_attempts').where('id', '=', id).execute();
 }
 
 export async function clearLoginFailures(db: Db, email: string): Promise<void> {
   await db.kysely.deleteFrom('auth_attempts').where('kind', '=', 'login_failed').where('email', '=', emailKey(email)).execute();
 }
 
-export async function signupThrottled(db: Db, ip: string, now = Date.now()): Promise<boolean> {
+/**
+ * Counts a sign-up before it is made, as reserveLoginAttempt does: false (and nothing kept) when
+ * the IP has had SIGNUPS_PER_IP in the last hour, this one included.
+ */
+export async function reserveSignup(db: Db, email: string, ip: string, now = Date.now()): Promise<boolean> {
+  const id = await record(db, 'signup', email, ip, now);
   const row = await db.kysely
     .selectFrom('auth_attempts')
     .select((eb) => eb.fn.countAll().as('n'))
@@ -54,14 +73,14 @@ export async function signupThrottled(db: Db, ip: string, now = Date.now()): Pro
     .where('ip', '=', ip)
     .where('created_at', '>', BigInt(now - SIGNUP_WINDOW_MS))
     .executeTakeFirst();
-  return toNumber(row?.n) >= SIGNUPS_PER_IP;
+  if (toNumber(row?.n) <= SIGNUPS_PER_IP) return true;
+  await db.kysely.deleteFrom('auth_attempts').where('id', '=', id).execute();
+  return false;
 }
 
-export async function recordSignup(db: Db, email: string, ip: string, now = Date.now()): Promise<void> {
-  await record(db, 'signup', email, ip, now);
-}
-
-async function record(db: Db, kind: 'login_failed' | 'signup', email: string, ip: string, now: number): Promise<void> {
+/** Writes an attempt (committed before the caller counts) and sweeps old ones. */
+async function record(db: Db, kind: 'login_failed' | 'signup', email: string, ip: string, now: number): Promise<string> {
+  const id = `att_${randomBase62(22)}`;
   await db.kysely.transaction().execute(async (tx) => {
     await tx
       .deleteFrom('auth_attempts')
@@ -69,7 +88,8 @@ async function record(db: Db, kind: 'login_failed' | 'signup', email: string, ip
       .execute();
     await tx
       .insertInto('auth_attempts')
-      .values({ id: `att_${randomBase62(22)}`, kind, email: emailKey(email), ip, created_at: now })
+      .values({ id, kind, email: emailKey(email), ip, created_at: now })
       .execute();
   });
+  return id;
 }

@@ -1,6 +1,6 @@
 import type { Db } from '../db/engine.js';
 import { AccountError, createAccount, normalizeEmail } from './accounts.js';
-import { clearLoginFailures, loginThrottled, recordLoginFailure, recordSignup, signupThrottled } from './auth-throttle.js';
+import { clearLoginFailures, releaseLoginAttempt, reserveLoginAttempt, reserveSignup } from './auth-throttle.js';
 import { hashPassword, passwordProblem, spendVerificationTime, verifyPassword } from './passwords.js';
 import { hashSecret, isSecretFormat, newSecret } from './secrets.js';
 import { findPersonByEmail } from './people.js';
@@ -30,10 +30,9 @@ export async function signUp(db: Db, input: { email: string; password: string; i
   const email = normalizeEmail(input.email);
   const weak = passwordProblem(input.password);
   if (weak) return { ok: false, reason: 'weak_password', message: weak };
-  if (await signupThrottled(db, input.ip, now)) {
+  if (!(await reserveSignup(db, email, input.ip, now))) {
     return { ok: false, reason: 'throttled', message: 'Too many sign-ups from your network. Try again in an hour.' };
   }
-  await recordSignup(db, email, input.ip, now);
   const passwordHash = await hashPassword(input.password);
   if (await findPersonByEmail(db.kysely, email)) return { ok: false, reason: 'unavailable', message: UNAVAILABLE };
   let created: { accountId: string; liveKey: string; testKey: string };
@@ -54,23 +53,24 @@ export async function signUp(db: Db, input: { email: string; password: string; i
 export type LogInResult = { ok: true; personId: string; accountId: string; twoFactor: boolean } | { ok: false; reason: 'invalid' | 'throttled' | 'disabled' };
 
 /**
- * Checks an e-mail and password. Throttled attempts are refused before any hashing; unknown
- * e-mails and people without a password spend the same time and count as failures too. The
+ * Checks an e-mail and password. Every attempt is counted as a failure before the password is
+ * hashed (reserveLoginAttempt), and throttled ones are refused before any hashing; a right
+ * password takes its count back. Unknown e-mails and people without a password spend the same
+ * time and count as failures too. The
  * session opens on the account of the person's own e-mail if they are a member of it, else on
  * their oldest active membership; a person with no active membership is 'disabled'.
  * `twoFactor`: the password is not enough, the session must give a code next.
  */
 export async function logIn(db: Db, input: { email: string; password: string; ip: string }, now = Date.now()): Promise<LogInResult> {
   const email = normalizeEmail(input.email);
-  if (await loginThrottled(db, email, input.ip, now)) return { ok: false, reason: 'throttled' };
+  const attempt = await reserveLoginAttempt(db, email, input.ip, now);
+  if (!attempt) return { ok: false, reason: 'throttled' };
   const row = await db.kysely.selectFrom('people').select(['id', 'password_hash', 'totp_enabled_at']).where('email', '=', email).executeTakeFirst();
   let valid = false;
   if (row?.password_hash) valid = await verifyPassword(row.password_hash, input.password);
   else await spendVerificationTime(input.password);
-  if (!row || !valid) {
-    await recordLoginFailure(db, email, input.ip, now);
-    return { ok: false, reason: 'invalid' };
-  }
+  if (!row || !valid) return { ok: false, reason: 'invalid' };
+  await releaseLoginAttempt(db, attempt);
   const accountId = await defaultAccount(db, row.id, email);
   if (!accountId) return { ok: false, reason: 'disabled' };
   // With two-factor on, failures are cleared only once the code is right as well.

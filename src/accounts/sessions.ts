@@ -135,13 +135,13 @@ export async function deleteSession(db: Db, idHash: string): Promise<void> {
   await db.kysely.deleteFrom('dashboard_sessions').where('id_hash', '=', idHash).execute();
 }
 
-/** The second factor was just given: the session is fully signed in, for its whole lifetime. */
+/**
+ * The second factor was just given again (a step-up confirmation, or turning two-factor on):
+ * sensitive actions are allowed for the next 10 minutes. The session still ends
+ * SESSION_MAX_AGE_MS after its sign-in: a code proves presence, it does not start a new sign-in.
+ */
 export async function markSecondFactor(db: Db, idHash: string, now = Date.now()): Promise<void> {
-  await db.kysely
-    .updateTable('dashboard_sessions')
-    .set({ second_factor_at: now, stage: 'active', expires_at: now + SESSION_MAX_AGE_MS })
-    .where('id_hash', '=', idHash)
-    .execute();
+  await db.kysely.updateTable('dashboard_sessions').set({ second_factor_at: now }).where('id_hash', '=', idHash).execute();
 }
 
 /** Moves the session to another account of the same person (checked by the caller). */

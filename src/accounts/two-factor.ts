@@ -158,6 +158,38 @@ export async function resetTwoFactor(tx: Kysely<Database>, personId: string, now
   return updated.numUpdatedRows === 1n;
 }
 
+/**
+ * The active accounts of a person whose owners require two-factor sign-in of every member (their
+ * e-mails): while there is one, the person may not turn their own two-factor off, from any of
+ * their accounts.
+ */
+export async function accountsRequiringTwoFactor(db: Kysely<Database>, personId: string): Promise<string[]> {
+  const rows = await db
+    .selectFrom('memberships as m')
+    .innerJoin('accounts as a', 'a.id', 'm.account_id')
+    .select('a.email')
+    .where('m.person_id', '=', personId)
+    .where('a.status', '=', 'active')
+    .where('a.two_factor_required_at', 'is not', null)
+    .orderBy('a.email')
+    .execute();
+  return rows.map((r) => r.email);
+}
+
+/**
+ * A person turns their own two-factor off (the code was checked by the caller): refused, with the
+ * accounts that require it, while any does; checked in the transaction that turns it off.
+ */
+export async function turnOffTwoFactor(db: Db, personId: string, within?: (tx: Kysely<Database>) => Promise<unknown>): Promise<{ ok: true } | { ok: false; requiredBy: string[] }> {
+  return db.kysely.transaction().execute(async (tx) => {
+    const requiredBy = await accountsRequiringTwoFactor(tx, personId);
+    if (requiredBy.length > 0) return { ok: false, requiredBy } as const;
+    await resetTwoFactor(tx, personId);
+    await within?.(tx);
+    return { ok: true } as const;
+  });
+}
+
 /** Whether an enrolled session gave its second factor recently enough for a sensitive action. */
 export function steppedUp(session: { twoFactor: boolean; secondFactorAt: number | undefined }, now = Date.now()): boolean {
   if (!session.twoFactor) return true;

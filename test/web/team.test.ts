@@ -120,7 +120,8 @@ test('turning two-factor off takes a code, ends the sessions, and the password a
   const { client, email } = await signedUp(h, '10.35.0.7');
   const { secret } = await enrol(client);
   const wrong = await client.submit('/account', { code: '000000' }, '/account/two-factor/disable');
-  expect(wrong.location).toBe('/account');
+  expect(wrong.status).toBe(401);
+  expect(wrong.body).toContain('That code is not right, or was already used. Two-factor sign-in is still on.');
   expect((await client.get('/account')).body).toContain('Two-factor sign-in is <strong>on</strong>');
   const off = await client.submit('/account', { code: await nextCode(secret) }, '/account/two-factor/disable');
   expect(off.location).toBe('/login?notice=logged_out');
@@ -128,6 +129,53 @@ test('turning two-factor off takes a code, ends the sessions, and the password a
   expect((await client.logIn(email)).location).toBe('/');
   const accountId = await accountIdOf(h, email);
   expect(await activity(accountId)).toEqual(expect.arrayContaining([`${email} two_factor.enable`, `${email} two_factor.disable`]));
+});
+
+test('giving the code again (turning two-factor on, a step-up) keeps the session ending 7 days after sign-in', async () => {
+  const { client } = await signedUp(h, '10.35.0.9');
+  const expiry = async () =>
+    Number(
+      (
+        await h.service.db.kysely
+          .selectFrom('dashboard_sessions')
+          .select('expires_at')
+          .where('id_hash', '=', hashSecret(client.session as string))
+          .executeTakeFirstOrThrow()
+      ).expires_at,
+    );
+  // Backdated a day, as a session signed in yesterday.
+  await h.service.db.kysely
+    .updateTable('dashboard_sessions')
+    .set({ expires_at: Date.now() + 6 * 24 * 3600_000 })
+    .where('id_hash', '=', hashSecret(client.session as string))
+    .execute();
+  const signedInEnd = await expiry();
+  const { secret } = await enrol(client);
+  expect(await expiry()).toBe(signedInEnd);
+  const confirmed = await client.submit('/account/confirm?next=/keys', { code: await nextCode(secret), next: '/keys' }, '/account/confirm');
+  expect(confirmed.location).toBe('/keys');
+  expect(await expiry()).toBe(signedInEnd);
+});
+
+test('a member of an account that requires two-factor cannot turn it off from another of their accounts', async () => {
+  const { client, email } = await signedUp(h, '10.35.0.10');
+  const ownAccount = await accountIdOf(h, email);
+  const { secret } = await enrol(client);
+  const { client: other, email: otherEmail } = await signedUp(h, '10.35.0.11');
+  const path = await invite(other, email, 'viewer');
+  const accept = await client.get(path);
+  expect((await client.post(path, { _csrf: accept.csrf as string })).location).toBe('/?notice=joined');
+  await h.service.db.kysely.updateTable('accounts').set({ two_factor_required_at: Date.now() }).where('email', '=', otherEmail).execute();
+  // Looking at their own account, which does not require it.
+  expect((await client.submit('/account', { account: ownAccount }, '/account/switch')).location).toBe('/?notice=switched');
+  const page = await client.get('/account');
+  expect(page.body).toContain(`Two-factor sign-in cannot be turned off: ${otherEmail} requires it of every member.`);
+  expect(page.body).not.toContain('action="/account/two-factor/disable"');
+  const refused = await client.post('/account/two-factor/disable', { code: await nextCode(secret), _csrf: page.csrf as string });
+  expect(refused.status).toBe(409);
+  expect(refused.body).toContain(`Two-factor sign-in cannot be turned off: ${otherEmail} requires it of every member.`);
+  expect((await h.service.db.kysely.selectFrom('people').select('totp_enabled_at').where('email', '=', email).executeTakeFirstOrThrow()).totp_enabled_at).not.toBeNull();
+  expect((await client.get('/account')).status).toBe(200);
 });
 
 test('a set-password link of a person whose only account is disabled sets the password but signs nobody in', async () => {

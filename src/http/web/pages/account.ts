@@ -1,8 +1,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { markSecondFactor, switchSessionAccount } from '../../../accounts/sessions.js';
-import { clearLoginFailures, loginThrottled, recordLoginFailure } from '../../../accounts/auth-throttle.js';
+import { clearLoginFailures, releaseLoginAttempt, reserveLoginAttempt } from '../../../accounts/auth-throttle.js';
 import { listMemberships } from '../../../accounts/team.js';
-import { confirmEnrolment, pendingEnrolment, resetTwoFactor, startEnrolment, verifySecondFactor } from '../../../accounts/two-factor.js';
+import { accountsRequiringTwoFactor, confirmEnrolment, pendingEnrolment, startEnrolment, turnOffTwoFactor, verifySecondFactor } from '../../../accounts/two-factor.js';
 import { qrSvg } from '../../../ton/transfer-link.js';
 import { dashboardAudit } from '../audit.js';
 import { copyField } from '../components.js';
@@ -25,13 +25,19 @@ const NOTICES: Record<string, Slot> = {
   confirmed: notice('success', 'Confirmed.'),
 };
 
+/** Why two-factor cannot be turned off: the accounts that require it, by name. */
+function requiredByText(accounts: string[]): string {
+  const list = accounts.length === 1 ? accounts[0] : `${accounts.slice(0, -1).join(', ')} and ${accounts.at(-1)}`;
+  return `Two-factor sign-in cannot be turned off: ${list} ${accounts.length === 1 ? 'requires' : 'require'} it of every member.`;
+}
+
 export function accountRoutes(app: FastifyInstance, web: Web): void {
   const { ctx } = web;
   const guarded = { preHandler: [web.authenticated, web.sessionCsrf] };
   const signedIn = { preHandler: web.authenticated };
   const viewOf = (request: FastifyRequest): View => web.view(request, 'live');
 
-  app.get('/account', signedIn, async (request, reply) => {
+  const accountPage = async (request: FastifyRequest, reply: FastifyReply, problem?: { status: number; message: Slot }) => {
     const view = viewOf(request);
     const { session } = view;
     const memberships = await listMemberships(ctx.db.kysely, session.personId);
@@ -46,11 +52,12 @@ export function accountRoutes(app: FastifyInstance, web: Web): void {
   }</td>
 </tr>`,
     );
+    const requiredBy = session.twoFactor ? await accountsRequiringTwoFactor(ctx.db.kysely, session.personId) : [];
     const twoFactor = session.twoFactor
       ? html`<p data-testid="two-factor-status">Two-factor sign-in is <strong>on</strong>.</p>
 ${
-  session.twoFactorRequired
-    ? html`<p class="hint">An account you are looking at requires it, so it cannot be turned off here.</p>`
+  requiredBy.length > 0
+    ? html`<p class="hint" data-testid="two-factor-required-by">${requiredByText(requiredBy)}</p>`
     : html`<form method="post" action="/account/two-factor/disable" class="stack">
   ${csrfField(view.csrf)}
   <div class="field"><label for="disable-code">Code from your app, to turn it off</label><input id="disable-code" name="code" type="text" inputmode="numeric" autocomplete="one-time-code" required></div>
@@ -73,8 +80,11 @@ ${session.role === 'owner' ? html`<p class="button-row"><a class="button button-
   <h2 id="two-factor-heading">Two-factor sign-in</h2>
   ${twoFactor}
 </section>`;
-    return sendHtml(reply, dashboardPage(view, { title: 'Your account', section: 'account', body, notice: NOTICES[field(request.query, 'notice')] }));
-  });
+    const status = problem ? notice('error', problem.message) : NOTICES[field(request.query, 'notice')];
+    return sendHtml(reply, dashboardPage(view, { title: 'Your account', section: 'account', body, notice: status }), problem?.status ?? 200);
+  };
+
+  app.get('/account', signedIn, (request, reply) => accountPage(request, reply));
 
   app.post('/account/switch', guarded, async (request, reply) => {
     const { session } = viewOf(request);
@@ -125,10 +135,9 @@ ${session.role === 'owner' ? html`<p class="button-row"><a class="button button-
   app.post('/account/two-factor', guarded, async (request, reply) => {
     const view = viewOf(request);
     const { session } = view;
-    if (await loginThrottled(ctx.db, session.email, request.ip)) return enrolPage(request, reply, 'Too many wrong codes. Wait 15 minutes and try again.');
+    if (!(await reserveLoginAttempt(ctx.db, session.email, request.ip))) return enrolPage(request, reply, 'Too many wrong codes. Wait 15 minutes and try again.');
     const codes = await confirmEnrolment(ctx.db, session.personId, field(request.body, 'code'));
     if (!codes) {
-      await recordLoginFailure(ctx.db, session.email, request.ip);
       return enrolPage(request, reply, 'That code is not right. Enter the code your app shows now.');
     }
     await clearLoginFailures(ctx.db, session.email);
@@ -147,15 +156,15 @@ ${session.role === 'owner' ? html`<p class="button-row"><a class="button button-
 
   app.post('/account/two-factor/disable', guarded, async (request, reply) => {
     const { session } = viewOf(request);
-    if (session.twoFactorRequired) return redirect(reply, '/account');
-    if (await loginThrottled(ctx.db, session.email, request.ip)) return redirect(reply, '/account');
+    const requiredBy = await accountsRequiringTwoFactor(ctx.db.kysely, session.personId);
+    if (requiredBy.length > 0) return accountPage(request, reply, { status: 409, message: requiredByText(requiredBy) });
+    const attempt = await reserveLoginAttempt(ctx.db, session.email, request.ip);
+    if (!attempt) return accountPage(request, reply, { status: 429, message: 'Too many wrong codes. Wait 15 minutes and try again.' });
     const result = await verifySecondFactor(ctx.db, session.personId, field(request.body, 'code'));
-    if (!result.ok) {
-      await recordLoginFailure(ctx.db, session.email, request.ip);
-      return redirect(reply, '/account');
-    }
-    await ctx.db.kysely.transaction().execute((tx) => resetTwoFactor(tx, session.personId));
-    await dashboardAudit(ctx.db.kysely, request, { action: 'two_factor.disable', session });
+    if (!result.ok) return accountPage(request, reply, { status: 401, message: 'That code is not right, or was already used. Two-factor sign-in is still on.' });
+    await releaseLoginAttempt(ctx.db, attempt);
+    const off = await turnOffTwoFactor(ctx.db, session.personId, (tx) => dashboardAudit(tx, request, { action: 'two_factor.disable', session }));
+    if (!off.ok) return accountPage(request, reply, { status: 409, message: requiredByText(off.requiredBy) });
     return redirect(reply, '/login?notice=logged_out');
   });
 
@@ -191,10 +200,10 @@ ${session.role === 'owner' ? html`<p class="button-row"><a class="button button-
     const view = viewOf(request);
     const { session } = view;
     const next = safeNext(field(request.body, 'next'));
-    if (await loginThrottled(ctx.db, session.email, request.ip)) return sendHtml(reply, confirmPage(view, next, 'Too many wrong codes. Wait 15 minutes and try again.'), 429);
+    if (!(await reserveLoginAttempt(ctx.db, session.email, request.ip)))
+      return sendHtml(reply, confirmPage(view, next, 'Too many wrong codes. Wait 15 minutes and try again.'), 429);
     const result = await verifySecondFactor(ctx.db, session.personId, field(request.body, 'code'));
     if (!result.ok) {
-      await recordLoginFailure(ctx.db, session.email, request.ip);
       return sendHtml(reply, confirmPage(view, next, 'That code is not right, or was already used.'), 401);
     }
     await clearLoginFailures(ctx.db, session.email);

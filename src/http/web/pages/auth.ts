@@ -3,7 +3,7 @@ import { checkPasswordLink, logIn, signUp, usePasswordLink } from '../../../acco
 import { PASSWORD_MIN_LENGTH } from '../../../accounts/passwords.js';
 import { isSecretFormat, newSecret } from '../../../accounts/secrets.js';
 import { normalizeEmail } from '../../../accounts/accounts.js';
-import { clearLoginFailures, loginThrottled, recordLoginFailure } from '../../../accounts/auth-throttle.js';
+import { clearLoginFailures, reserveLoginAttempt } from '../../../accounts/auth-throttle.js';
 import { findPersonByEmail } from '../../../accounts/people.js';
 import { createSession, deleteSession, findSession, SESSION_MAX_AGE_MS, type SessionStage } from '../../../accounts/sessions.js';
 import { listMemberships } from '../../../accounts/team.js';
@@ -102,11 +102,11 @@ export function authRoutes(app: FastifyInstance, web: Web): void {
     if (crossSite(request) || !csrf.check(csrf.forSession(session.idHash), field(request.body, '_csrf'))) return refuse(request, reply);
     const next = safeNext(field(request.body, 'next'));
     const token = csrf.forSession(session.idHash);
-    // The password's throttle covers the code too: the same counters per e-mail and per IP.
-    if (await loginThrottled(ctx.db, session.email, request.ip)) return sendHtml(reply, codeForm(token, next, notice('error', LOGIN_ERRORS.throttled)), 429);
+    // The password's throttle covers the code too: the same counters per e-mail and per IP,
+    // the attempt counted before the code is checked.
+    if (!(await reserveLoginAttempt(ctx.db, session.email, request.ip))) return sendHtml(reply, codeForm(token, next, notice('error', LOGIN_ERRORS.throttled)), 429);
     const result = await verifySecondFactor(ctx.db, session.personId, field(request.body, 'code'));
     if (!result.ok) {
-      await recordLoginFailure(ctx.db, session.email, request.ip);
       await auditFailure(request, session.email, 'code');
       return sendHtml(reply, codeForm(token, next, notice('error', 'That code is not right, or was already used. Try the current code.')), 401);
     }
