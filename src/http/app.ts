@@ -79,6 +79,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: false, allErrors: true } },
   }) as unknown as FastifyInstance;
 
+  // An https PUBLIC_URL makes the dashboard's cookies Secure and sends HSTS (web/http.ts).
+  app.decorate('httpsOrigin', options.web?.publicUrl?.startsWith('https:') ?? false);
+
   // The connection cap and what Node answers outside Fastify (CONNECT, an unknown Expect).
   guardServer(app.server, limits, app.log);
 

@@ -216,8 +216,9 @@ describe('log in and log out', () => {
   test('cookies are Secure when the request came over HTTPS', async () => {
     // Fastify only believes X-Forwarded-Proto behind a trusted proxy; check the cookie helper directly.
     const { cookieOptions } = await import('../../src/http/web/http.js');
-    expect(cookieOptions({ protocol: 'https' } as never).secure).toBe(true);
-    expect(cookieOptions({ protocol: 'http' } as never).secure).toBe(false);
+    const server = { httpsOrigin: false };
+    expect(cookieOptions({ protocol: 'https', server } as never).secure).toBe(true);
+    expect(cookieOptions({ protocol: 'http', server } as never).secure).toBe(false);
   });
 });
 

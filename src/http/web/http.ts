@@ -5,8 +5,20 @@ import type { Html } from './html.js';
 export const SESSION_COOKIE = 'sp_session';
 export const PRE_SESSION_COOKIE = 'sp_pre';
 
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** PUBLIC_URL is https: the dashboard is reached over TLS, whatever the proxy headers say. */
+    httpsOrigin: boolean;
+  }
+}
+
+/**
+ * Whether the browser reached us over https: the public origin says so (PUBLIC_URL=https://…),
+ * or the request itself was TLS (directly, or through a trusted proxy's X-Forwarded-Proto).
+ * Secure cookies and HSTS follow it (docs/operations.md, "Behind a proxy").
+ */
 function isHttps(request: FastifyRequest): boolean {
-  return request.protocol === 'https';
+  return request.server.httpsOrigin || request.protocol === 'https';
 }
 
 export function cookieOptions(request: FastifyRequest, maxAgeSeconds?: number) {
