@@ -3,24 +3,12 @@ import type { Logger } from 'pino';
 import type { Db } from '../db/engine.js';
 import { Outage } from '../db/outage.js';
 import { MAX_PAGE, type RetryPolicy, sleep, type ToncenterClient, ToncenterError, type V2Transaction, withRetry } from '../ton/toncenter.js';
-import type { Decimal } from '../domain/decimal.js';
 import { formatUsdt } from '../domain/usdt.js';
-import { type ChainTransaction, classify, decodeTransaction, memoOf } from './classify.js';
+import { walkBack } from './chain-walk.js';
+import { type ChainTransaction, decodeTransaction } from './classify.js';
+import { type DepositRules, depositOf, type UsdtOptions } from './deposit-of.js';
 import { JettonMasterError, jettonWalletOf } from './jetton-wallet.js';
-import {
-  type Cursor,
-  creditAwaitingRate,
-  finishWalk,
-  markChecked,
-  type Outcome,
-  type Position,
-  type Processed,
-  type Progress,
-  readCursor,
-  readWalk,
-  recordTransaction,
-  type UsdtRate,
-} from './store.js';
+import { type Cursor, creditAwaitingRate, finishWalk, markChecked, type Outcome, type Position, type Progress, readCursor, readWalk, recordTransaction } from './store.js';
 
 /**
  * The deposit watcher: polls toncenter v2 `getTransactions` for the deposit wallet,
@@ -70,26 +58,12 @@ export interface WatcherOptions {
   onOutcome?: (outcome: Outcome, tx: ChainTransaction) => void;
 }
 
-interface UsdtOptions {
-  /** The USDT jetton master (USDT_MASTER). */
-  master: string;
-  /** USDT_DEPOSIT_MIN in units (6 decimals): smaller deposits are unmatched `below_minimum`. */
-  minUnits: bigint;
-  /** USDT_DEPOSIT_SPREAD_PERCENT. */
-  spreadPercent: Decimal;
-  /** The rate feed's TON/USD rate now, or undefined when there is no fresh one. */
-  rate: () => Promise<UsdtRate | undefined>;
-}
-
 export interface PollResult {
   fetched: number;
   outcomes: Outcome[];
   /** USDT deposits that waited for a rate and were credited by this poll. */
   creditedAwaiting?: number;
 }
-
-/** Pages did not lead back to the cursor (a broken or shifting server answer): nothing is processed. */
-class WalkError extends ToncenterError {}
 
 export class DepositWatcher {
   readonly wallet: Address;
@@ -232,63 +206,12 @@ export class DepositWatcher {
     for (const row of rows) {
       if (this.stopped) return { outcomes, finished: false };
       const chainTx = this.decode(row);
-      const outcome = await recordTransaction(this.options.db, await this.process(chainTx), Date.now(), progress);
+      const outcome = await recordTransaction(this.options.db, await depositOf(chainTx, this.rules()), Date.now(), progress);
       outcomes.push(outcome);
       this.log(outcome, chainTx);
       this.options.onOutcome?.(outcome, chainTx);
     }
     return { outcomes, finished: true };
-  }
-
-  /**
-   * Pages back from the newest transaction (`from` undefined) or from a walk's resume point
-   * (exclusive) towards the cursor, for at most `maxPages` pages. Rows newest first, each once,
-   * contiguous: every page starts at the oldest row of the previous one. `complete`: the walk
-   * reached the cursor, or the wallet's first transaction.
-   */
-  private async walkBack(cursor: Cursor | undefined, from: { lt: bigint; hash: string } | undefined): Promise<{ rows: V2Transaction[]; complete: boolean }> {
-    const found = new Map<string, V2Transaction>();
-    const maxPages = Math.max(1, this.options.maxPages ?? 200);
-    const collected = () => [...found.values()].sort((a, b) => compareLt(b.transaction_id.lt, a.transaction_id.lt));
-    let start: { lt: string; hash: string } | undefined = from && { lt: String(from.lt), hash: Buffer.from(from.hash, 'hex').toString('base64') };
-    let stalls = 0;
-    for (let page = 0; page < maxPages; page++) {
-      const limit = start ? this.pageSize + 1 : this.pageSize;
-      const rows = await this.page(limit, start);
-      let reachedCursor = false;
-      let added = 0;
-      for (const row of rows) {
-        const lt = BigInt(row.transaction_id.lt);
-        // A walk's resume point and anything newer are processed already.
-        if (from && lt >= from.lt) continue;
-        // lt is strictly increasing per account: anything at or below the cursor is done.
-        if (cursor && lt <= cursor.lt) {
-          reachedCursor = true;
-          continue;
-        }
-        if (!found.has(row.transaction_id.hash)) {
-          found.set(row.transaction_id.hash, row);
-          added++;
-        }
-      }
-      if (reachedCursor) return { rows: collected(), complete: true };
-      if (rows.length < limit) {
-        // The wallet's first transaction. With a cursor that cannot be: its transaction is in
-        // the history, further back. Refuse rather than move the cursor over a gap.
-        if (cursor) throw new WalkError(`getTransactions history ended at lt ${rows[rows.length - 1]?.transaction_id.lt ?? '(none)'}, above the cursor ${cursor.lt}`, true);
-        return { rows: collected(), complete: true };
-      }
-      const oldest = rows.reduce((min, row) => (compareLt(row.transaction_id.lt, min.transaction_id.lt) < 0 ? row : min));
-      // A page that brings nothing older (a server answering from a shifted or stale view):
-      // ask again from the same start a couple of times, then give up rather than guess.
-      if (start && added === 0 && compareLt(oldest.transaction_id.lt, start.lt) >= 0) {
-        if (++stalls > 2) throw new WalkError('getTransactions pages do not move back in time', true);
-        continue;
-      }
-      stalls = 0;
-      start = { lt: oldest.transaction_id.lt, hash: oldest.transaction_id.hash };
-    }
-    return { rows: collected(), complete: false };
   }
 
   /**
@@ -302,6 +225,11 @@ export class DepositWatcher {
    * (its newest 50 transactions may be weeks old) — there, asking a regular liteserver first
    * would cost a failed request on every poll. Archival liteservers serve recent history too.
    */
+  /** The history back towards the cursor, through `page` (chain-walk.ts). */
+  private walkBack(cursor: Cursor | undefined, from: { lt: bigint; hash: string } | undefined) {
+    return walkBack((limit, start) => this.page(limit, start), { pageSize: this.pageSize, maxPages: this.options.maxPages ?? 200 }, cursor, from);
+  }
+
   private async page(limit: number, start: { lt: string; hash: string } | undefined): Promise<V2Transaction[]> {
     return withRetry(() => this.options.client.getTransactions(this.options.address, { limit, ...(start && { lt: start.lt, hash: start.hash }), archival: true }), {
       ...this.options.retry,
@@ -325,58 +253,9 @@ export class DepositWatcher {
     return chainTx;
   }
 
-  private async process(chainTx: ChainTransaction): Promise<Processed> {
-    const position = { lt: chainTx.lt, hash: chainTx.hash, chainTime: chainTx.utime * 1000 };
-    const verdict = classify(chainTx.tx, this.wallet);
-    if (verdict.kind === 'ignore') return { address: this.rawAddress, position, deposit: null };
-    if (verdict.kind === 'jetton') {
-      const n = verdict.notification;
-      const usdt = this.options.usdt;
-      // Without USDT top-ups configured a notification is what it was before: TON that arrived
-      // without a text comment.
-      if (!usdt || !this.usdtWallet) {
-        const reason = n.value < this.options.minAmount ? 'below_minimum' : 'no_comment';
-        return { address: this.rawAddress, position, deposit: { sender: n.source.toRawString(), amount: n.value, comment: null, memo: null, reason } };
-      }
-      const sender = (n.sender ?? n.source).toRawString();
-      if (!n.source.equals(this.usdtWallet)) {
-        return {
-          address: this.rawAddress,
-          position,
-          deposit: {
-            sender,
-            amount: n.value,
-            comment: n.comment,
-            memo: null,
-            reason: null,
-            jetton: { kind: 'jetton', units: n.jettonAmount, jettonWallet: n.source.toRawString() },
-          },
-        };
-      }
-      const memo = memoOf(n.comment);
-      const reason = n.jettonAmount < usdt.minUnits ? 'below_minimum' : memo.ok ? null : memo.reason;
-      // The rate is asked only for a deposit that can be credited, outside the database transaction.
-      const rate = reason === null ? await usdt.rate() : undefined;
-      return {
-        address: this.rawAddress,
-        position,
-        deposit: {
-          sender,
-          amount: 0n,
-          comment: n.comment,
-          memo: memo.ok ? memo.memo : null,
-          reason,
-          jetton: { kind: 'USDT', units: n.jettonAmount, jettonWallet: n.source.toRawString(), conversion: { rate, spreadPercent: usdt.spreadPercent } },
-        },
-      };
-    }
-    const memo = memoOf(verdict.comment);
-    const reason = verdict.amount < this.options.minAmount ? 'below_minimum' : memo.ok ? null : memo.reason;
-    return {
-      address: this.rawAddress,
-      position,
-      deposit: { sender: verdict.sender.toRawString(), amount: verdict.amount, comment: verdict.comment, memo: memo.ok ? memo.memo : null, reason },
-    };
+  private rules(): DepositRules {
+    const { minAmount, usdt } = this.options;
+    return { wallet: this.wallet, rawAddress: this.rawAddress, minAmount, usdt, usdtWallet: this.usdtWallet };
   }
 
   private logWalk(top: Position, rows: V2Transaction[], processed: number, done: boolean): void {
@@ -416,10 +295,4 @@ function strandedValue({ tx }: ChainTransaction): bigint {
   const info = tx.inMessage?.info;
   if (info?.type !== 'internal' || info.bounced || tx.outMessagesCount !== 0) return 0n;
   return tx.description.type === 'generic' && tx.description.aborted ? info.value.coins : 0n;
-}
-
-function compareLt(a: string, b: string): number {
-  const x = BigInt(a);
-  const y = BigInt(b);
-  return x < y ? -1 : x > y ? 1 : 0;
 }

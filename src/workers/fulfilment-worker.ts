@@ -1,4 +1,4 @@
-import { type Kysely, sql } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { Mode } from '../domain/api-key.js';
 import { randomBase62 } from '../domain/random.js';
@@ -7,6 +7,7 @@ import { Outage } from '../db/outage.js';
 import type { Database } from '../db/schema.js';
 import { isFinal, type OrderStatus } from '../domain/order-status.js';
 import { type Order, orderFromRow } from '../orders/order.js';
+import { claimDue, dueOrders, extendLease, giveBackLeases, nextDueAt, postpone } from './order-queue.js';
 import { withLedgerMovesLast } from '../orders/transitions.js';
 
 /**
@@ -138,9 +139,7 @@ export class FulfilmentWorker {
 
   /** Clears this worker's leases: of the orders `ids`, or of all it holds. */
   private async giveBack(ids?: string[]): Promise<void> {
-    let update = this.options.db.kysely.updateTable('orders').set({ lease_owner: null, lease_until: null }).where('lease_owner', '=', this.id);
-    if (ids) update = update.where('id', 'in', ids);
-    await update.execute();
+    await giveBackLeases(this.options.db.kysely, this.id, ids);
   }
 
   private async run(): Promise<void> {
@@ -219,12 +218,7 @@ export class FulfilmentWorker {
       if (!order || this.options.db.engine.isUnavailable(error)) throw error;
       if (limit > 1) return this.runOneByOne(now, limit);
       this.options.logger.error({ err: error, order_id: order.id, worker: this.id }, 'order step failed; will retry');
-      await this.options.db.kysely
-        .updateTable('orders')
-        .set({ next_run_at: Date.now() + this.retryAfterErrorMs })
-        .where('id', '=', order.id)
-        .where('next_run_at', '=', BigInt(order.nextRunAt ?? 0))
-        .execute();
+      await postpone(this.options.db.kysely, order, Date.now() + this.retryAfterErrorMs);
       return 1;
     }
   }
@@ -262,7 +256,7 @@ export class FulfilmentWorker {
     const modes = Object.keys(steps) as Mode[];
     // Steps lock balance rows as they settle; taking them in one global order keeps two
     // workers' batches (and an order creation queued behind them) out of a deadlock.
-    const orders = (await this.dueOrders(tx, modes, now, limit).execute()).map(orderFromRow).sort(byBalanceRow);
+    const orders = (await dueOrders(tx, this.options.db.engine, modes, now, limit).execute()).map(orderFromRow).sort(byBalanceRow);
     const results: Array<[Order, OrderStatus | undefined]> = [];
     await withLedgerMovesLast(tx, async () => {
       for (const mode of modes) {
@@ -286,42 +280,10 @@ export class FulfilmentWorker {
     return done;
   }
 
-  /** Orders due now and under no live lease, oldest due first, locked for this claim. */
-  private dueOrders(db: Kysely<Database>, modes: Mode[], now: number, limit: number) {
-    return this.options.db.engine.lockForClaim(
-      db
-        .selectFrom('orders')
-        .selectAll()
-        .where('next_run_at', '<=', BigInt(now))
-        .where('mode', 'in', modes)
-        .where((w) => w.or([w('lease_until', 'is', null), w('lease_until', '<', BigInt(now))]))
-        .orderBy('next_run_at')
-        .limit(limit),
-    );
-  }
-
   private async claim(now: number): Promise<Order[]> {
-    const { kysely, engine } = this.options.db;
     const modes = Object.keys(this.options.steps) as Mode[];
     if (modes.length === 0) return [];
-    const rows = await kysely
-      .updateTable('orders')
-      .set({ lease_owner: this.id, lease_until: now + this.leaseMs })
-      .where('id', 'in', (eb) =>
-        engine.lockForClaim(
-          eb
-            .selectFrom('orders')
-            .select('id')
-            .where('next_run_at', '<=', BigInt(now))
-            .where('mode', 'in', modes)
-            .where((w) => w.or([w('lease_until', 'is', null), w('lease_until', '<', BigInt(now))]))
-            .orderBy('next_run_at')
-            .limit(this.batchSize),
-        ),
-      )
-      .returningAll()
-      .execute();
-    return rows.map(orderFromRow);
+    return claimDue(this.options.db.kysely, this.options.db.engine, { owner: this.id, modes, now, leaseMs: this.leaseMs, limit: this.batchSize });
   }
 
   private async process(order: Order): Promise<void> {
@@ -335,13 +297,7 @@ export class FulfilmentWorker {
       if (this.options.db.engine.isUnavailable(error)) this.outage.failed(this.options.logger, error);
       else this.options.logger.error({ err: error, order_id: order.id, worker: this.id }, 'order step failed; will retry');
       // Keep the lease a little longer so the order is retried after a pause, not in a hot loop.
-      await this.options.db.kysely
-        .updateTable('orders')
-        .set({ lease_until: Date.now() + this.retryAfterErrorMs })
-        .where('id', '=', order.id)
-        .where('lease_owner', '=', this.id)
-        .execute()
-        .catch(() => undefined);
+      await extendLease(this.options.db.kysely, order.id, this.id, Date.now() + this.retryAfterErrorMs).catch(() => undefined);
     } finally {
       clearInterval(heartbeat);
     }
@@ -354,16 +310,10 @@ export class FulfilmentWorker {
   private heartbeat(order: Order): NodeJS.Timeout {
     return setInterval(
       () => {
-        void this.options.db.kysely
-          .updateTable('orders')
-          .set({ lease_until: Date.now() + this.leaseMs })
-          .where('id', '=', order.id)
-          .where('lease_owner', '=', this.id)
-          .execute()
-          .catch((error) => {
-            if (this.options.db.engine.isUnavailable(error)) this.outage.failed(this.options.logger, error);
-            else this.options.logger.warn({ err: error, order_id: order.id }, 'lease heartbeat failed');
-          });
+        void extendLease(this.options.db.kysely, order.id, this.id, Date.now() + this.leaseMs).catch((error) => {
+          if (this.options.db.engine.isUnavailable(error)) this.outage.failed(this.options.logger, error);
+          else this.options.logger.warn({ err: error, order_id: order.id }, 'lease heartbeat failed');
+        });
       },
       Math.max(100, Math.floor(this.leaseMs / 3)),
     );
@@ -372,16 +322,9 @@ export class FulfilmentWorker {
   private async msUntilNextDue(): Promise<number> {
     const modes = [...Object.keys(this.options.steps), ...Object.keys(this.options.transactionalSteps ?? {})] as Mode[];
     if (modes.length === 0) return this.pollMs;
-    const row = await this.options.db.kysely
-      .selectFrom('orders')
-      // An order under someone's lease is not due before the lease ends.
-      .select(sql<bigint | null>`min(case when lease_until > next_run_at then lease_until else next_run_at end)`.as('next'))
-      .where('next_run_at', 'is not', null)
-      .where('mode', 'in', modes)
-      .executeTakeFirst()
-      .catch(() => undefined);
-    if (row?.next === null || row?.next === undefined) return this.pollMs;
-    return Math.max(0, Math.min(this.pollMs, Number(row.next) - Date.now()));
+    const next = await nextDueAt(this.options.db.kysely, modes).catch(() => null);
+    if (next === null) return this.pollMs;
+    return Math.max(0, Math.min(this.pollMs, next - Date.now()));
   }
 
   /**
