@@ -38,9 +38,9 @@ export function accountRoutes(app: FastifyInstance, web: Web): void {
     const memberships = await listMemberships(ctx.db.kysely, session.personId);
     const rows = memberships.map(
       (m) => html`<tr data-account="${m.accountId}">
-  <td>${m.accountEmail}</td>
-  <td><span class="pill" data-role="${m.role}">${m.role}</span></td>
-  <td>${
+  <td data-label="Account">${m.accountEmail}</td>
+  <td data-label="Your role"><span class="pill" data-role="${m.role}">${m.role}</span></td>
+  <td class="actions">${
     m.accountId === session.accountId
       ? html`<strong>Current</strong>`
       : html`<form method="post" action="/account/switch" class="inline-form">${csrfField(view.csrf)}<input type="hidden" name="account" value="${m.accountId}"><button type="submit" class="button button-secondary button-small" data-testid="switch-${m.accountId}">Switch</button></form>`

@@ -59,14 +59,14 @@ export function guideRoutes(_app: FastifyInstance, web: Web): void {
   <table class="table">
     <thead><tr><th scope="col">Recipient</th><th scope="col">Outcome</th></tr></thead>
     <tbody>
-      <tr><td><code>@test_invalid</code></td><td>Fails with <code>recipient_invalid</code></td></tr>
-      <tr><td><code>@test_not_found</code></td><td>Fails with <code>not_found</code> (no such account)</td></tr>
-      <tr><td><code>@test_not_a_user</code></td><td>Fails with <code>not_a_user</code> (a bot, channel or group)</td></tr>
-      <tr><td><code>@test_already_premium</code></td><td>Premium fails with <code>already_premium</code>; stars are delivered</td></tr>
-      <tr><td><code>@test_not_eligible</code></td><td>Fails with <code>not_eligible</code> (cannot receive it now)</td></tr>
-      <tr><td><code>@test_failed</code></td><td>Fails with <code>upstream_error</code>; the amount is released</td></tr>
-      <tr><td><code>@test_slow</code></td><td>Delivered after about 30 seconds</td></tr>
-      <tr><td>any other username</td><td>Delivered after about 2 seconds</td></tr>
+      <tr><td data-label="Recipient"><code>@test_invalid</code></td><td data-label="Outcome">Fails with <code>recipient_invalid</code></td></tr>
+      <tr><td data-label="Recipient"><code>@test_not_found</code></td><td data-label="Outcome">Fails with <code>not_found</code> (no such account)</td></tr>
+      <tr><td data-label="Recipient"><code>@test_not_a_user</code></td><td data-label="Outcome">Fails with <code>not_a_user</code> (a bot, channel or group)</td></tr>
+      <tr><td data-label="Recipient"><code>@test_already_premium</code></td><td data-label="Outcome">Premium fails with <code>already_premium</code>; stars are delivered</td></tr>
+      <tr><td data-label="Recipient"><code>@test_not_eligible</code></td><td data-label="Outcome">Fails with <code>not_eligible</code> (cannot receive it now)</td></tr>
+      <tr><td data-label="Recipient"><code>@test_failed</code></td><td data-label="Outcome">Fails with <code>upstream_error</code>; the amount is released</td></tr>
+      <tr><td data-label="Recipient"><code>@test_slow</code></td><td data-label="Outcome">Delivered after about 30 seconds</td></tr>
+      <tr><td data-label="Recipient">any other username</td><td data-label="Outcome">Delivered after about 2 seconds</td></tr>
     </tbody>
   </table>
   </div>

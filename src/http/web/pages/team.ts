@@ -52,8 +52,8 @@ export function teamRoutes(app: FastifyInstance, web: Web): void {
       html`<select id="${id}" name="${name}">${TEAM_ROLES.map((r) => html`<option value="${r}"${r === selected ? ' selected' : ''}>${r}</option>`)}</select>`;
     const rows = members.map(
       (m) => html`<tr data-member="${m.email}">
-  <td>${m.email}${m.personId === session.personId ? html` <span class="muted">(you)</span>` : ''}</td>
-  <td>
+  <td data-label="E-mail" class="wrap-any">${m.email}${m.personId === session.personId ? html` <span class="muted">(you)</span>` : ''}</td>
+  <td data-label="Role">
     <form method="post" action="/team/members/${m.personId}/role" class="role-form">
       ${csrfField(view.csrf)}
       <label class="visually-hidden" for="role-${m.personId}">Role of ${m.email}</label>
@@ -61,9 +61,9 @@ export function teamRoutes(app: FastifyInstance, web: Web): void {
       <button type="submit" class="button button-quiet button-small">Change</button>
     </form>
   </td>
-  <td>${m.twoFactor ? 'On' : 'Off'}</td>
-  <td>${time(m.since)}</td>
-  <td><form method="post" action="/team/members/${m.personId}/remove" class="inline-form">${csrfField(view.csrf)}<button type="submit" class="button button-danger button-small" data-testid="remove-${m.email}">Remove</button></form></td>
+  <td data-label="Two-factor">${m.twoFactor ? 'On' : 'Off'}</td>
+  <td data-label="Member since">${time(m.since)}</td>
+  <td class="actions"><form method="post" action="/team/members/${m.personId}/remove" class="inline-form">${csrfField(view.csrf)}<button type="submit" class="button button-danger button-small" data-testid="remove-${m.email}">Remove</button></form></td>
 </tr>`,
     );
     const invite = extra.invite
