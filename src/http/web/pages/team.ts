@@ -5,7 +5,6 @@ import { createSession, deleteSession, findSession, SESSION_MAX_AGE_MS, switchSe
 import { acceptInvite, changeRole, checkInvite, createInvite, isTeamRole, listMembers, removeMember, setTwoFactorRequired, TEAM_ROLES, TeamError } from '../../../accounts/team.js';
 import { recordAudit } from '../../../audit/audit.js';
 import type { TeamRole } from '../../../db/schema.js';
-import { formatTimestamp } from '../../../domain/time.js';
 import { copyField } from '../components.js';
 import { time } from '../format.js';
 import { type Html, html, type Slot } from '../html.js';
@@ -69,7 +68,7 @@ export function teamRoutes(app: FastifyInstance, web: Web): void {
     const invite = extra.invite
       ? html`<section class="card new-key-card" aria-labelledby="invite-link-heading">
   <h2 id="invite-link-heading">Invite link for ${extra.invite.email}</h2>
-  ${notice('warning', html`<strong>Pass this link on to ${extra.invite.email} yourself</strong> (no e-mail is sent). It works once, until ${formatTimestamp(extra.invite.expiresAt)}, and joins them as <strong>${extra.invite.role}</strong>. It is shown only now.`)}
+  ${notice('warning', html`<strong>Pass this link on to ${extra.invite.email} yourself</strong> (no e-mail is sent). It works once, until ${time(extra.invite.expiresAt)}, and joins them as <strong>${extra.invite.role}</strong>. It is shown only now.`)}
   ${copyField('invite-link', extra.invite.url, 'invite link', { className: 'mono' })}
 </section>`
       : '';
