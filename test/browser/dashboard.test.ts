@@ -259,6 +259,11 @@ describe.skipIf(!HAVE_CHROMIUM || testEngine === 'postgres')('the dashboard in C
     await expect.poll(() => page.locator('#transfer-qr').evaluate((img: any) => img.complete && img.naturalWidth > 0)).toBe(true);
     await page.getByLabel(/Amount in TON/).fill('abc');
     await expect.poll(() => page.locator('#amount-error').isVisible()).toBe(true);
+    // A wrong amount leaves none in the link and the QR code, not the last valid one.
+    await expect.poll(() => page.locator('#transfer-link').getAttribute('href')).toBe(`ton://transfer/UQAs9VlT6S776tq3unJcP5Ogsj-ELLunLXuOb1EKcOQi41-E?text=${memo}`);
+    expect(await page.locator('#transfer-uri').innerText()).toBe(`ton://transfer/UQAs9VlT6S776tq3unJcP5Ogsj-ELLunLXuOb1EKcOQi41-E?text=${memo}`);
+    expect(await page.locator('#transfer-qr').getAttribute('src')).toBe('/top-up/qr.svg');
+    expect(new URL(page.url()).searchParams.has('amount')).toBe(false);
     await page.getByLabel(/Amount in TON/).fill('12.5');
     await expect.poll(() => page.locator('#amount-error').isVisible()).toBe(false);
     await page.getByRole('button', { name: 'Copy comment' }).click();
@@ -277,6 +282,13 @@ describe.skipIf(!HAVE_CHROMIUM || testEngine === 'postgres')('the dashboard in C
     await page.getByLabel(/Amount in USDT/).fill('1.0000001');
     await expect.poll(() => page.locator('#amount-error').innerText()).toBe('Enter an amount in USDT, like 25 or 12.5, with at most 6 decimal places.');
     expect(await page.locator('[data-usdt-terms]').innerText()).toContain('less 1');
+
+    // ---- From the live keys page, the test key's reissue is a test-mode page ----
+    await page.goto(`${h.url}/keys`);
+    await page.getByTestId('reissue-test').click();
+    await page.waitForURL(`${h.url}/test/keys/reissue?mode=test`);
+    expect(await page.locator('body').getAttribute('class')).toBe('mode-test');
+    expect(await page.locator('.test-banner').isVisible()).toBe(true);
 
     // ---- Reissue the test key (as after losing the one shown at sign-up) ----
     const firstKey = await reissueTestKey('keys-new-key');

@@ -1,45 +1,22 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Session } from '../../accounts/sessions.js';
 import { steppedUp } from '../../accounts/two-factor.js';
+import { modePath } from './format.js';
 import { html } from './html.js';
-import type { TeamRole } from '../../db/schema.js';
 import { field, redirect, sendHtml } from './http.js';
-import { errorPage } from './layout.js';
+import { dashboardPage, type View } from './layout.js';
+import { isPersonal, may, rulePath, whoMay } from './rules.js';
 
 /**
- * Who may do what in the dashboard, decided on the server for every page and form from the
- * route and the session's role (docs/dashboard.md, "Team and roles"), before the handler runs:
- * a forbidden request answers 403 and changes nothing, whatever the menu showed.
- *
- *   owner      everything
- *   developer  keys, webhooks, orders, test funds; not the team, activity or settings
- *   viewer     reads balances, orders, history and deposits; no keys, no webhooks, no forms
- *
- * Every person may use their own account page (switch account, their own two-factor). A POST
- * route not named below is the owner's: a new form is closed until it is listed here.
+ * The dashboard's guard: applied to every signed-in request before its handler, from the route
+ * and the session's role, with the rule table of src/http/web/rules.ts (the same table the pages
+ * read to show a role only what it may use). A forbidden request answers 403 and changes nothing,
+ * whatever a page showed.
  */
-type Access = 'allowed' | 'forbidden';
 
 /** The route without the test-mode prefix: '/test/webhooks/:id' → '/webhooks/:id'. */
 function routePath(request: FastifyRequest): string {
-  const url = request.routeOptions.url ?? request.url.split('?')[0] ?? '/';
-  if (url === '/test') return '/';
-  return url.startsWith('/test/') ? url.slice('/test'.length) : url;
-}
-
-const OWNER_ONLY = /^\/(team|activity|settings)(\/|\.|$)/;
-const DEVELOPER = /^\/(keys|webhooks)(\/|$)/;
-const EVERYONE_POSTS = /^\/account(\/|$)/;
-
-function access(role: TeamRole, method: string, path: string): Access {
-  if (role === 'owner') return 'allowed';
-  if (OWNER_ONLY.test(path)) return 'forbidden';
-  const read = method === 'GET' || method === 'HEAD';
-  if (read) return role === 'viewer' && DEVELOPER.test(path) ? 'forbidden' : 'allowed';
-  if (EVERYONE_POSTS.test(path)) return 'allowed';
-  if (role === 'viewer') return 'forbidden';
-  // Developers: keys, webhooks and test funds (POST /test/top-up).
-  return DEVELOPER.test(path) || path === '/top-up' ? 'allowed' : 'forbidden';
+  return rulePath(request.routeOptions.url ?? request.url);
 }
 
 /**
@@ -55,19 +32,23 @@ function needsStepUp(request: FastifyRequest, path: string): boolean {
   return /^\/team(\/|$)/.test(path);
 }
 
-function forbiddenPage(role: TeamRole) {
-  return errorPage(
-    403,
-    'Not available to your role',
-    `Your role on this account is ${role}: this page or action is for ${role === 'viewer' ? 'developers and owners' : 'owners'} only. Ask an owner of the account if you need it.`,
-  );
+/** The dashboard's own page, with its menu: the person is signed in, only this is not theirs to use. */
+function forbiddenPage(view: View, method: string, path: string) {
+  const body = html`<div class="page-head"><div><p class="eyebrow">Error 403</p><h1>Not available to your role</h1></div></div>
+<section class="card confirm-card" aria-label="Why">
+  <p>Your role on this account is <strong>${view.session.role}</strong>: this ${method === 'GET' || method === 'HEAD' ? 'page' : 'action'} is for ${whoMay(method, path)} only. Ask an owner of the account if you need it.</p>
+  <p><a class="button button-primary" href="${modePath(view.mode, '/')}">Go to the overview</a></p>
+</section>`;
+  return dashboardPage(view, { title: 'Not available to your role', body });
 }
 
-function stepUpPage(next: string) {
-  return errorPage(403, 'Confirm it is you', html`This action asks for your two-factor code again (last given more than 10 minutes ago). Confirm, then submit the form again.`, {
-    href: `/account/confirm?next=${encodeURIComponent(next)}`,
-    label: 'Enter your code',
-  });
+function stepUpPage(view: View, next: string) {
+  const body = html`<div class="page-head"><div><p class="eyebrow">Error 403</p><h1>Confirm it is you</h1></div></div>
+<section class="card confirm-card" aria-label="Why">
+  <p>This action asks for your two-factor code again (last given more than 10 minutes ago). Confirm, then submit the form again.</p>
+  <p><a class="button button-primary" href="/account/confirm?next=${encodeURIComponent(next)}">Enter your code</a></p>
+</section>`;
+  return dashboardPage(view, { title: 'Confirm it is you', body });
 }
 
 /**
@@ -76,25 +57,26 @@ function stepUpPage(next: string) {
  * account that requires two-factor but has not enrolled goes to enrolment, a forbidden route
  * answers 403, a sensitive one without a recent second factor asks for it.
  */
-export function guard(request: FastifyRequest, reply: FastifyReply, session: Session): boolean {
+export function guard(request: FastifyRequest, reply: FastifyReply, session: Session, csrf: string): boolean {
   const path = routePath(request);
+  const view: View = { session, mode: /^\/test([/?]|$)/.test(request.url) ? 'test' : 'live', csrf };
   if (session.stage === 'second_factor') {
     redirect(reply, '/login/code');
     return false;
   }
-  if (session.twoFactorRequired && !session.twoFactor && !EVERYONE_POSTS.test(path)) {
+  if (session.twoFactorRequired && !session.twoFactor && !isPersonal(path)) {
     redirect(reply, '/account/two-factor?notice=required');
     return false;
   }
-  if (access(session.role, request.method, path) === 'forbidden') {
+  if (!may(session.role, request.method, path)) {
     request.log.warn({ route: request.routeOptions.url, role: session.role }, 'dashboard request refused: role');
-    sendHtml(reply, forbiddenPage(session.role), 403);
+    sendHtml(reply, forbiddenPage(view, request.method, path), 403);
     return false;
   }
   if (needsStepUp(request, path) && !steppedUp(session)) {
     const read = request.method === 'GET' || request.method === 'HEAD';
     if (read) redirect(reply, `/account/confirm?next=${encodeURIComponent(request.url)}`);
-    else sendHtml(reply, stepUpPage(request.url.replace(/\/(rotate|delete|enable|invite|remove|revoke|role|two-factor)$/, '').replace(/\/(members|invites)\/[^/]+$/, '')), 403);
+    else sendHtml(reply, stepUpPage(view, request.url.replace(/\/(rotate|delete|enable|invite|remove|revoke|role|two-factor)$/, '').replace(/\/(members|invites)\/[^/]+$/, '')), 403);
     return false;
   }
   return true;

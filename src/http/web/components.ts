@@ -40,13 +40,13 @@ export function emptyState(title: string, body: Slot, action?: { href: string; l
 export function ordersTable(orders: Order[], mode: Mode, caption: string): Html {
   const rows = orders.map(
     (o) => html`<tr>
-  <td data-label="Order"><a class="mono" href="${modePath(mode, `/orders/${o.id}`)}">${o.id}</a></td>
+  <td data-label="Order" class="wrap-any"><a class="mono" href="${modePath(mode, `/orders/${o.id}`)}">${o.id}</a></td>
   <td data-label="Status">${statusBadge(o.status)}</td>
   <td data-label="Product">${productText(o.product, o.quantity)}</td>
-  <td data-label="Recipient">@${o.recipient}</td>
+  <td data-label="Recipient" class="wrap-any">@${o.recipient}</td>
   <td data-label="Amount" class="num">${ton(o.amount)}</td>
-  <td data-label="External ID" class="mono">${o.externalId ?? html`<span class="muted">—</span>`}</td>
-  <td data-label="Created">${time(o.createdAt)}</td>
+  <td data-label="External ID" class="mono wrap-any">${o.externalId ?? html`<span class="muted">—</span>`}</td>
+  <td data-label="Created" class="when">${time(o.createdAt)}</td>
 </tr>`,
   );
   return html`<div class="table-wrap" role="region" aria-label="${caption}" tabindex="0">

@@ -1,9 +1,9 @@
 import type { Mode } from '../../domain/api-key.js';
 import type { Session } from '../../accounts/sessions.js';
-import type { TeamRole } from '../../db/schema.js';
 import { ASSET_URLS } from './assets.js';
 import { modePath } from './format.js';
 import { type Html, html, type Slot } from './html.js';
+import { may } from './rules.js';
 
 /** The page shell and the dashboard's chrome: top bar, navigation, test-mode switch and banner. */
 export type Section = 'overview' | 'top-up' | 'keys' | 'orders' | 'balance' | 'webhooks' | 'alerts' | 'guide' | 'team' | 'activity' | 'account';
@@ -15,14 +15,14 @@ export interface View {
   csrf: string;
 }
 
-/** The menu; `roles` lists who sees an entry (the server refuses the others anyway: src/http/web/access.ts). */
-const NAV: { section: Section; label: string; path: string; roles?: TeamRole[] }[] = [
+/** The menu; a role sees the entries it may open (src/http/web/rules.ts, the table the server's guard applies). */
+const NAV: { section: Section; label: string; path: string }[] = [
   { section: 'overview', label: 'Overview', path: '/' },
   { section: 'top-up', label: 'Top up', path: '/top-up' },
-  { section: 'keys', label: 'API keys', path: '/keys', roles: ['owner', 'developer'] },
+  { section: 'keys', label: 'API keys', path: '/keys' },
   { section: 'orders', label: 'Orders', path: '/orders' },
   { section: 'balance', label: 'Balance history', path: '/balance' },
-  { section: 'webhooks', label: 'Webhooks', path: '/webhooks', roles: ['owner', 'developer'] },
+  { section: 'webhooks', label: 'Webhooks', path: '/webhooks' },
   { section: 'alerts', label: 'Alerts', path: '/alerts' },
   { section: 'guide', label: 'First order', path: '/guide' },
 ];
@@ -60,11 +60,13 @@ export function csrfField(token: string): Html {
 
 const brand = html`<span class="brand-mark" aria-hidden="true"></span><span class="brand-name">Starport</span>`;
 
-export function dashboardPage(view: View, options: { title: string; section: Section; body: Slot; notice?: Slot; charts?: boolean }): Html {
+/** A page of the signed-in dashboard; `section` is the menu entry it belongs to (none: an error page). */
+export function dashboardPage(view: View, options: { title: string; section?: Section; body: Slot; notice?: Slot; charts?: boolean }): Html {
   const { mode } = view;
   const other: Mode = mode === 'live' ? 'test' : 'live';
-  const sectionPath = MODELESS.includes(options.section) ? '/' : (NAV.find((n) => n.section === options.section)?.path ?? '/');
-  const nav = NAV.filter((n) => !n.roles || n.roles.includes(view.session.role)).map(
+  const section = options.section;
+  const sectionPath = !section || MODELESS.includes(section) ? '/' : (NAV.find((n) => n.section === section)?.path ?? '/');
+  const nav = NAV.filter((n) => may(view.session.role, 'GET', n.path)).map(
     (n) => html`<li><a href="${modePath(mode, n.path)}"${n.section === options.section ? html` aria-current="page"` : ''}>${n.label}</a></li>`,
   );
   const testOn = mode === 'test';

@@ -63,7 +63,7 @@ export async function webPlugin(app: FastifyInstance, ctx: WebContext): Promise<
     const session = cookieValue ? await findSession(ctx.db, cookieValue) : undefined;
     if (session) {
       request.dashboardSession = session;
-      if (!guard(request, reply, session)) return reply;
+      if (!guard(request, reply, session, csrf.forSession(session.idHash))) return reply;
       return;
     }
     if (cookieValue) reply.clearCookie(SESSION_COOKIE, cookieOptions(request));

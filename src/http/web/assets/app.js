@@ -134,17 +134,19 @@
       error.textContent = parsed.ok ? '' : parsed.message;
       if (parsed.ok) input.removeAttribute('aria-invalid');
       else input.setAttribute('aria-invalid', 'true');
-      if (!parsed.ok) return;
-      var params = (jetton ? 'jetton=' + jetton + '&' : '') + (parsed.value !== null ? 'amount=' + parsed.value + '&' : '') + 'text=' + encodeURIComponent(form.dataset.memo);
+      // A wrong amount leaves none in the link and the QR code (as the server renders it): the
+      // wallet then asks for it, rather than offering the last valid amount typed.
+      var value = parsed.ok ? parsed.value : null;
+      var params = (jetton ? 'jetton=' + jetton + '&' : '') + (value !== null ? 'amount=' + value + '&' : '') + 'text=' + encodeURIComponent(form.dataset.memo);
       var href = 'ton://transfer/' + form.dataset.address + '?' + params;
       link.setAttribute('href', href);
       uri.textContent = href;
       var query = [];
       if (jetton) query.push('asset=usdt');
-      if (parsed.value !== null) query.push('amount=' + encodeURIComponent(parsed.text));
+      if (value !== null) query.push('amount=' + encodeURIComponent(parsed.text));
       qr.src = '/top-up/qr.svg' + (query.length ? '?' + query.join('&') : '');
       var url = new URL(window.location.href);
-      if (parsed.value !== null) url.searchParams.set('amount', parsed.text);
+      if (value !== null) url.searchParams.set('amount', parsed.text);
       else url.searchParams.delete('amount');
       window.history.replaceState(null, '', url);
     };

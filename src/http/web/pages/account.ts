@@ -10,6 +10,7 @@ import { html, type Slot } from '../html.js';
 import { field, redirect, safeNext, sendHtml } from '../http.js';
 import { csrfField, dashboardPage, notice, type View } from '../layout.js';
 import type { Web } from '../web.js';
+import { may } from '../rules.js';
 
 /**
  * The signed-in person's own page: the accounts they belong to (switch between them) and their
@@ -43,9 +44,9 @@ export function accountRoutes(app: FastifyInstance, web: Web): void {
     const memberships = await listMemberships(ctx.db.kysely, session.personId);
     const rows = memberships.map(
       (m) => html`<tr data-account="${m.accountId}">
-  <td>${m.accountEmail}</td>
-  <td><span class="pill" data-role="${m.role}">${m.role}</span></td>
-  <td>${
+  <td data-label="Account">${m.accountEmail}</td>
+  <td data-label="Your role"><span class="pill" data-role="${m.role}">${m.role}</span></td>
+  <td class="actions">${
     m.accountId === session.accountId
       ? html`<strong>Current</strong>`
       : html`<form method="post" action="/account/switch" class="inline-form">${csrfField(view.csrf)}<input type="hidden" name="account" value="${m.accountId}"><button type="submit" class="button button-secondary button-small" data-testid="switch-${m.accountId}">Switch</button></form>`
@@ -68,7 +69,7 @@ ${
 <p><a class="button button-primary" href="/account/two-factor" data-testid="enable-two-factor">Turn on two-factor sign-in</a></p>`;
     const body = html`<div class="page-head"><h1>Your account</h1></div>
 <p class="lead">Signed in as <strong>${session.email}</strong>, ${session.role} of ${session.accountEmail}.</p>
-${session.role === 'owner' ? html`<p class="button-row"><a class="button button-secondary" href="/team" data-testid="team-link">Team</a> <a class="button button-secondary" href="/activity" data-testid="activity-link">Activity</a></p>` : ''}
+${may(session.role, 'GET', '/team') ? html`<p class="button-row"><a class="button button-secondary" href="/team" data-testid="team-link">Team</a> <a class="button button-secondary" href="/activity" data-testid="activity-link">Activity</a></p>` : ''}
 <section class="card" aria-labelledby="accounts-heading">
   <h2 id="accounts-heading">Accounts you belong to</h2>
   <div class="table-wrap" tabindex="0" role="region" aria-label="Your accounts"><table class="table">

@@ -7,6 +7,7 @@ import { modePath, ton } from '../format.js';
 import { type Html, html, type Slot } from '../html.js';
 import { field, redirect, sendHtml } from '../http.js';
 import { lowBalanceBanners } from '../low-balance-banner.js';
+import { may, whoMay } from '../rules.js';
 import { csrfField, dashboardPage, notice, type View } from '../layout.js';
 import type { WebContext } from '../context.js';
 
@@ -53,12 +54,14 @@ export function alertRoutes(app: FastifyInstance, web: AlertsWeb): void {
         ? html`<p data-testid="alert-state">No low-balance alert is set for your ${view.mode} balance.</p>`
         : html`<p data-testid="alert-state">You are alerted when your ${view.mode} available balance drops below <strong>${ton(alert.threshold)}</strong>. It is ${ton(alert.available)} now${alert.below ? ' (below)' : ''}.</p>`;
     const body = html`<div class="page-head"><h1>Low-balance alert</h1></div>
-${lowBalanceBanners(alerts)}
+${lowBalanceBanners(alerts, view.session.role)}
 <p class="lead">When an order takes your ${view.mode} available balance below this threshold, your ${view.mode} webhook endpoints subscribed to <code>balance.low</code> receive one event (again only after the balance has been back above it), and a banner shows here while it stays below.</p>
 <section class="card" aria-labelledby="alert-heading">
   <h2 id="alert-heading">${view.mode === 'live' ? 'Live' : 'Test'} balance threshold</h2>
   ${state}
-  <form method="post" action="${modePath(view.mode, '/alerts')}" class="stack" novalidate>
+  ${
+    may(view.session.role, 'POST', modePath(view.mode, '/alerts'))
+      ? html`<form method="post" action="${modePath(view.mode, '/alerts')}" class="stack" novalidate>
     ${csrfField(view.csrf)}
     <div class="field">
       <label for="threshold">Threshold in TON</label>
@@ -73,6 +76,8 @@ ${lowBalanceBanners(alerts)}
     alert.threshold === null
       ? ''
       : html`<form method="post" action="${modePath(view.mode, '/alerts/remove')}" class="inline-form">${csrfField(view.csrf)}<button type="submit" class="button button-secondary">Remove alert</button></form>`
+  }`
+      : html`<p class="hint" data-testid="alert-read-only">Your role is ${view.session.role}: ${whoMay('POST', '/alerts')} set or remove the alert.</p>`
   }
 </section>`;
     return dashboardPage(view, { title: 'Low-balance alert', section: 'alerts', body, notice: options.status });

@@ -7,6 +7,7 @@ import { html } from '../html.js';
 import { originOf, sendHtml } from '../http.js';
 import { dashboardPage } from '../layout.js';
 import type { Web } from '../web.js';
+import { may, whoMay } from '../rules.js';
 
 /** "Your first order": the test-mode path from funds to a delivered order, with curl lines. */
 export function guideRoutes(_app: FastifyInstance, web: Web): void {
@@ -17,16 +18,19 @@ export function guideRoutes(_app: FastifyInstance, web: Web): void {
     const prefix = keys.test?.displayPrefix ?? 'sk_test_';
     const base = `${originOf(request, web.ctx.publicUrl)}/api/v1`;
     const available = balance?.available ?? 0n;
+    const { role } = view.session;
+    const topUp = modePath('test', '/top-up');
+    const reissue = modePath('test', '/keys/reissue?mode=test');
     const body = html`<div class="page-head"><h1>Your first order</h1></div>
 <p class="lead">Five steps with <code>curl</code>, in test mode: nothing is charged and nothing reaches Telegram. The full reference is in the <a href="/docs">API documentation</a>.</p>
 <ol class="guide">
   <li>
     <h2>Add test funds</h2>
-    <p>Your test balance is <strong>${ton(available)}</strong>. ${available > 0n ? 'That is enough for a first order of 50 Stars (0.25 TON at the default price).' : html`<a href="${modePath('test', '/top-up')}">Add test funds</a> first.`}</p>
+    <p>Your test balance is <strong>${ton(available)}</strong>. ${available > 0n ? 'That is enough for a first order of 50 Stars (0.25 TON at the default price).' : may(role, 'POST', topUp) ? html`<a href="${topUp}">Add test funds</a> first.` : `The account's ${whoMay('POST', topUp)} can add test funds.`}</p>
   </li>
   <li>
     <h2>Put your test key in your shell</h2>
-    <p>Your active test key starts with <code>${prefix}</code>. The full key is shown only once: right after sign-up, and after each reissue. If you do not have it, <a href="${modePath(mode, '/keys/reissue?mode=test')}">reissue the test key</a>.</p>
+    <p>Your active test key starts with <code>${prefix}</code>. The full key is shown only once: right after sign-up, and after each reissue. If you do not have it, ${may(role, 'POST', reissue) ? html`<a href="${reissue}">reissue the test key</a>.` : `the account's ${whoMay('POST', reissue)} can reissue it.`}</p>
     ${copyBlock('step-key', `export STARPORT_API_KEY="${prefix}…"   # paste your full test key here`, 'the export line')}
   </li>
   <li>
@@ -55,14 +59,14 @@ export function guideRoutes(_app: FastifyInstance, web: Web): void {
   <table class="table">
     <thead><tr><th scope="col">Recipient</th><th scope="col">Outcome</th></tr></thead>
     <tbody>
-      <tr><td><code>@test_invalid</code></td><td>Fails with <code>recipient_invalid</code></td></tr>
-      <tr><td><code>@test_not_found</code></td><td>Fails with <code>not_found</code> (no such account)</td></tr>
-      <tr><td><code>@test_not_a_user</code></td><td>Fails with <code>not_a_user</code> (a bot, channel or group)</td></tr>
-      <tr><td><code>@test_already_premium</code></td><td>Premium fails with <code>already_premium</code>; stars are delivered</td></tr>
-      <tr><td><code>@test_not_eligible</code></td><td>Fails with <code>not_eligible</code> (cannot receive it now)</td></tr>
-      <tr><td><code>@test_failed</code></td><td>Fails with <code>upstream_error</code>; the amount is released</td></tr>
-      <tr><td><code>@test_slow</code></td><td>Delivered after about 30 seconds</td></tr>
-      <tr><td>any other username</td><td>Delivered after about 2 seconds</td></tr>
+      <tr><td data-label="Recipient"><code>@test_invalid</code></td><td data-label="Outcome">Fails with <code>recipient_invalid</code></td></tr>
+      <tr><td data-label="Recipient"><code>@test_not_found</code></td><td data-label="Outcome">Fails with <code>not_found</code> (no such account)</td></tr>
+      <tr><td data-label="Recipient"><code>@test_not_a_user</code></td><td data-label="Outcome">Fails with <code>not_a_user</code> (a bot, channel or group)</td></tr>
+      <tr><td data-label="Recipient"><code>@test_already_premium</code></td><td data-label="Outcome">Premium fails with <code>already_premium</code>; stars are delivered</td></tr>
+      <tr><td data-label="Recipient"><code>@test_not_eligible</code></td><td data-label="Outcome">Fails with <code>not_eligible</code> (cannot receive it now)</td></tr>
+      <tr><td data-label="Recipient"><code>@test_failed</code></td><td data-label="Outcome">Fails with <code>upstream_error</code>; the amount is released</td></tr>
+      <tr><td data-label="Recipient"><code>@test_slow</code></td><td data-label="Outcome">Delivered after about 30 seconds</td></tr>
+      <tr><td data-label="Recipient">any other username</td><td data-label="Outcome">Delivered after about 2 seconds</td></tr>
     </tbody>
   </table>
   </div>

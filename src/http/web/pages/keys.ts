@@ -37,7 +37,7 @@ export function keyRoutes(app: FastifyInstance, web: Web): void {
       : html`<p class="muted">No active ${m} key.</p>`
   }
   <p class="hint">${m === 'live' ? 'Spends your live balance on real deliveries.' : 'Spends test funds on simulated orders.'} A full key is shown only once, when it is issued: to get one you can copy, reveal a new key.</p>
-  <p class="card-actions"><a class="button button-secondary" href="${modePath(mode, `/keys/reissue?mode=${m}`)}" data-testid="reissue-${m}">${key ? `Reveal new ${m} key` : `Create ${m} key`}</a></p>
+  <p class="card-actions"><a class="button button-secondary" href="${modePath(m, `/keys/reissue?mode=${m}`)}" data-testid="reissue-${m}">${key ? `Reveal new ${m} key` : `Create ${m} key`}</a></p>
 </article>`;
     };
     const body = html`<div class="page-head"><h1>API keys</h1></div>
@@ -47,9 +47,10 @@ export function keyRoutes(app: FastifyInstance, web: Web): void {
   });
 
   web.page('/keys/reissue', async (request, reply, mode) => {
-    const view = web.view(request, mode);
     const keyMode = field(request.query, 'mode');
     if (!isMode(keyMode)) return redirect(reply, modePath(mode, '/keys'));
+    // A key's pages are styled as its mode (test banner for a test key), whichever page led here.
+    const view = web.view(request, keyMode);
     const current = (await activeKeys(ctx.db, view.session.accountId))[keyMode];
     const body = html`<div class="page-head"><h1>${current ? `Reveal a new ${keyMode} key?` : `Create a ${keyMode} key?`}</h1></div>
 <section class="card confirm-card" aria-labelledby="confirm-heading">
@@ -76,9 +77,9 @@ export function keyRoutes(app: FastifyInstance, web: Web): void {
 
   for (const mode of MODES) {
     app.post(modePath(mode, '/keys/reissue'), { preHandler: [web.authenticated, web.sessionCsrf] }, async (request: FastifyRequest, reply: FastifyReply) => {
-      const view = web.view(request, mode);
       const keyMode = field(request.body, 'mode');
       if (!isMode(keyMode)) return redirect(reply, modePath(mode, '/keys'));
+      const view = web.view(request, keyMode);
       const current = (await activeKeys(ctx.db, view.session.accountId))[keyMode];
       // The form names the key it replaces: a resubmitted form (reload, double click) must not
       // revoke the key it just showed.

@@ -12,6 +12,7 @@ import { dashboardPage, notice } from '../layout.js';
 import { orderPage } from '../order-list.js';
 import type { Web } from '../web.js';
 import { lowBalanceBanners } from '../low-balance-banner.js';
+import { may } from '../rules.js';
 
 const NOTICES: Record<string, Slot> = {
   welcome: notice(
@@ -88,7 +89,7 @@ export function overviewRoutes(_app: FastifyInstance, web: Web): void {
     <div><dt>Reserved</dt><dd class="amount-small" data-testid="${m}-reserved">${ton(balance.reserved)}</dd></div>
   </dl>
   <p class="card-actions">
-    <a class="button button-secondary" href="${modePath(m, '/top-up')}">${m === 'live' ? 'Top up' : 'Add test funds'}</a>
+    ${m === 'live' || may(view.session.role, 'POST', modePath(m, '/top-up')) ? html`<a class="button button-secondary" href="${modePath(m, '/top-up')}">${m === 'live' ? 'Top up' : 'Add test funds'}</a>` : ''}
     ${m !== mode ? html`<a href="${modePath(m, '/')}">View ${m} data</a>` : ''}
   </p>
 </article>`;
@@ -102,7 +103,7 @@ export function overviewRoutes(_app: FastifyInstance, web: Web): void {
           { href: modePath('test', '/guide'), label: 'Read the first order guide' },
         );
     const body = html`<div class="page-head"><h1>Overview</h1></div>
-${lowBalanceBanners(alerts)}
+${lowBalanceBanners(alerts, view.session.role)}
 ${webhookNotices}
 <p class="reserved-note muted">Reserved amounts belong to orders still being fulfilled: they are debited on delivery and released if an order fails.</p>
 <section class="balances" aria-label="Balances">${card('live', live)}${card('test', test)}</section>

@@ -19,7 +19,6 @@ import {
 } from '../../../accounts/team.js';
 import { recordAudit } from '../../../audit/audit.js';
 import type { TeamRole } from '../../../db/schema.js';
-import { formatTimestamp } from '../../../domain/time.js';
 import { copyField } from '../components.js';
 import { time } from '../format.js';
 import { type Html, html, type Slot } from '../html.js';
@@ -71,8 +70,8 @@ export function teamRoutes(app: FastifyInstance, web: Web): void {
       html`<select id="${id}" name="${name}">${TEAM_ROLES.map((r) => html`<option value="${r}"${r === selected ? ' selected' : ''}>${r}</option>`)}</select>`;
     const rows = members.map(
       (m) => html`<tr data-member="${m.email}">
-  <td>${m.email}${m.personId === session.personId ? html` <span class="muted">(you)</span>` : ''}</td>
-  <td>
+  <td data-label="E-mail" class="wrap-any">${m.email}${m.personId === session.personId ? html` <span class="muted">(you)</span>` : ''}</td>
+  <td data-label="Role">
     <form method="post" action="/team/members/${m.personId}/role" class="role-form">
       ${csrfField(view.csrf)}
       <label class="visually-hidden" for="role-${m.personId}">Role of ${m.email}</label>
@@ -80,26 +79,26 @@ export function teamRoutes(app: FastifyInstance, web: Web): void {
       <button type="submit" class="button button-quiet button-small">Change</button>
     </form>
   </td>
-  <td>${m.twoFactor ? 'On' : 'Off'}</td>
-  <td>${time(m.since)}</td>
-  <td><form method="post" action="/team/members/${m.personId}/remove" class="inline-form">${csrfField(view.csrf)}<button type="submit" class="button button-danger button-small" data-testid="remove-${m.email}">Remove</button></form></td>
+  <td data-label="Two-factor">${m.twoFactor ? 'On' : 'Off'}</td>
+  <td data-label="Member since">${time(m.since)}</td>
+  <td class="actions"><form method="post" action="/team/members/${m.personId}/remove" class="inline-form">${csrfField(view.csrf)}<button type="submit" class="button button-danger button-small" data-testid="remove-${m.email}">Remove</button></form></td>
 </tr>`,
     );
     const invite = extra.invite
       ? html`<section class="card new-key-card" aria-labelledby="invite-link-heading">
   <h2 id="invite-link-heading">Invite link for ${extra.invite.email}</h2>
-  ${notice('warning', html`<strong>Pass this link on to ${extra.invite.email} yourself</strong> (no e-mail is sent). It works once, until ${formatTimestamp(extra.invite.expiresAt)}, and joins them as <strong>${extra.invite.role}</strong>. It is shown only now.`)}
+  ${notice('warning', html`<strong>Pass this link on to ${extra.invite.email} yourself</strong> (no e-mail is sent). It works once, until ${time(extra.invite.expiresAt)}, and joins them as <strong>${extra.invite.role}</strong>. It is shown only now.`)}
   ${copyField('invite-link', extra.invite.url, 'invite link', { className: 'mono' })}
 </section>`
       : '';
     const pending = await listPendingInvites(ctx.db.kysely, session.accountId);
     const pendingRows = pending.map(
       (i) => html`<tr data-invite="${i.email}">
-  <td>${i.email}</td>
-  <td>${i.role}</td>
-  <td>${i.invitedBy}</td>
-  <td>${time(i.expiresAt)}</td>
-  <td><form method="post" action="/team/invites/${i.id}/revoke" class="inline-form">${csrfField(view.csrf)}<button type="submit" class="button button-danger button-small" data-testid="revoke-${i.email}">Revoke</button></form></td>
+  <td data-label="E-mail" class="wrap-any">${i.email}</td>
+  <td data-label="Role">${i.role}</td>
+  <td data-label="Invited by" class="wrap-any">${i.invitedBy}</td>
+  <td data-label="Expires">${time(i.expiresAt)}</td>
+  <td class="actions"><form method="post" action="/team/invites/${i.id}/revoke" class="inline-form">${csrfField(view.csrf)}<button type="submit" class="button button-danger button-small" data-testid="revoke-${i.email}">Revoke</button></form></td>
 </tr>`,
     );
     const pendingSection =

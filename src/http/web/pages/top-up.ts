@@ -16,6 +16,7 @@ import { dashboardAudit } from '../audit.js';
 import { jettonTransferLink, parseAmountInput, parseUsdtAmountInput, qrSvg, transferLink } from '../../../ton/transfer-link.js';
 import { formatDecimal, formatUsdt } from '../../../domain/usdt.js';
 import { CLIENT_DEPOSIT_STATUSES } from '../../../deposits/wire.js';
+import { may, whoMay } from '../rules.js';
 
 /** The newest deposits shown on the top-up page (the API lists them all: GET /api/v1/deposits). */
 const DEPOSITS_SHOWN = 20;
@@ -159,7 +160,9 @@ ${deposits}`;
 <div class="grid-2">
   <section class="card" aria-labelledby="add-heading">
     <h2 id="add-heading">Add test funds</h2>
-    <form method="post" action="/test/top-up" class="stack" novalidate>
+    ${
+      may(view.session.role, 'POST', '/test/top-up')
+        ? html`<form method="post" action="/test/top-up" class="stack" novalidate>
       ${csrfField(view.csrf)}
       <div class="field">
         <label for="amount">Amount in TON</label>
@@ -169,7 +172,9 @@ ${deposits}`;
         ${error ? html`<p id="amount-error" class="field-error">${error}</p>` : ''}
       </div>
       <button type="submit" class="button button-primary">Add test funds</button>
-    </form>
+    </form>`
+        : html`<p data-testid="test-funds-read-only">Your role is ${view.session.role}: ${whoMay('POST', '/test/top-up')} add test funds.</p>`
+    }
   </section>
   <section class="card" aria-labelledby="test-balance-heading">
     <h2 id="test-balance-heading">Test balance</h2>

@@ -108,10 +108,10 @@ export function webhookRoutes(app: FastifyInstance, web: Web): void {
     const disabled = endpoints.filter((e) => e.status === 'disabled').map((e) => disabledNotice(view, e));
     const rows = endpoints.map(
       (e) => html`<tr data-endpoint="${e.id}">
-  <td class="mono"><a href="${modePath(mode, `/webhooks/${e.id}`)}">${e.url}</a></td>
-  <td>${eventsText(e.events)}</td>
-  <td>${statusPill(e)}</td>
-  <td>${time(e.createdAt)}</td>
+  <td data-label="URL" class="mono"><a href="${modePath(mode, `/webhooks/${e.id}`)}">${e.url}</a></td>
+  <td data-label="Events">${eventsText(e.events)}</td>
+  <td data-label="Status">${statusPill(e)}</td>
+  <td data-label="Added" class="when">${time(e.createdAt)}</td>
 </tr>`,
     );
     const table = endpoints.length
@@ -139,19 +139,21 @@ ${table}
       html`<form method="post" action="${modePath(mode, `/webhooks/${endpoint.id}/${path}`)}" class="inline-form">${csrfField(view.csrf)}<button type="submit" class="button ${className}" data-testid="${testId}">${label}</button></form>`;
     const rows = log.flatMap(({ message, attempts }) => {
       const redeliverButton = html`<form method="post" action="${modePath(mode, `/webhooks/${endpoint.id}/messages/${message.id}/redeliver`)}" class="inline-form">${csrfField(view.csrf)}<button type="submit" class="button button-quiet button-small" data-testid="redeliver-${message.id}">Redeliver</button></form>`;
-      const head = html`<td class="mono" title="${message.id}">${message.event_type}</td><td><span class="badge badge-${message.status === 'succeeded' ? 'delivered' : message.status === 'failed' ? 'failed' : 'processing'}">${message.status}</span></td>`;
+      const head = html`<td data-label="Event" class="mono" title="${message.id}">${message.event_type}</td><td data-label="Status"><span class="badge badge-${message.status === 'succeeded' ? 'delivered' : message.status === 'failed' ? 'failed' : 'processing'}">${message.status}</span></td>`;
       if (attempts.length === 0) {
-        return [html`<tr data-message="${message.id}">${head}<td colspan="5" class="muted">Not sent yet</td><td>${redeliverButton}</td></tr>`];
+        return [
+          html`<tr data-message="${message.id}">${head}<td colspan="5" class="muted" data-label="Attempts">Not sent yet</td><td class="actions">${redeliverButton}</td></tr>`,
+        ];
       }
       return attempts.map(
         (a, i) => html`<tr data-message="${message.id}" data-attempt="${Number(a.attempt)}">
   ${i === 0 ? head : html`<td></td><td></td>`}
-  <td class="num">${Number(a.attempt)}</td>
-  <td>${time(Number(a.started_at), true)}</td>
-  <td class="num" data-testid="status-code">${a.status_code === null ? '—' : Number(a.status_code)}</td>
-  <td class="num">${Number(a.duration_ms)} ms</td>
-  <td class="mono" title="${a.response_snippet ?? a.error ?? ''}">${a.error && a.status_code === null ? a.error : (a.response_snippet ?? '')}</td>
-  <td>${i === 0 ? redeliverButton : ''}</td>
+  <td data-label="Attempt" class="num">${Number(a.attempt)}</td>
+  <td data-label="Time" class="when">${time(Number(a.started_at), true)}</td>
+  <td data-label="HTTP status" class="num" data-testid="status-code">${a.status_code === null ? '—' : Number(a.status_code)}</td>
+  <td data-label="Latency" class="num">${Number(a.duration_ms)} ms</td>
+  <td data-label="Response" class="mono snippet" title="${a.response_snippet ?? a.error ?? ''}">${a.error && a.status_code === null ? a.error : (a.response_snippet ?? '')}</td>
+  <td class="actions">${i === 0 ? redeliverButton : ''}</td>
 </tr>`,
       );
     });
