@@ -141,10 +141,62 @@ describe.skipIf(testEngine === 'postgres')('help and command dispatch', () => {
     expect(fs.existsSync(untouched), 'help must not open (create) the database').toBe(false);
   });
 
-  test.concurrent.each([[['frobnicate']], [['account', 'delete']]])('unknown command %j exits 1 with the overview on stderr', async (args) => {
-    const result = await fails(args, /unknown command/, helpCli);
+  test.concurrent('unknown command exits 1 with the overview on stderr', async () => {
+    const result = await fails(['frobnicate'], /unknown command: frobnicate/, helpCli);
     expect(result.stderr).toMatch(/usage: starport <command>/);
     expect(result.stdout).toBe('');
+  });
+
+  test.concurrent('bare `starport` names no command: the overview on stderr, exit 1', async () => {
+    const result = await fails([], /usage: starport <command>/, helpCli);
+    expect(result.stderr).toContain('account create');
+    expect(result.stdout).toBe('');
+  });
+
+  /** The groups the overview lists: the first word(s) that several commands share. */
+  async function groups(): Promise<string[][]> {
+    const overview = await helpCli(['--help']);
+    const paths = [...overview.stdout.matchAll(/^ {2}(\S+(?: \S+)*?) {2,}/gm)].map((m) => (m[1] as string).split(' '));
+    const prefixes = new Set(paths.flatMap((p) => p.slice(0, -1).map((_, n) => p.slice(0, n + 1).join(' '))));
+    return [...prefixes].map((g) => g.split(' '));
+  }
+
+  test('`GROUP --help` lists the commands of every group, and only those', { timeout: 180_000 }, async () => {
+    const all = await groups();
+    expect(all.map((g) => g.join(' '))).toEqual(expect.arrayContaining(['account', 'key', 'balance', 'order', 'deposit', 'fragment', 'fragment session']));
+    const overview = (await helpCli(['--help'])).stdout;
+    await pool(all, 3, async (group) => {
+      const name = group.join(' ');
+      const members = [...overview.matchAll(/^ {2}(\S+(?: \S+)*?) {2,}/gm)].map((m) => m[1] as string).filter((p) => p.startsWith(`${name} `));
+      expect(members.length, name).toBeGreaterThan(0);
+      const args = [...group, '--help'];
+      const result = await helpCli(args);
+      expectExit(args, result, 0);
+      expect(result.stdout).toContain(`usage: starport ${name} <command>`);
+      for (const member of members) expect(result.stdout, `${name} --help lists ${member}`).toMatch(new RegExp(`^  ${member} {2,}\\S`, 'm'));
+      expect(result.stdout.match(/^ {2}\S/gm)?.length, `${name} --help lists only its own commands`).toBe(members.length);
+      expect(result.stderr).toBe('');
+    });
+    expect(fs.existsSync(untouched), 'help must not open (create) the database').toBe(false);
+  });
+
+  test.concurrent('`help GROUP` is `GROUP --help`; `GROUP` alone and `GROUP WRONG` exit 1 with the list on stderr', async () => {
+    const help = await helpCli(['help', 'deposit']);
+    expectExit(['help', 'deposit'], help, 0);
+    expect(help.stdout).toContain('usage: starport deposit <command>');
+    expect(help.stdout).toMatch(/^ {2}deposit assign {2,}\S/m);
+    const bare = await fails(['account'], /^starport account: name a command/, helpCli);
+    expect(bare.stderr).toMatch(/^ {2}account create {2,}\S/m);
+    expect(bare.stdout).toBe('');
+    const wrong = await fails(['account', 'delete'], /^unknown command: account delete/, helpCli);
+    expect(wrong.stderr).toContain('usage: starport account <command>');
+    expect(wrong.stderr).not.toMatch(/^ {2}serve /m);
+  });
+
+  test.concurrent("`help COMMAND` prints that command's usage", async () => {
+    const result = await helpCli(['help', 'backup']);
+    expectExit(['help', 'backup'], result, 0);
+    expect(result.stdout).toContain('usage: starport backup FILE');
   });
 
   test.concurrent('an unknown option exits 1 naming it; with --json still one JSON document', async () => {
