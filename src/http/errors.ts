@@ -84,7 +84,8 @@ export async function handleError(error: FastifyError | Error, request: FastifyR
   return reply.code(apiError.status).send(errorBody(apiError, request.id));
 }
 
-export async function handleNotFound(request: FastifyRequest, reply: FastifyReply) {
-  const error = new ApiError('not_found', `No route ${request.method} ${request.url.split('?')[0]}.`);
+/** `message`: the route the client meant, when there is one (route-hints.ts); else `No route GET /x.` */
+export async function handleNotFound(request: FastifyRequest, reply: FastifyReply, message?: string) {
+  const error = new ApiError('not_found', message ?? `No route ${request.method} ${request.url.split('?')[0]}.`);
   return reply.code(404).send(errorBody(error, request.id));
 }
