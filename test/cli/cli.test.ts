@@ -12,6 +12,7 @@ import { SQLITE_FILE_NAME } from '../../src/db/sqlite.js';
 import { readBalance } from '../../src/ledger/ledger.js';
 import { type CliResult, cliFor, describeRun, parseJsonStdout, pool, removeDir } from '../support/cli.js';
 import { type FreshDatabase, freshDatabase, testEngine } from '../support/database.js';
+import { startServe } from '../support/serve-process.js';
 
 /**
  * The operator CLI, run as the real `bin/starport` child process (the compiled dist/: run
@@ -268,11 +269,11 @@ describe('migrate', () => {
 describe('account create', () => {
   test('--json prints exactly one document with the account id, both keys, which work, and a set-password link', async () => {
     const args = ['account', 'create', '--email', email(), '--json'];
-    const result = await cli(args);
+    const result = await cli(args, { env: { PUBLIC_URL: 'https://dashboard.example.com' } });
     expectExit(args, result, 0);
     const document = parseJsonStdout(result);
     expect(Object.keys(document).sort()).toEqual(['account_id', 'live_key', 'set_password_expires_at', 'set_password_url', 'test_key']);
-    expect(document.set_password_url).toMatch(/^https?:\/\/[^/]+\/set-password\/[A-Za-z0-9_-]{43}$/);
+    expect(document.set_password_url).toMatch(/^https:\/\/dashboard\.example\.com\/set-password\/[A-Za-z0-9_-]{43}$/);
     expect(document.account_id).toMatch(/^acct_[0-9A-Za-z]+$/);
     expect(document.live_key).toMatch(KEY);
     expect(document.live_key.startsWith('sk_live_')).toBe(true);
@@ -293,12 +294,41 @@ describe('account create', () => {
   });
 
   test('without --json prints the id and the keys as text', async () => {
-    const result = await ok(['account', 'create', '--email', email()]);
+    const args = ['account', 'create', '--email', email()];
+    const result = await cli(args, { env: { PUBLIC_URL: 'https://dashboard.example.com' } });
+    expectExit(args, result, 0);
     expect(result.stdout).toMatch(/acct_[0-9A-Za-z]+/);
     expect(result.stdout).toMatch(/sk_live_[0-9A-Za-z]{38}/);
     expect(result.stdout).toMatch(/sk_test_[0-9A-Za-z]{38}/);
     expect(result.stdout).toMatch(/one-time link to set a password[^\n]*\n\S+\/set-password\/[A-Za-z0-9_-]{43}/);
     expect(() => JSON.parse(result.stdout)).toThrow();
+  });
+
+  test('without PUBLIC_URL: the account and its keys, no link, and a sentence saying why', async () => {
+    const address = email();
+    const json = await cli(['account', 'create', '--email', address, '--json']);
+    expectExit(['account', 'create'], json, 0);
+    expect(parseJsonStdout(json)).toMatchObject({ account_id: expect.stringMatching(/^acct_/), set_password_url: null, set_password_expires_at: null });
+    expect(json.stderr).toBe(
+      `warning: no dashboard link printed: PUBLIC_URL is not set, so the CLI cannot tell where the dashboard answers; set it to the origin the service is reached at, as for \`starport serve\` (e.g. PUBLIC_URL=http://127.0.0.1:3000); then \`starport account invite --email ${address}\` prints one.\n`,
+    );
+    const text = await ok(['account', 'create', '--email', email()]);
+    expect(text.stdout).toMatch(/^test key: sk_test_\S+\nKeys are shown once; store them now\.\nDashboard: no dashboard link printed: PUBLIC_URL is not set/m);
+    expect(text.stdout).not.toContain('/set-password/');
+    const db = await open();
+    try {
+      const accounts = await db.kysely.selectFrom('accounts').select('id').where('email', '=', address).execute();
+      expect(accounts).toHaveLength(1);
+      expect(
+        await db.kysely
+          .selectFrom('password_tokens')
+          .selectAll()
+          .where('account_id', '=', accounts[0]?.id as string)
+          .execute(),
+      ).toEqual([]);
+    } finally {
+      await db.close();
+    }
   });
 
   test('a duplicate e-mail exits 1 with a clear message; --json prints one error document', async () => {
@@ -326,6 +356,36 @@ describe('account create', () => {
     [['account', 'create', '--email', 'not-an-email', '--json'], /e-?mail/],
   ])('a missing, empty or malformed --email exits 1: %j', async (args, message) => {
     await fails(args, message);
+  });
+});
+
+describe('set-password links reach the running server', () => {
+  test('a server on a port of its own: invite refuses without PUBLIC_URL, and with it the printed link opens the form', async () => {
+    // PORT=0: whatever free port, never the default 3000 the CLI used to assume.
+    const serve = await startServe(database.env);
+    try {
+      expect(new URL(serve.url).port).not.toBe('3000');
+      const holder = { email: email() };
+      await ok(['account', 'create', '--email', holder.email, '--json']);
+
+      const refused = await fails(
+        ['account', 'invite', '--email', holder.email],
+        /^error: no link printed: PUBLIC_URL is not set, so the CLI cannot tell where the dashboard answers/,
+      );
+      expect(refused.stdout).toBe('');
+
+      const args = ['account', 'invite', '--email', holder.email];
+      const invited = await cli(args, { env: { PUBLIC_URL: serve.url } });
+      expectExit(args, invited, 0);
+      const link = /^(http:\/\/\S+\/set-password\/[A-Za-z0-9_-]{43})$/m.exec(invited.stdout)?.[1];
+      expect(link, invited.stdout).toBeDefined();
+      expect(link?.startsWith(`${serve.url}/set-password/`)).toBe(true);
+      const page = await fetch(link as string, { headers: { accept: 'text/html' } });
+      expect(page.status).toBe(200);
+      expect(await page.text()).toContain(holder.email);
+    } finally {
+      await serve.stop();
+    }
   });
 });
 
