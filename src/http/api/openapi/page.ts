@@ -330,7 +330,7 @@ done`)}
 <li>Money is TON as a decimal <em>string</em>: <code>"0.25"</code>, at most 9 fractional digits, trailing zeros trimmed, no exponent. Prices are rounded up to the nanoton. Never parse it into a float.</li>
 <li>Timestamps are RFC 3339 in UTC with milliseconds: <code>2026-11-25T21:30:00.123Z</code>. Ids: <code>ord_…</code>, <code>evt_…</code>, <code>req_…</code>.</li>
 <li>Input is strict: <code>"100"</code> is not <code>100</code>, unknown body fields are rejected, query integers are digits only, a repeated query parameter is an error.</li>
-<li>Products: <code>stars</code> 50–10000; <code>premium</code> 3, 6 or 12 months. Recipients are usernames (4–32 letters, digits or underscores, starting with a letter), with or without a leading <code>@</code>.</li>
+<li>Products: <code>stars</code> 50–10000; <code>premium</code> 3, 6 or 12 months. Recipients are usernames (4–32 letters, digits or underscores, starting with a letter and not ending with <code>_</code>), with or without a leading <code>@</code>.</li>
 </ul>
 
 <h2 id="idempotency">Idempotency and retries</h2>
