@@ -1,3 +1,5 @@
+import type { Kysely } from 'kysely';
+import type { Database } from '../db/schema.js';
 import type { Db } from '../db/engine.js';
 import { AccountError, createAccount, normalizeEmail } from './accounts.js';
 import { clearLoginFailures, releaseLoginAttempt, reserveLoginAttempt, reserveSignup } from './auth-throttle.js';
@@ -145,8 +147,15 @@ export type UsePasswordLinkResult =
  * Sets the password through a link: the token is spent by one conditional update (two
  * concurrent uses cannot both succeed), and every existing session of the person ends. A
  * person with two-factor on still gives a code after this (the link replaces only the password).
+ * `record` runs in the same transaction (the activity log's entry: both commit or neither).
  */
-export async function usePasswordLink(db: Db, token: unknown, password: string, now = Date.now()): Promise<UsePasswordLinkResult> {
+export async function usePasswordLink(
+  db: Db,
+  token: unknown,
+  password: string,
+  now = Date.now(),
+  record?: (tx: Kysely<Database>, used: { accountId: string; personId: string }) => Promise<void>,
+): Promise<UsePasswordLinkResult> {
   const invalid = { ok: false, reason: 'invalid_link', message: 'This link is invalid, already used or expired. Ask your operator for a new one.' } as const;
   if (!(await checkPasswordLink(db, token, now))) return invalid;
   const weak = passwordProblem(password);
@@ -172,6 +181,7 @@ export async function usePasswordLink(db: Db, token: unknown, password: string, 
         .executeTakeFirstOrThrow();
       await tx.updateTable('people').set({ password_hash: passwordHash, updated_at: now }).where('id', '=', link.id).execute();
       await deletePersonSessions(tx, link.id);
+      await record?.(tx, { accountId: link.account_id, personId: link.id });
       return { personId: link.id, twoFactor: link.totp_enabled_at !== null };
     })
     .then(async (done) => {

@@ -29,6 +29,7 @@ const AUDIT_ACTIONS = [
   'dashboard.sign_in_failed',
   'dashboard.key_reveal',
   'dashboard.test_funds',
+  'dashboard.password_link',
   'webhook.create',
   'webhook.rotate',
   'webhook.delete',

@@ -46,16 +46,32 @@ const COMMANDS: Command[] = [
   accountTwoFactorReset,
 ];
 
-function overview(): string {
-  const width = Math.max(...COMMANDS.map((c) => c.path.join(' ').length));
+/**
+ * Groups need no registration: the commands whose path starts with the same words (`account …`)
+ * form one, listed by `starport account --help` (and `starport help account`).
+ */
+function listing(prefix: string[]): string {
+  const commands = COMMANDS.filter((c) => c.path.length > prefix.length && prefix.every((word, i) => c.path[i] === word));
+  const width = Math.max(...commands.map((c) => c.path.join(' ').length));
   return [
-    'usage: starport <command> [options]',
+    `usage: starport ${[...prefix, '<command>'].join(' ')} [options]`,
     '',
     'commands:',
-    ...COMMANDS.map((c) => `  ${c.path.join(' ').padEnd(width)}  ${c.summary}`),
+    ...commands.map((c) => `  ${c.path.join(' ').padEnd(width)}  ${c.summary}`),
     '',
-    'Every command accepts --help; operator commands accept --json (one JSON document on stdout).',
+    'Every command and group accepts --help (`starport account --help`); operator commands accept --json (one JSON\ndocument on stdout).',
   ].join('\n');
+}
+
+/** The longest run of leading words that starts some command's path (e.g. ['account']). */
+function groupOf(words: string[]): string[] {
+  let prefix: string[] = [];
+  for (let n = 1; n <= words.length; n++) {
+    const candidate = words.slice(0, n);
+    if (!COMMANDS.some((c) => c.path.length > n && candidate.every((word, i) => c.path[i] === word))) break;
+    prefix = candidate;
+  }
+  return prefix;
 }
 
 function findCommand(argv: string[]): { command: Command; rest: string[] } | undefined {
@@ -65,13 +81,30 @@ function findCommand(argv: string[]): { command: Command; rest: string[] } | und
   return undefined;
 }
 
-export async function main(argv: string[]): Promise<number> {
-  const found = findCommand(argv);
-  if (!found) {
-    const help = argv.length === 0 || argv[0] === '--help' || argv[0] === '-h' || argv[0] === 'help';
-    (help ? process.stdout : process.stderr).write(`${help ? '' : `unknown command: ${argv.join(' ')}\n\n`}${overview()}\n`);
-    return help ? 0 : 1;
+/**
+ * No command matched: help for the whole CLI or a group (stdout, 0), or what the words could
+ * have been (stderr, 1). Bare `starport` and a bare group (`starport account`) name no command,
+ * so they print the listing as an error.
+ */
+function withoutCommand(argv: string[]): number {
+  const helpFlag = argv.includes('--help') || argv.includes('-h');
+  const words = argv[0] === 'help' ? argv.slice(1) : argv;
+  const named = words.filter((word) => !word.startsWith('-'));
+  const group = groupOf(named);
+  const complete = group.length === named.length;
+  if (complete && (helpFlag || argv[0] === 'help')) {
+    process.stdout.write(`${listing(group)}\n`);
+    return 0;
   }
+  const problem = argv.length === 0 ? '' : complete ? `starport ${group.join(' ')}: name a command\n\n` : `unknown command: ${argv.join(' ')}\n\n`;
+  process.stderr.write(`${problem}${listing(group)}\n`);
+  return 1;
+}
+
+export async function main(argv: string[]): Promise<number> {
+  // `starport help account create` is `starport account create --help`.
+  const found = findCommand(argv) ?? (argv[0] === 'help' ? findCommand([...argv.slice(1), '--help']) : undefined);
+  if (!found) return withoutCommand(argv);
   const { command, rest } = found;
   const json = rest.includes('--json');
   const io: CommandIo = {

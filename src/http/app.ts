@@ -15,8 +15,11 @@ import type { WebContext } from './web/context.js';
 import { webPlugin } from './web/plugin.js';
 import { lazyChildLogger } from './request-logger.js';
 import { guardServer, nodeServerOptions } from './server-limits.js';
+import { ApiRouteIndex, fromApiClient } from './route-hints.js';
 import { type HttpLimits, httpLimits, type TrustProxy } from '../config.js';
 import type { Db } from '../db/engine.js';
+
+const API_PREFIX = '/api/v1';
 
 export interface AppOptions {
   db: Db;
@@ -40,7 +43,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const { engine } = options.db;
   // With the dashboard on, browsers get its pages for unknown URLs and unreadable requests
   // outside /api; API clients always get the contract's JSON error.
-  const notFound = options.web ? notFoundForBrowsers : handleNotFound;
+  const apiRoutes = new ApiRouteIndex(API_PREFIX);
+  const hint = (request: FastifyRequest) => (options.api ? apiRoutes.suggestion(request.method, request.url.split('?')[0] ?? '') : undefined);
+  const notFound = (request: FastifyRequest, reply: FastifyReply) => (options.web ? notFoundForBrowsers : handleNotFound)(request, reply, hint(request));
   const onError = options.web
     ? (error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply) => errorForBrowsers(error, request, reply, engine)
     : (error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply) => handleError(error, request, reply, engine);
@@ -97,7 +102,13 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     // An unknown route answers 404 before anything else, its body unread (docs/api.md "Order of checks");
     // Fastify would otherwise parse the body first. Replying ends the hook chain.
     if (request.is404) void notFound(request, reply);
-    else done();
+    // An API client on a dashboard page that shares an API path (GET /balance without /api/v1)
+    // gets the API's 404 naming the path, not a redirect to the login page.
+    else {
+      const meant = options.web && !request.url.startsWith('/api/') && fromApiClient(request) ? hint(request) : undefined;
+      if (meant) void handleNotFound(request, reply, meant);
+      else done();
+    }
   });
   app.setErrorHandler(onError);
   app.setNotFoundHandler(notFound);
@@ -109,7 +120,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   if (api) {
     // One reference for the /api/v1 routes: GET /api/v1/openapi.json, /api/v1/docs and /docs.
     const reference = new ApiReference(api.publicUrl);
-    await app.register(async (scope) => apiPlugin(scope, api, reference), { prefix: '/api/v1' });
+    app.addHook('onRoute', apiRoutes.add);
+    await app.register(async (scope) => apiPlugin(scope, api, reference), { prefix: API_PREFIX });
     referenceRoutes(app, reference, { openapi: false });
   }
   if (options.web) await app.register(webPlugin, options.web);

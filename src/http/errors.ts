@@ -24,10 +24,14 @@ const FRAMEWORK_MESSAGES: Partial<Record<ErrorCode, string>> = {
   invalid_request: 'The request could not be read (a malformed URL, percent-escape or header).',
 };
 
-export function toApiError(error: FastifyError | Error): ApiError {
+/** `request`: the one that failed, whose body or query a validation error's message may quote. */
+export function toApiError(error: FastifyError | Error, request?: FastifyRequest): ApiError {
   if (error instanceof ApiError) return error;
   const fastifyError = error as FastifyError;
-  if (fastifyError.validation) return validationError(fastifyError.validation, fastifyError.validationContext ?? 'body');
+  if (fastifyError.validation) {
+    const context = fastifyError.validationContext ?? 'body';
+    return validationError(fastifyError.validation, context, context === 'querystring' ? request?.query : request?.body);
+  }
   const mapped = fastifyError.code ? FRAMEWORK_CODES[fastifyError.code] : undefined;
   if (mapped) return new ApiError(mapped, FRAMEWORK_MESSAGES[mapped]);
   if (fastifyError.statusCode === 413) return new ApiError('payload_too_large');
@@ -77,14 +81,15 @@ export function replyUnavailable(request: FastifyRequest, reply: FastifyReply, e
  * other failures (a 500).
  */
 export async function handleError(error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply, engine?: Pick<Engine, 'isUnavailable'>) {
-  const apiError = engine?.isUnavailable(error) ? unavailableError() : toApiError(error);
+  const apiError = engine?.isUnavailable(error) ? unavailableError() : toApiError(error, request);
   if (apiError.code === 'service_unavailable') replyUnavailable(request, reply, error);
   else if (apiError.code === 'internal_error') request.log.error({ err: error }, 'unhandled error');
   else if (apiError.status >= 500) request.log.warn({ code: apiError.code }, apiError.message);
   return reply.code(apiError.status).send(errorBody(apiError, request.id));
 }
 
-export async function handleNotFound(request: FastifyRequest, reply: FastifyReply) {
-  const error = new ApiError('not_found', `No route ${request.method} ${request.url.split('?')[0]}.`);
+/** `message`: the route the client meant, when there is one (route-hints.ts); else `No route GET /x.` */
+export async function handleNotFound(request: FastifyRequest, reply: FastifyReply, message?: string) {
+  const error = new ApiError('not_found', message ?? `No route ${request.method} ${request.url.split('?')[0]}.`);
   return reply.code(404).send(errorBody(error, request.id));
 }

@@ -12,6 +12,7 @@ import { SQLITE_FILE_NAME } from '../../src/db/sqlite.js';
 import { readBalance } from '../../src/ledger/ledger.js';
 import { type CliResult, cliFor, describeRun, parseJsonStdout, pool, removeDir } from '../support/cli.js';
 import { type FreshDatabase, freshDatabase, testEngine } from '../support/database.js';
+import { startServe } from '../support/serve-process.js';
 
 /**
  * The operator CLI, run as the real `bin/starport` child process (the compiled dist/: run
@@ -141,10 +142,62 @@ describe.skipIf(testEngine === 'postgres')('help and command dispatch', () => {
     expect(fs.existsSync(untouched), 'help must not open (create) the database').toBe(false);
   });
 
-  test.concurrent.each([[['frobnicate']], [['account', 'delete']]])('unknown command %j exits 1 with the overview on stderr', async (args) => {
-    const result = await fails(args, /unknown command/, helpCli);
+  test.concurrent('unknown command exits 1 with the overview on stderr', async () => {
+    const result = await fails(['frobnicate'], /unknown command: frobnicate/, helpCli);
     expect(result.stderr).toMatch(/usage: starport <command>/);
     expect(result.stdout).toBe('');
+  });
+
+  test.concurrent('bare `starport` names no command: the overview on stderr, exit 1', async () => {
+    const result = await fails([], /usage: starport <command>/, helpCli);
+    expect(result.stderr).toContain('account create');
+    expect(result.stdout).toBe('');
+  });
+
+  /** The groups the overview lists: the first word(s) that several commands share. */
+  async function groups(): Promise<string[][]> {
+    const overview = await helpCli(['--help']);
+    const paths = [...overview.stdout.matchAll(/^ {2}(\S+(?: \S+)*?) {2,}/gm)].map((m) => (m[1] as string).split(' '));
+    const prefixes = new Set(paths.flatMap((p) => p.slice(0, -1).map((_, n) => p.slice(0, n + 1).join(' '))));
+    return [...prefixes].map((g) => g.split(' '));
+  }
+
+  test('`GROUP --help` lists the commands of every group, and only those', { timeout: 180_000 }, async () => {
+    const all = await groups();
+    expect(all.map((g) => g.join(' '))).toEqual(expect.arrayContaining(['account', 'key', 'balance', 'order', 'deposit', 'fragment', 'fragment session']));
+    const overview = (await helpCli(['--help'])).stdout;
+    await pool(all, 3, async (group) => {
+      const name = group.join(' ');
+      const members = [...overview.matchAll(/^ {2}(\S+(?: \S+)*?) {2,}/gm)].map((m) => m[1] as string).filter((p) => p.startsWith(`${name} `));
+      expect(members.length, name).toBeGreaterThan(0);
+      const args = [...group, '--help'];
+      const result = await helpCli(args);
+      expectExit(args, result, 0);
+      expect(result.stdout).toContain(`usage: starport ${name} <command>`);
+      for (const member of members) expect(result.stdout, `${name} --help lists ${member}`).toMatch(new RegExp(`^  ${member} {2,}\\S`, 'm'));
+      expect(result.stdout.match(/^ {2}\S/gm)?.length, `${name} --help lists only its own commands`).toBe(members.length);
+      expect(result.stderr).toBe('');
+    });
+    expect(fs.existsSync(untouched), 'help must not open (create) the database').toBe(false);
+  });
+
+  test.concurrent('`help GROUP` is `GROUP --help`; `GROUP` alone and `GROUP WRONG` exit 1 with the list on stderr', async () => {
+    const help = await helpCli(['help', 'deposit']);
+    expectExit(['help', 'deposit'], help, 0);
+    expect(help.stdout).toContain('usage: starport deposit <command>');
+    expect(help.stdout).toMatch(/^ {2}deposit assign {2,}\S/m);
+    const bare = await fails(['account'], /^starport account: name a command/, helpCli);
+    expect(bare.stderr).toMatch(/^ {2}account create {2,}\S/m);
+    expect(bare.stdout).toBe('');
+    const wrong = await fails(['account', 'delete'], /^unknown command: account delete/, helpCli);
+    expect(wrong.stderr).toContain('usage: starport account <command>');
+    expect(wrong.stderr).not.toMatch(/^ {2}serve /m);
+  });
+
+  test.concurrent("`help COMMAND` prints that command's usage", async () => {
+    const result = await helpCli(['help', 'backup']);
+    expectExit(['help', 'backup'], result, 0);
+    expect(result.stdout).toContain('usage: starport backup FILE');
   });
 
   test.concurrent('an unknown option exits 1 naming it; with --json still one JSON document', async () => {
@@ -216,11 +269,11 @@ describe('migrate', () => {
 describe('account create', () => {
   test('--json prints exactly one document with the account id, both keys, which work, and a set-password link', async () => {
     const args = ['account', 'create', '--email', email(), '--json'];
-    const result = await cli(args);
+    const result = await cli(args, { env: { PUBLIC_URL: 'https://dashboard.example.com' } });
     expectExit(args, result, 0);
     const document = parseJsonStdout(result);
     expect(Object.keys(document).sort()).toEqual(['account_id', 'live_key', 'set_password_expires_at', 'set_password_url', 'test_key']);
-    expect(document.set_password_url).toMatch(/^https?:\/\/[^/]+\/set-password\/[A-Za-z0-9_-]{43}$/);
+    expect(document.set_password_url).toMatch(/^https:\/\/dashboard\.example\.com\/set-password\/[A-Za-z0-9_-]{43}$/);
     expect(document.account_id).toMatch(/^acct_[0-9A-Za-z]+$/);
     expect(document.live_key).toMatch(KEY);
     expect(document.live_key.startsWith('sk_live_')).toBe(true);
@@ -241,12 +294,41 @@ describe('account create', () => {
   });
 
   test('without --json prints the id and the keys as text', async () => {
-    const result = await ok(['account', 'create', '--email', email()]);
+    const args = ['account', 'create', '--email', email()];
+    const result = await cli(args, { env: { PUBLIC_URL: 'https://dashboard.example.com' } });
+    expectExit(args, result, 0);
     expect(result.stdout).toMatch(/acct_[0-9A-Za-z]+/);
     expect(result.stdout).toMatch(/sk_live_[0-9A-Za-z]{38}/);
     expect(result.stdout).toMatch(/sk_test_[0-9A-Za-z]{38}/);
     expect(result.stdout).toMatch(/one-time link to set a password[^\n]*\n\S+\/set-password\/[A-Za-z0-9_-]{43}/);
     expect(() => JSON.parse(result.stdout)).toThrow();
+  });
+
+  test('without PUBLIC_URL: the account and its keys, no link, and a sentence saying why', async () => {
+    const address = email();
+    const json = await cli(['account', 'create', '--email', address, '--json']);
+    expectExit(['account', 'create'], json, 0);
+    expect(parseJsonStdout(json)).toMatchObject({ account_id: expect.stringMatching(/^acct_/), set_password_url: null, set_password_expires_at: null });
+    expect(json.stderr).toBe(
+      `warning: no dashboard link printed: PUBLIC_URL is not set, so the CLI cannot tell where the dashboard answers; set it to the origin the service is reached at, as for \`starport serve\` (e.g. PUBLIC_URL=http://127.0.0.1:3000); then \`starport account invite --email ${address}\` prints one.\n`,
+    );
+    const text = await ok(['account', 'create', '--email', email()]);
+    expect(text.stdout).toMatch(/^test key: sk_test_\S+\nKeys are shown once; store them now\.\nDashboard: no dashboard link printed: PUBLIC_URL is not set/m);
+    expect(text.stdout).not.toContain('/set-password/');
+    const db = await open();
+    try {
+      const accounts = await db.kysely.selectFrom('accounts').select('id').where('email', '=', address).execute();
+      expect(accounts).toHaveLength(1);
+      expect(
+        await db.kysely
+          .selectFrom('password_tokens')
+          .selectAll()
+          .where('account_id', '=', accounts[0]?.id as string)
+          .execute(),
+      ).toEqual([]);
+    } finally {
+      await db.close();
+    }
   });
 
   test('a duplicate e-mail exits 1 with a clear message; --json prints one error document', async () => {
@@ -274,6 +356,36 @@ describe('account create', () => {
     [['account', 'create', '--email', 'not-an-email', '--json'], /e-?mail/],
   ])('a missing, empty or malformed --email exits 1: %j', async (args, message) => {
     await fails(args, message);
+  });
+});
+
+describe('set-password links reach the running server', () => {
+  test('a server on a port of its own: invite refuses without PUBLIC_URL, and with it the printed link opens the form', async () => {
+    // PORT=0: whatever free port, never the default 3000 the CLI used to assume.
+    const serve = await startServe(database.env);
+    try {
+      expect(new URL(serve.url).port).not.toBe('3000');
+      const holder = { email: email() };
+      await ok(['account', 'create', '--email', holder.email, '--json']);
+
+      const refused = await fails(
+        ['account', 'invite', '--email', holder.email],
+        /^error: no link printed: PUBLIC_URL is not set, so the CLI cannot tell where the dashboard answers/,
+      );
+      expect(refused.stdout).toBe('');
+
+      const args = ['account', 'invite', '--email', holder.email];
+      const invited = await cli(args, { env: { PUBLIC_URL: serve.url } });
+      expectExit(args, invited, 0);
+      const link = /^(http:\/\/\S+\/set-password\/[A-Za-z0-9_-]{43})$/m.exec(invited.stdout)?.[1];
+      expect(link, invited.stdout).toBeDefined();
+      expect(link?.startsWith(`${serve.url}/set-password/`)).toBe(true);
+      const page = await fetch(link as string, { headers: { accept: 'text/html' } });
+      expect(page.status).toBe(200);
+      expect(await page.text()).toContain(holder.email);
+    } finally {
+      await serve.stop();
+    }
   });
 });
 

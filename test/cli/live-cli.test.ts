@@ -172,6 +172,14 @@ describe('live check', () => {
     expect(low.stdout + unreachable.stdout).not.toContain(env.WALLET_MNEMONIC?.split(' ').slice(0, 3).join(' '));
   });
 
+  test('without a wallet mnemonic the balance line says why it is unknown, in words', async () => {
+    const args = ['live', 'check'];
+    const result = await cliFor({ ...env, WALLET_MNEMONIC: undefined })(args);
+    expect(result.code, describeRun(args, result)).toBe(2);
+    expect(result.stdout).toMatch(/^wallet: mnemonic not configured, \S+; balance unknown: no usable wallet mnemonic, so no wallet address to look up$/m);
+    expect(result.stdout).toMatch(/^live trading: NOT ready \(.*wallet mnemonic not configured/m);
+  });
+
   test('wallet status: address, balance, seqno, nothing in flight; the mnemonic never printed', async () => {
     const result = await cli(['wallet', 'status', '--json']);
     expect(result.code, describeRun(['wallet', 'status'], result)).toBe(0);

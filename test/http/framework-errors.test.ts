@@ -145,6 +145,48 @@ describe('404 not_found', () => {
   });
 });
 
+describe('404 not_found names the API route a client meant', () => {
+  const notFound = (res: { statusCode: number; headers: Record<string, unknown>; body: string }) => {
+    expect(res.statusCode, res.body).toBe(404);
+    expect(String(res.headers['content-type'])).toMatch(/^application\/json/);
+    const body = JSON.parse(res.body);
+    expect(body).toMatchObject({ ok: false, error: { code: 'not_found' }, request_id: res.headers['request-id'] });
+    return body.error.message as string;
+  };
+
+  test('without /api/v1, with an API key or asking for JSON: a JSON 404, not the dashboard login redirect', async () => {
+    const a = await h.account({ test: '1' });
+    const bearer = { authorization: `Bearer ${a.testKey}` };
+    expect(notFound(await h.inject({ method: 'GET', url: '/balance', headers: bearer }))).toBe('No route GET /balance. The API is under /api/v1: GET /api/v1/balance.');
+    expect(notFound(await h.inject({ method: 'GET', url: '/balance', headers: { accept: 'application/json' } }))).toBe(
+      'No route GET /balance. The API is under /api/v1: GET /api/v1/balance.',
+    );
+    expect(notFound(await h.inject({ method: 'GET', url: '/orders/ord_x?limit=1', headers: bearer }))).toBe(
+      'No route GET /orders/ord_x. The API is under /api/v1: GET /api/v1/orders/ord_x.',
+    );
+    expect(notFound(await h.inject({ method: 'GET', url: '/orders', headers: bearer }))).toContain('GET /api/v1/orders.');
+    // A browser still gets the dashboard (its login page first).
+    const browser = await h.inject({ method: 'GET', url: '/balance', headers: { accept: 'text/html,application/xhtml+xml,application/json;q=0.9,*/*;q=0.8' } });
+    expect(browser.statusCode).toBe(303);
+    expect(browser.headers.location).toMatch(/^\/login/);
+    // The reference page is not an API route's unprefixed twin.
+    expect((await h.inject({ method: 'GET', url: '/docs', headers: bearer })).statusCode).toBe(200);
+  });
+
+  test('a method the path does not have names the one it has: POST /quote suggests GET', async () => {
+    const a = await h.account({ test: '1' });
+    const json = { authorization: `Bearer ${a.testKey}`, 'content-type': 'application/json' };
+    expect(notFound(await h.inject({ method: 'POST', url: '/quote', headers: json, payload: '{}' }))).toBe('No route POST /quote. The API is under /api/v1: GET /api/v1/quote.');
+    expect(notFound(await h.inject({ method: 'POST', url: '/api/v1/quote', headers: json, payload: '{}' }))).toBe('No route POST /api/v1/quote: it answers GET only.');
+    expect(notFound(await h.inject({ method: 'PUT', url: '/api/v1/orders', headers: json, payload: '{}' }))).toBe('No route PUT /api/v1/orders: it answers GET and POST only.');
+    // Without an API key too: the route is unknown before anything else is checked.
+    expect(notFound(await h.inject({ method: 'POST', url: '/quote' }))).toBe('No route POST /quote. The API is under /api/v1: GET /api/v1/quote.');
+    // Nothing to suggest: the plain message.
+    expect(notFound(await h.inject({ method: 'GET', url: '/nope', headers: json }))).toBe('No route GET /nope.');
+    expect(notFound(await h.inject({ method: 'GET', url: '/api/v1/nope', headers: json }))).toBe('No route GET /api/v1/nope.');
+  });
+});
+
 describe('a body is only read on POST', () => {
   test('GET with an invalid JSON body, an oversized body or a foreign media type → 200', async () => {
     const a = await h.account({ test: '1' });

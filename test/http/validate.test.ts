@@ -60,14 +60,33 @@ describe('recipient_invalid', () => {
     expect(premium.body.error.details).toEqual({ reason: 'not_found' });
   });
 
-  test.each(['abc', `a${'b'.repeat(32)}`, '1abc', '_abc', 'abc_', '@@abcd', 'ab cd', 'ab-cd', 'https://t.me/durov', '', '@', 5, null, true, ['durov'], {}, '\ud800abcd'])(
-    'malformed %j → 400 recipient_invalid, reason not_found, the message saying what a username is',
-    async (recipient) => {
-      const res = await rejected({ product: 'stars', recipient, quantity: 50 }, 400, 'recipient_invalid', 'recipient');
-      expect(res.body.error.details).toEqual({ reason: 'not_found' });
-      expect(res.body.error.message).toMatch(/^recipient must be a username/);
-    },
-  );
+  test.each([
+    ['abc', 'is too short: at least 4 characters after the "@"'],
+    ['@abc', 'is too short: at least 4 characters after the "@"'],
+    ['', 'is too short: at least 4 characters after the "@"'],
+    ['@', 'is too short: at least 4 characters after the "@"'],
+    [`a${'b'.repeat(32)}`, 'is too long: at most 32 characters after the "@"'],
+    ['1abc', 'must start with a letter'],
+    ['_abc', 'must start with a letter'],
+    ['abc_', 'may not end with "_"'],
+    ['@durov_', 'may not end with "_"'],
+    ['@@abcd', 'may have only one "@", at the start'],
+    ['ab cd', 'may only have letters (a–z), digits and "_"'],
+    ['ab-cd', 'may only have letters (a–z), digits and "_"'],
+    ['https://t.me/durov', 'may only have letters (a–z), digits and "_"'],
+    ['\ud800abcd', 'may only have letters (a–z), digits and "_"'],
+    [5, 'must be a string'],
+    [null, 'must be a string'],
+    [true, 'must be a string'],
+    [['durov'], 'must be a string'],
+    [{}, 'must be a string'],
+  ])('malformed %j → 400 recipient_invalid, reason not_found, the message naming the rule it broke', async (recipient, rule) => {
+    const res = await rejected({ product: 'stars', recipient, quantity: 50 }, 400, 'recipient_invalid', 'recipient');
+    expect(res.body.error.details).toEqual({ reason: 'not_found' });
+    expect(res.body.error.message).toBe(
+      `recipient ${rule}: a username is 4–32 letters, digits or underscores, starting with a letter and not ending with "_", optionally with one leading "@".`,
+    );
+  });
 });
 
 /** docs/api.md "Test mode": each refusal reason has its magic recipient. */

@@ -236,6 +236,9 @@ describe('the reference page', () => {
       'about 2 s',
       'Retry-After',
       '@starport/sdk',
+      // The Python SDK too, with the service's own base URL.
+      'packages/python',
+      `base_url=&quot;${h.url}/api/v1&quot;`,
     ]) {
       expect(html).toContain(text);
     }

@@ -177,6 +177,12 @@ sqliteOnly('backup while the service runs (SQLite only: PostgreSQL is backed up 
     await fails(cli, ['backup', '--to', file, '--json'], /already exists.*--force/);
     expect((await ok(cli, ['backup', '--to', file, '--force', '--json'])).ok).toBe(true);
     await fails(cli, ['backup', '--json'], /--to/);
+    // `backup FILE` is `backup --to FILE`: the same checks, the same refusal to overwrite.
+    const positional = path.join(work, 'positional.sqlite');
+    expect(await ok(cli, ['backup', positional, '--json'])).toMatchObject({ ok: true, file: positional, ledger_ok: true });
+    await fails(cli, ['backup', positional], /already exists.*--force/);
+    await fails(cli, ['backup', positional, '--to', file], /FILE or --to FILE/);
+    await fails(cli, ['backup', positional, 'extra'], /unexpected argument "extra"/);
     const empty = makeTempDir('starport-nodb-');
     try {
       await fails(cliFor({ DATA_DIR: empty }), ['backup', '--to', path.join(work, 'x.sqlite')], /no database at/);

@@ -65,7 +65,8 @@ describe('no secret in the logs', () => {
   });
 
   test('serve at LOG_LEVEL=trace, the API, the dashboard and the CLI: nothing secret is printed', { timeout: 120_000 }, async () => {
-    const cli = cliFor(database.env);
+    // The server starts below; the links need only their token here.
+    const cli = cliFor({ ...database.env, PUBLIC_URL: 'https://starport.example' });
     const secrets: Record<string, string> = {};
     const operatorEmail = `logs-${Date.now()}@example.com`;
     const created = parseJsonStdout(await cli(['account', 'create', '--email', operatorEmail, '--json']));

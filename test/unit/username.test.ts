@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { normalizeUsername, parseUsername } from '../../src/domain/username.js';
+import { normalizeUsername, parseUsername, usernameProblem } from '../../src/domain/username.js';
 
 describe('parseUsername', () => {
   it.each([
@@ -43,10 +43,30 @@ describe('parseUsername', () => {
     '@',
   ])('rejects %j', (input) => {
     expect(parseUsername(input)).toBeUndefined();
+    // And names a rule it breaks.
+    expect(usernameProblem(input)).toEqual(expect.any(String));
   });
 
   it.each([1234, null, undefined, {}, { username: 'abcd' }, ['abcd'], true])('rejects the non-string %j', (input) => {
     expect(parseUsername(input)).toBeUndefined();
+  });
+});
+
+describe('usernameProblem', () => {
+  it.each([
+    ['abcd', undefined],
+    ['@a_b1', undefined],
+    ['abcd_', 'may not end with "_"'],
+    [' abcd', 'may only have letters (a–z), digits and "_"'],
+    ['abcd\n', 'may only have letters (a–z), digits and "_"'],
+    ['\u0430bcd', 'may only have letters (a–z), digits and "_"'],
+    ['abcd@', 'may have only one "@", at the start'],
+    ['9abcd', 'must start with a letter'],
+    ['abc', 'is too short: at least 4 characters after the "@"'],
+    ['a'.repeat(33), 'is too long: at most 32 characters after the "@"'],
+    [undefined, 'must be a string'],
+  ])('%j → %j', (input, problem) => {
+    expect(usernameProblem(input)).toBe(problem);
   });
 });
 

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, expect, test } from 'vitest';
+import { listAudit } from '../../src/audit/audit.js';
 import { parseTon } from '../../src/domain/money.js';
 import { adjustBalance } from '../../src/ledger/adjust.js';
 import { lowBalanceAlerts } from '../../src/ledger/low-balance.js';
@@ -69,6 +70,17 @@ test('the settings form: bad input is refused with the reason and the input kept
   const removed = await client.submit('/alerts', {}, '/alerts/remove');
   expect(removed.location).toBe('/alerts?notice=removed');
   expect(await thresholds(accountId)).toEqual({ live: null, test: parseTon('3') });
+
+  // Each change is in the activity log, with the value before and after; refusals are not.
+  const changes = (await listAudit(h.service.db.kysely, { accountId, limit: 50 })).filter((r) => r.action === 'settings.change').reverse();
+  expect(changes.map((r) => [r.mode, r.details.setting, r.details.from, r.details.to])).toEqual([
+    ['live', 'low_balance_threshold', null, '12.5'],
+    ['test', 'low_balance_threshold', null, '3'],
+    ['live', 'low_balance_threshold', '12.5', null],
+  ]);
+  for (const r of changes) expect(r).toMatchObject({ actor: email, source: 'dashboard', details: { ip: '10.8.0.1' } });
+  const activity = text((await client.get('/activity')).body);
+  expect(activity).toContain('settings.change mode: live, setting: low_balance_threshold, from: 12.5, to: null');
 });
 
 test('signed out: the page and its forms send to the login page', async () => {

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { hashSecret } from '../../src/accounts/secrets.js';
+import { listAudit } from '../../src/audit/audit.js';
 import { cliFor, describeRun, parseJsonStdout } from '../support/cli.js';
 import { type Harness, startHarness } from '../support/harness.js';
 import { newEmail, PASSWORD, signedUp, WebClient } from '../support/web.js';
@@ -113,6 +114,11 @@ describe('account invite', { timeout: 60_000 }, () => {
     expect(repost.status).toBe(404);
 
     expect((await new WebClient(h, '10.3.0.4').logIn(email)).status).toBe(303);
+
+    // The use of the link is in the account's activity log, once (the refused attempts are not), without the token.
+    const used = (await listAudit(h.service.db.kysely, { accountId: account.accountId, limit: 50 })).filter((r) => r.action === 'dashboard.password_link');
+    expect(used).toEqual([expect.objectContaining({ actor: email, source: 'dashboard', details: { ip: '10.3.0.2' } })]);
+    expect(JSON.stringify(used)).not.toContain(token);
   });
 
   test('the same link resets a forgotten password and logs out every session; a newer link replaces an older one', async () => {

@@ -1,7 +1,7 @@
 import { AccountError, createAccount, reissueKey } from '../../accounts/accounts.js';
 import { issuePasswordLink } from '../../accounts/dashboard-users.js';
 import { formatTimestamp } from '../../domain/time.js';
-import { dashboardOrigin } from './dashboard.js';
+import { dashboardOrigin, NO_PUBLIC_URL } from './dashboard.js';
 import { type AccountStatus, type AccountSummary, findAccount, listAccounts, listKeys, orderCounts, recentJournal, revokeKey, setAccountStatus } from '../../accounts/admin.js';
 import { listAudit, recordAudit } from '../../audit/audit.js';
 import { type Command, required, UsageError } from '../command.js';
@@ -29,7 +29,8 @@ export const accountCreate: Command = {
   usage:
     `starport account create --email EMAIL [--reason TEXT] [--actor NAME] [--json]\n\n` +
     'Also prints a one-time link (72 hours, like `account invite`) with which the account holder sets\n' +
-    'a dashboard password and logs in; links start with PUBLIC_URL (default http://HOST:PORT).\n\n' +
+    'a dashboard password and logs in. The link starts with PUBLIC_URL, the origin the service is reached at; without it\n' +
+    'the account is created with no link (`account invite` prints one later).\n\n' +
     ACTOR_HELP,
   options: { email: { type: 'string' }, reason: { type: 'string' }, ...actorOption },
   async run(values, io) {
@@ -43,14 +44,16 @@ export const accountCreate: Command = {
       const account = await createAccount(db, email, now, (tx, created) =>
         recordAudit(tx, { actor, action: 'account.create', accountId: created.accountId, reason, details: { email: email.trim().toLowerCase() }, now }),
       );
-      return { account, link: await issuePasswordLink(db, email, now) };
+      return { account, link: origin === undefined ? undefined : await issuePasswordLink(db, email, now) };
     }).catch(rethrowAccountError);
-    const url = `${origin}/set-password/${link.token}`;
-    const expiresAt = formatTimestamp(link.expiresAt);
+    const url = link && `${origin}/set-password/${link.token}`;
+    const expiresAt = link && formatTimestamp(link.expiresAt);
+    const keys = `account ${account.accountId}\nlive key: ${account.liveKey}\ntest key: ${account.testKey}\nKeys are shown once; store them now.\n`;
+    const noLink = `no dashboard link printed: ${NO_PUBLIC_URL}; then \`starport account invite --email ${email}\` prints one.`;
+    if (!url && io.json) process.stderr.write(`warning: ${noLink}\n`);
     io.result(
-      { account_id: account.accountId, live_key: account.liveKey, test_key: account.testKey, set_password_url: url, set_password_expires_at: expiresAt },
-      `account ${account.accountId}\nlive key: ${account.liveKey}\ntest key: ${account.testKey}\nKeys are shown once; store them now.\n` +
-        `Dashboard: open this one-time link to set a password and log in (works once, until ${expiresAt}):\n${url}`,
+      { account_id: account.accountId, live_key: account.liveKey, test_key: account.testKey, set_password_url: url ?? null, set_password_expires_at: expiresAt ?? null },
+      url ? `${keys}Dashboard: open this one-time link to set a password and log in (works once, until ${expiresAt}):\n${url}` : `${keys}Dashboard: ${noLink}`,
     );
     return 0;
   },

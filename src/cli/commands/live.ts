@@ -137,7 +137,7 @@ export const liveCheck: Command = operatorCommand({
           balance: chain?.state === 'ok' ? chain.balance : null,
           min_balance: formatTon(config.live.wallet.minBalance),
           ...(chain?.state === 'ok' ? { seqno: chain.seqno, deployed: chain.deployed } : {}),
-          ...(chain?.state === 'error' ? { balance_note: chain.message } : chain ? {} : { balance_note: 'no usable wallet mnemonic' }),
+          ...(chain?.state === 'error' ? { balance_note: chain.message } : chain ? {} : { balance_note: 'no usable wallet mnemonic, so no wallet address to look up' }),
         },
         breaker: { state: breaker.state, reason: breaker.reason, since: time(breaker.openedAt), retry_at: time(breaker.retryAt) },
       };
@@ -146,7 +146,7 @@ export const liveCheck: Command = operatorCommand({
       `live trading: ${report.ready ? 'ready' : `NOT ready (${report.blockers.join('; ')})`}`,
       `fragment session: ${report.fragment.session}${report.fragment.message ? ` (${report.fragment.message})` : ''}${report.fragment.source ? `, from ${report.fragment.source}` : ''}${report.fragment.session_set_at ? ` set ${report.fragment.session_set_at}` : ''}`,
       `kyc: ${report.kyc.state}${'observed_at' in report.kyc ? ` (Fragment's last answer, ${report.kyc.observed_at})` : ' (no purchase has reached the payment step yet)'}`,
-      `wallet: mnemonic ${report.wallet.mnemonic.replace('_', ' ')}, ${report.wallet.version}${report.wallet.address ? ` ${report.wallet.address}` : ''}; balance ${report.wallet.balance !== null ? `${report.wallet.balance} TON (minimum ${report.wallet.min_balance})` : (report.wallet.balance_note ?? 'unknown')}`,
+      `wallet: mnemonic ${report.wallet.mnemonic.replace('_', ' ')}, ${report.wallet.version}${report.wallet.address ? ` ${report.wallet.address}` : ''}; balance ${report.wallet.balance !== null ? `${report.wallet.balance} TON (minimum ${report.wallet.min_balance})` : `unknown: ${report.wallet.balance_note ?? 'not reported'}`}`,
       `circuit breaker: ${report.breaker.state}${report.breaker.state === 'open' ? ` since ${report.breaker.since} (${report.breaker.reason}), next probe ${report.breaker.retry_at}` : ''}`,
       ...report.warnings.map((w) => `warning: ${w}`),
     ].join('\n');

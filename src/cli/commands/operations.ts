@@ -22,13 +22,15 @@ export const backup: Command = operatorCommand({
   path: ['backup'],
   summary: 'Back up the embedded SQLite database to a file, online (safe while `serve` runs)',
   usage:
-    'starport backup --to FILE [--force] [--json]\n\n' +
+    'starport backup FILE [--force] [--json]   (or --to FILE)\n\n' +
     "Uses SQLite's backup API: one consistent snapshot (every transaction committed before it started, nothing half-done),\n" +
     'without stopping the service. The file is checked (integrity, ledger verify) before it is put in place; --force replaces\n' +
     'an existing FILE. For PostgreSQL (DATABASE_URL set) use pg_dump.',
   options: { to: { type: 'string' }, force: { type: 'boolean' } },
+  positionals: ['file'],
   async run(values, io) {
-    const to = required(values, 'to');
+    if (typeof values.file === 'string' && typeof values.to === 'string') throw new UsageError('give the backup file once: FILE or --to FILE');
+    const to = typeof values.file === 'string' ? values.file : required(values, 'to');
     const config = loadConfig();
     if (config.databaseUrl) return postgresRefusal(io);
     const result = await backupSqlite(config.dataDir, to, { overwrite: values.force === true });

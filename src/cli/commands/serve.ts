@@ -1,9 +1,11 @@
 import os from 'node:os';
 import type { Logger } from 'pino';
 import { loadConfig } from '../../config.js';
+import { createLogger } from '../../logger.js';
 import { ROLES, type Role } from '../../roles.js';
 import { keepTickShape } from '../../runtime/tick-shape.js';
 import { type Command, UsageError } from '../command.js';
+import { withDatabase } from '../database.js';
 
 export const serve: Command = {
   path: ['serve'],
@@ -23,8 +25,8 @@ export const serve: Command = {
     const config = loadConfig();
     // Before the start-up's garbage collections (src/runtime/tick-shape.ts).
     await keepTickShape();
-    // Imported here so that the short operator commands do not load the HTTP stack.
-    const { createLogger } = await import('../../logger.js');
+    // Imported here so that the short operator commands do not load the HTTP stack (the
+    // logger and the database are in the CLI's main chunk anyway: other commands use them).
     const { startService } = await import('../../service.js');
     const logger = createLogger(config.logLevel);
     const service = await startService(config, logger, role as Role);
@@ -91,7 +93,6 @@ export const migrate: Command = {
   usage: 'starport migrate [--json]',
   options: {},
   async run(_values, io) {
-    const { withDatabase } = await import('../database.js');
     await withDatabase(async () => undefined);
     io.result({ ok: true }, 'database is up to date');
     return 0;

@@ -1,5 +1,6 @@
 import type { FastifySchemaValidationError } from 'fastify/types/schema.js';
 import { API_ERRORS, ApiError, type ErrorCode } from '../../domain/api-error.js';
+import { USERNAME_RULES, usernameProblem } from '../../domain/username.js';
 
 /**
  * Turns JSON-schema validation errors (ajv with allErrors) into the one contract error that
@@ -19,7 +20,8 @@ const MALFORMED: Partial<Record<Field, { code: ErrorCode; message: string; detai
   product: ownError('invalid_product'),
   recipient: {
     code: 'recipient_invalid',
-    message: 'recipient must be a username: 4–32 letters, digits or underscores, starting with a letter, optionally with one leading "@".',
+    // validationError names the rule broken when it has the value; this is for when it has not.
+    message: `recipient is not a username: ${USERNAME_RULES}.`,
     // No account can have a malformed username (docs/api.md "Recipient refusals").
     details: { reason: 'not_found' },
   },
@@ -46,7 +48,8 @@ const rank = (field: string) => {
 };
 const byFieldOrder = (a: string, b: string) => rank(a) - rank(b);
 
-export function validationError(errors: FastifySchemaValidationError[], context: string): ApiError {
+/** `data`: the body or query that failed, so that a malformed username's message names the rule it broke. */
+export function validationError(errors: FastifySchemaValidationError[], context: string, data?: unknown): ApiError {
   const where = context === 'querystring' ? 'query' : 'body';
   const missing: string[] = [];
   const malformed: string[] = [];
@@ -65,6 +68,10 @@ export function validationError(errors: FastifySchemaValidationError[], context:
   // In a query string only GET /quote's product and quantity have codes of their own; a list's
   // malformed `external_id` filter is a plain invalid_request.
   const ownCode = where === 'body' || firstMalformed === 'product' || firstMalformed === 'quantity';
+  if (firstMalformed === 'recipient' && where === 'body') {
+    const problem = usernameProblem((data as { recipient?: unknown } | undefined)?.recipient);
+    if (problem) return new ApiError('recipient_invalid', `recipient ${problem}: ${USERNAME_RULES}.`, 'recipient', { reason: 'not_found' });
+  }
   if (firstMalformed !== undefined && MALFORMED[firstMalformed as Field] !== undefined && ownCode) return malformedField(firstMalformed as Exclude<Field, 'url'>);
   const firstUnknown = unknown[0];
   if (firstUnknown !== undefined) {

@@ -233,7 +233,7 @@ export function renderReferencePage(doc: ReferenceDocument): string {
 <li><a href="#polling">Polling</a></li>
 <li><a href="#test-mode">Test mode</a></li>
 <li><a href="#rate-limits">Rate limits</a></li>
-<li><a href="#sdk">TypeScript SDK</a></li>
+<li><a href="#sdk">SDKs: TypeScript, Python</a></li>
 </ul>
 <div class="group">Endpoints</div>
 <ul>${operations.map(({ path, method, operation }) => `<li><a href="#${esc(operation.operationId)}">${esc(method.toUpperCase())} ${esc(path)}</a></li>`).join('')}</ul>
@@ -281,7 +281,7 @@ ${nav}
 <p>Starport sells Telegram Stars and Premium subscriptions over HTTP, paid from your prepaid TON balance. Base URL:</p>
 ${pre(base, 'base URL')}
 <p>JSON in and out. Every endpoint needs <code>Authorization: Bearer &lt;key&gt;</code>. The machine-readable description is the
-<a href="${esc(base)}/openapi.json">OpenAPI 3.1 document</a> (no key needed): generate a client from it, or use the <a href="#sdk">TypeScript SDK</a>.</p>
+<a href="${esc(base)}/openapi.json">OpenAPI 3.1 document</a> (no key needed): generate a client from it, or use an <a href="#sdk">SDK (TypeScript, Python)</a>.</p>
 
 <h2 id="first-order">Your first order, step by step</h2>
 <p>Use a <strong>test key</strong> (<code>sk_test_…</code>): test orders use a separate test balance and never touch the outside world.</p>
@@ -331,7 +331,7 @@ done`)}
 <li>Money is TON as a decimal <em>string</em>: <code>"0.25"</code>, at most 9 fractional digits, trailing zeros trimmed, no exponent. Prices are rounded up to the nanoton. Never parse it into a float.</li>
 <li>Timestamps are RFC 3339 in UTC with milliseconds: <code>2026-11-25T21:30:00.123Z</code>. Ids: <code>ord_…</code>, <code>evt_…</code>, <code>req_…</code>.</li>
 <li>Input is strict: <code>"100"</code> is not <code>100</code>, unknown body fields are rejected, query integers are digits only, a repeated query parameter is an error.</li>
-<li>Products: <code>stars</code> 50–10000; <code>premium</code> 3, 6 or 12 months. Recipients are usernames (4–32 letters, digits or underscores, starting with a letter), with or without a leading <code>@</code>.</li>
+<li>Products: <code>stars</code> 50–10000; <code>premium</code> 3, 6 or 12 months. Recipients are usernames (4–32 letters, digits or underscores, starting with a letter and not ending with <code>_</code>), with or without a leading <code>@</code>.</li>
 </ul>
 
 <h2 id="idempotency">Idempotency and retries</h2>
@@ -362,14 +362,22 @@ ${magic.map(([who, validate, order]) => `<tr><td><code>${esc(who)}</code></td><t
 <p>Requests are limited per key. Every authenticated response carries <code>RateLimit-Policy</code> (e.g. <code>"default";q=200;w=2</code>) and <code>RateLimit</code>
 (e.g. <code>"default";r=150;t=1</code>: 150 requests left). Over the limit the answer is <code>429 rate_limited</code> with <code>Retry-After</code> in seconds.</p>
 
-<h2 id="sdk">TypeScript SDK</h2>
-<p><code>@starport/sdk</code> wraps every endpoint with types, generates Idempotency-Keys, retries safely with backoff, raises typed errors and polls for you:</p>
+<h2 id="sdk">SDKs</h2>
+<p>Two clients ship with the service, in its repository. The TypeScript one, <code>@starport/sdk</code> (<code>packages/sdk</code>), wraps every endpoint with types, generates Idempotency-Keys, retries safely with backoff, raises typed errors and polls for you:</p>
 ${pre(`import { Starport, InsufficientBalanceError } from '@starport/sdk';
 
 const starport = new Starport({ apiKey: process.env.STARPORT_API_KEY!, baseUrl: '${base}' });
 const order = await starport.createOrder({ product: 'stars', recipient: '@durov', quantity: 50 });
 const final = await starport.waitForOrder(order.id, { timeout: 60_000 });
 console.log(final.status); // "delivered" or "failed"`)}
+<p>The Python one, <code>starport</code> (<code>packages/python</code>, Python 3.9+, standard library only; <code>pip install ./packages/python</code>), does the same,
+with money as <code>Decimal</code> and one exception class per error code:</p>
+${pre(`from starport import Starport, InsufficientBalance
+
+starport = Starport("sk_test_…", base_url="${base}")
+order = starport.create_order("stars", "@durov", 50)
+final = starport.wait_for_order(order.id, timeout=60)
+print(final.status)  # "delivered" or "failed"`)}
 
 <h2 id="endpoints">Endpoints</h2>
 ${operations.map(({ path, method, operation }) => operationSection(doc, path, method, operation)).join('\n')}

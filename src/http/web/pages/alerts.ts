@@ -9,6 +9,7 @@ import { field, redirect, sendHtml } from '../http.js';
 import { lowBalanceBanners } from '../low-balance-banner.js';
 import { may, whoMay } from '../rules.js';
 import { csrfField, dashboardPage, notice, type View } from '../layout.js';
+import { dashboardAudit } from '../audit.js';
 import type { WebContext } from '../context.js';
 
 /**
@@ -83,6 +84,23 @@ ${lowBalanceBanners(alerts, view.session.role)}
     return dashboardPage(view, { title: 'Low-balance alert', section: 'alerts', body, notice: options.status });
   };
 
+  /**
+   * Sets (or, with null, removes) the threshold and records the change in the activity log in
+   * one transaction: `settings.change` with the setting, the old and the new value in TON.
+   */
+  const change = (request: FastifyRequest, view: View, mode: Mode, threshold: bigint | null) =>
+    ctx.db.kysely.transaction().execute(async (tx) => {
+      const before = (await lowBalanceAlerts(tx, view.session.accountId)).find((a) => a.mode === mode)?.threshold ?? null;
+      await setLowBalanceThreshold(tx, { accountId: view.session.accountId, mode }, threshold);
+      const tonOrNull = (value: bigint | null) => (value === null ? null : formatTon(value));
+      await dashboardAudit(tx, request, {
+        action: 'settings.change',
+        session: view.session,
+        mode,
+        details: { setting: 'low_balance_threshold', from: tonOrNull(before), to: tonOrNull(threshold) },
+      });
+    });
+
   web.page('/alerts', async (request, reply, mode) => {
     const view = web.view(request, mode);
     return sendHtml(reply, await page(view, { status: NOTICES[field(request.query, 'notice')] }));
@@ -98,13 +116,13 @@ ${lowBalanceBanners(alerts, view.session.role)}
         const error = parsed.ok ? 'Enter a threshold in TON, like 10 or 2.5. To stop the alert, use Remove alert.' : parsed.message;
         return sendHtml(reply, await page(view, { thresholdText, error }), 400);
       }
-      await setLowBalanceThreshold(ctx.db.kysely, { accountId: view.session.accountId, mode }, parsed.nanotons);
+      await change(request, view, mode, parsed.nanotons);
       request.log.info({ account_id: view.session.accountId, mode, threshold: String(parsed.nanotons) }, 'dashboard low-balance alert set');
       return redirect(reply, `${path}?notice=saved`);
     });
     app.post(`${path}/remove`, { preHandler: [web.authenticated, web.sessionCsrf] }, async (request: FastifyRequest, reply: FastifyReply) => {
       const view = web.view(request, mode);
-      await setLowBalanceThreshold(ctx.db.kysely, { accountId: view.session.accountId, mode }, null);
+      await change(request, view, mode, null);
       request.log.info({ account_id: view.session.accountId, mode }, 'dashboard low-balance alert removed');
       return redirect(reply, `${path}?notice=removed`);
     });

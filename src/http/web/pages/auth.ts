@@ -286,7 +286,9 @@ export function authRoutes(app: FastifyInstance, web: Web): void {
     if (password !== field(request.body, 'password_again')) {
       return sendHtml(reply, setPasswordForm(preToken(request, reply), token, link.email, notice('error', 'The two passwords are different.')), 400);
     }
-    const result = await usePasswordLink(ctx.db, token, password);
+    const result = await usePasswordLink(ctx.db, token, password, Date.now(), (tx, used) =>
+      dashboardAudit(tx, request, { action: 'dashboard.password_link', actor: link.email, accountId: used.accountId }),
+    );
     if (!result.ok) {
       if (result.reason === 'invalid_link') return sendHtml(reply, invalidLink(), 404);
       return sendHtml(reply, setPasswordForm(preToken(request, reply), token, link.email, notice('error', result.message)), 400);

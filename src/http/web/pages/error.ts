@@ -37,8 +37,8 @@ export function unavailablePage(): Html {
 }
 
 /** The service's not-found handler when the dashboard is on: a page for browsers, JSON otherwise. */
-export async function notFoundForBrowsers(request: FastifyRequest, reply: FastifyReply) {
-  if (!wantsPage(request)) return handleNotFound(request, reply);
+export async function notFoundForBrowsers(request: FastifyRequest, reply: FastifyReply, message?: string) {
+  if (!wantsPage(request)) return handleNotFound(request, reply, message);
   pageHeaders(request, reply);
   return sendHtml(reply, notFoundPage(), 404);
 }
