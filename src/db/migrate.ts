@@ -19,6 +19,7 @@ import * as usdtDeposits from './migrations/0016-usdt-deposits.js';
 import * as lowBalanceAlerts from './migrations/0017-low-balance-alerts.js';
 import * as dailyRollups from './migrations/0018-daily-rollups.js';
 import * as teams from './migrations/0019-teams.js';
+import * as notifications from './migrations/0020-notifications.js';
 
 /** Migrations live in code (no files to locate at run time) and are applied in name order. */
 function provider(engine: Engine): MigrationProvider {
@@ -46,6 +47,7 @@ function provider(engine: Engine): MigrationProvider {
       '0017-low-balance-alerts': withEngine(lowBalanceAlerts),
       '0018-daily-rollups': withEngine(dailyRollups),
       '0019-teams': withEngine(teams),
+      '0020-notifications': withEngine(notifications),
     }),
   };
 }
