@@ -84,19 +84,24 @@ export class CircuitBreaker {
     const current = await this.read();
     if (current.state === 'closed' && current.failures === 0) return;
     const closed = await this.db.transaction().execute(async (tx) => {
-      const rows = await tx
+      // Two conditional updates: the first tells whether this call closed an open breaker
+      // (RETURNING gives the values after the update, so the old state is asked in WHERE).
+      const reopened = await tx
         .updateTable('live_breaker')
         .set({ state: 'closed', reason: null, message: null, failures: 0n, opened_at: null, retry_at: null, probe_until: null, updated_at: now })
         .where('name', '=', this.name)
-        .where((w) => w.or([w('state', '=', 'open'), w('failures', '>', 0n)]))
-        .returning('opened_at')
+        .where('state', '=', 'open')
+        .returning('name')
         .execute();
-      if (rows[0]?.opened_at !== undefined && rows[0].opened_at !== null) await liveFulfilmentResumed(tx, now);
-      return rows;
+      if (reopened.length === 0) {
+        await tx.updateTable('live_breaker').set({ failures: 0n, updated_at: now }).where('name', '=', this.name).where('failures', '>', 0n).execute();
+        return false;
+      }
+      await liveFulfilmentResumed(tx, now);
+      return true;
     });
-    const openedAt = closed[0]?.opened_at;
-    if (openedAt !== undefined && openedAt !== null) {
-      this.options.logger.warn({ breaker: this.name, paused_seconds: Math.round((now - Number(openedAt)) / 1000) }, 'live fulfilment resumed');
+    if (closed) {
+      this.options.logger.warn({ breaker: this.name, paused_seconds: current.openedAt === null ? null : Math.round((now - current.openedAt) / 1000) }, 'live fulfilment resumed');
     }
   }
 

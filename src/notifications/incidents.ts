@@ -63,12 +63,16 @@ export async function incidentOpen(db: Kysely<Database>, key: string): Promise<b
 
 /** Queues a reminder for each incident open and not reminded of for `everyMs`; returns how many. */
 export async function remindIncidents(db: Kysely<Database>, everyMs: number, now = Date.now()): Promise<number> {
+  // A read first: workers ask every second, and a write transaction is rarely needed.
+  const cutoff = BigInt(now - everyMs);
+  const anyDue = await db.selectFrom('notification_incidents').select('key').where('state', '=', 'open').where('reminded_at', '<=', cutoff).limit(1).execute();
+  if (anyDue.length === 0) return 0;
   return db.transaction().execute(async (tx) => {
     const due = await tx
       .updateTable('notification_incidents')
       .set({ reminded_at: now })
       .where('state', '=', 'open')
-      .where('reminded_at', '<=', BigInt(now - everyMs))
+      .where('reminded_at', '<=', cutoff)
       .returning(['key', 'title', 'detail', 'opened_at'])
       .execute();
     for (const incident of due) {

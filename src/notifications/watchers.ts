@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
 import { readCursor } from '../deposits/store.js';
-import { formatDuration, openIncident, resolveIncident } from './incidents.js';
+import { formatDuration, incidentOpen, openIncident, resolveIncident } from './incidents.js';
 
 export const WATCHER_INCIDENT = 'deposit_watcher';
 
@@ -14,7 +14,8 @@ export async function checkWatcher(db: Kysely<Database>, address: string, stallM
   const cursor = await readCursor(db, address);
   const lastOk = cursor?.checkedAt ?? since;
   const silent = now - lastOk;
-  if (silent > stallMs) {
+  const open = await incidentOpen(db, WATCHER_INCIDENT);
+  if (silent > stallMs && !open) {
     await db.transaction().execute((tx) =>
       openIncident(
         tx,
@@ -32,7 +33,7 @@ export async function checkWatcher(db: Kysely<Database>, address: string, stallM
         now,
       ),
     );
-  } else {
+  } else if (silent <= stallMs && open) {
     await db
       .transaction()
       .execute((tx) =>

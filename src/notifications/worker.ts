@@ -151,6 +151,16 @@ export class NotificationWorker {
   async claim(limit: number, now: number): Promise<NotificationRow[]> {
     const { kysely, engine } = this.options.db;
     const at = BigInt(now);
+    // A read first: an idle outbox (the common case) costs no write transaction per poll.
+    const due = await kysely
+      .selectFrom('notifications')
+      .select('id')
+      .where('status', '=', 'pending')
+      .where('next_attempt_at', '<=', at)
+      .where((w) => w.or([w('lease_until', 'is', null), w('lease_until', '<', at)]))
+      .limit(1)
+      .execute();
+    if (due.length === 0) return [];
     return kysely
       .updateTable('notifications')
       .set((eb) => ({ lease_owner: this.id, lease_until: now + this.leaseMs, attempts: eb('attempts', '+', 1n), last_attempt_at: now }))
