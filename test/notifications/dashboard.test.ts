@@ -3,7 +3,7 @@ import { type Harness, startHarness } from '../support/harness.js';
 import { pollUntil } from '../support/http.js';
 import { startSmtpServer, type TestSmtpServer } from '../support/smtp-server.js';
 import { startBotApi, type TestBotApi } from '../support/bot-api.js';
-import { signedUp } from '../support/web.js';
+import { signedUp, WebClient } from '../support/web.js';
 
 /**
  * The dashboard's notifications page (docs/dashboard.md "Notifications"), server-rendered over
@@ -96,6 +96,41 @@ describe('getUpdates', () => {
     await client.submit('/account/notifications', { channel: 'telegram' }, '/account/notifications/test');
     expect((await client.get('/account/notifications?notice=x')).status).toBe(200);
     expect(bot.sent.filter((m) => m.chatId === chat)).toHaveLength(2);
+  });
+});
+
+describe('security notices', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness(baseEnv());
+  });
+  afterAll(async () => {
+    await h?.close();
+  });
+
+  test('a sign-in from an address not seen before is mailed; a known one is not', async () => {
+    const { email } = await signedUp(h);
+    const newSignIns = () => smtp.mails.filter((m) => m.to.includes(email) && m.subject === 'New sign-in to Starport');
+    expect((await new WebClient(h, '192.0.2.10').logIn(email)).status).toBe(303);
+    expect((await new WebClient(h, '192.0.2.10').logIn(email)).status).toBe(303);
+    expect((await new WebClient(h, '192.0.2.77').logIn(email)).status).toBe(303);
+    const [mail] = await pollUntil(
+      async () => newSignIns(),
+      (mails) => mails.length === 1,
+      { what: 'the new sign-in notice' },
+    );
+    expect(mail?.text).toContain('from 192.0.2.77, an address not seen before');
+    // /readyz stays green whatever the channels do, and /metrics counts the sends.
+    smtp.tempFail = true;
+    try {
+      expect((await h.inject({ method: 'GET', url: '/readyz' })).statusCode).toBe(200);
+    } finally {
+      smtp.tempFail = false;
+    }
+    const metrics = (await h.inject({ method: 'GET', url: '/metrics' })).body;
+    expect(metrics).toMatch(/starport_notification_attempts_total\{channel="email",outcome="sent"\} [1-9]/);
+    expect(metrics).toMatch(/starport_notification_backlog\{channel="email"\} \d+/);
+    expect(newSignIns()).toHaveLength(1);
   });
 });
 
