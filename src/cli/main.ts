@@ -12,6 +12,7 @@ import { orderList, orderResolve, orderShow } from './commands/orders.js';
 import { migrate, serve } from './commands/serve.js';
 import { fragmentSessionSet, liveCheck } from './commands/live.js';
 import { walletStatus } from './commands/wallet.js';
+import { mailList, mailShow, notifyLinkTelegram, notifyStatus, notifyTest } from './commands/notify.js';
 
 const COMMANDS: Command[] = [
   serve,
@@ -44,6 +45,11 @@ const COMMANDS: Command[] = [
   accountMembers,
   accountMemberRemove,
   accountTwoFactorReset,
+  mailList,
+  mailShow,
+  notifyTest,
+  notifyLinkTelegram,
+  notifyStatus,
 ];
 
 /**

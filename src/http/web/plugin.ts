@@ -25,6 +25,7 @@ import { alertRoutes } from './pages/alerts.js';
 import { accountRoutes } from './pages/account.js';
 import { activityRoutes } from './pages/activity.js';
 import { teamRoutes } from './pages/team.js';
+import { notificationRoutes } from './pages/notifications.js';
 
 /** Dashboard requests failed by an unavailable database: logged once as the outage begins. */
 const webOutage = new Outage('dashboard');
@@ -117,4 +118,5 @@ export async function webPlugin(app: FastifyInstance, ctx: WebContext): Promise<
   accountRoutes(app, web);
   teamRoutes(app, web);
   activityRoutes(app, web);
+  notificationRoutes(app, web);
 }

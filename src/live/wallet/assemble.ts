@@ -31,6 +31,7 @@ export async function createWalletSender(config: Config, db: Db, breaker: Circui
     feeAllowance,
     withinReserve: (amount, reserved) => withinReserve(amount, reserved, feeAllowance, priceTolerancePercent),
     minBalance: settings.minBalance,
+    lowWarning: { nanotons: config.notifications.walletLowNanotons, orders: config.notifications.walletLowOrders },
     hooks,
   });
 }

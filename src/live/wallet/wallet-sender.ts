@@ -25,6 +25,7 @@ import {
   type StoredMessage,
   wake,
 } from './wallet-store.js';
+import { walletCover } from '../../notifications/notices.js';
 
 export interface WalletSenderOptions {
   db: Kysely<Database>;
@@ -47,6 +48,12 @@ export interface WalletSenderOptions {
   withinReserve: (amount: bigint, reserved: bigint) => boolean;
   /** Below this balance (after the batch) the wallet is short of TON: live fulfilment pauses. */
   minBalance: bigint;
+  /**
+   * The operator is warned when what the wallet can spend after a batch is below `nanotons`, or
+   * below `orders` payments the size of this batch's largest (docs/operations.md
+   * "Notifications"; 0 turns either off).
+   */
+  lowWarning?: { nanotons: bigint; orders: number };
   hooks?: WalletHooks;
 }
 
@@ -206,6 +213,18 @@ export class WalletPaymentSender implements PaymentSender {
     return { kind: 'waiting', checkAt: now + this.options.pollMs };
   }
 
+  /** The paying wallet's cover, as an operator incident (opened once, resolved once). */
+  private async warnWhenLow(tx: Kysely<Database>, left: bigint, batch: Array<{ amount: bigint }>, now: number): Promise<void> {
+    const warning = this.options.lowWarning;
+    if (!warning || (warning.nanotons === 0n && warning.orders === 0)) return;
+    // bigint: no Math.max.
+    let largest = 0n;
+    for (const payment of batch) if (payment.amount > largest) largest = payment.amount;
+    largest += this.options.feeAllowance;
+    const low = (warning.nanotons > 0n && left < warning.nanotons) || (warning.orders > 0 && left < largest * BigInt(warning.orders));
+    await walletCover(tx, low, left, now);
+  }
+
   private async signUnderLock(
     tx: Kysely<Database>,
     order: Order,
@@ -234,6 +253,7 @@ export class WalletPaymentSender implements PaymentSender {
       return true;
     });
     if (affordable[0]?.orderId !== order.id) return { kind: 'short' };
+    await this.warnWhenLow(tx, spendable, affordable, now);
     const validUntil = Math.floor(Math.min(now + this.options.messageTtlMs, ...affordable.map((p) => p.validUntil)) / 1000);
     const signed = wallet.sign({ seqno: chainState.seqno, validUntil, payments: affordable, deploy: !chainState.active });
     await insertMessage(

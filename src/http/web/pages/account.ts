@@ -69,6 +69,7 @@ ${
 <p><a class="button button-primary" href="/account/two-factor" data-testid="enable-two-factor">Turn on two-factor sign-in</a></p>`;
     const body = html`<div class="page-head"><h1>Your account</h1></div>
 <p class="lead">Signed in as <strong>${session.email}</strong>, ${session.role} of ${session.accountEmail}.</p>
+<p><a class="button button-secondary" href="/account/notifications" data-testid="notifications-link">Notifications</a></p>
 ${may(session.role, 'GET', '/team') ? html`<p class="button-row"><a class="button button-secondary" href="/team" data-testid="team-link">Team</a> <a class="button button-secondary" href="/activity" data-testid="activity-link">Activity</a></p>` : ''}
 <section class="card" aria-labelledby="accounts-heading">
   <h2 id="accounts-heading">Accounts you belong to</h2>
