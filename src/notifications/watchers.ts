@@ -8,7 +8,8 @@ export const WATCHER_INCIDENT = 'deposit_watcher';
 /**
  * The deposit watcher's health as an incident: no successful poll (the cursor's `checked_at`)
  * for `stallMs` opens it, the next successful poll resolves it. `since` stands in for a watcher
- * that has not polled successfully yet (the worker's start).
+ * that has not polled successfully yet (the worker's start): it may open the incident, never
+ * resolve it.
  */
 export async function checkWatcher(db: Kysely<Database>, address: string, stallMs: number, now: number, since = now): Promise<void> {
   const cursor = await readCursor(db, address);
@@ -33,7 +34,8 @@ export async function checkWatcher(db: Kysely<Database>, address: string, stallM
         now,
       ),
     );
-  } else if (silent <= stallMs && open) {
+  } else if (open && cursor !== undefined && silent <= stallMs) {
+    // Only a real successful poll ends it: another node's later start is no news of the watcher.
     await db
       .transaction()
       .execute((tx) =>

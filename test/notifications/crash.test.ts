@@ -59,4 +59,4 @@ test('kill -9 mid-send: the mail is sent by the next worker, once', async () => 
   expect(Number(row.attempts)).toBe(2);
   expect(smtp.mails.filter((m) => m.to.includes(to))).toHaveLength(1);
   expect(smtp.mails.find((m) => m.to.includes(to))?.messageId).toBe(`<${id}@starport>`);
-});
+}, 90_000);

@@ -3,6 +3,7 @@ import { type Harness, startHarness } from '../support/harness.js';
 import { pollUntil } from '../support/http.js';
 import { startSmtpServer, type TestSmtpServer } from '../support/smtp-server.js';
 import { startBotApi, type TestBotApi } from '../support/bot-api.js';
+import { issuePasswordLink } from '../../src/accounts/dashboard-users.js';
 import { signedUp, WebClient } from '../support/web.js';
 
 /**
@@ -127,10 +128,37 @@ describe('security notices', () => {
     } finally {
       smtp.tempFail = false;
     }
-    const metrics = (await h.inject({ method: 'GET', url: '/metrics' })).body;
-    expect(metrics).toMatch(/starport_notification_attempts_total\{channel="email",outcome="sent"\} [1-9]/);
+    // Counted once the outcome is recorded, just after the server took the mail.
+    const metrics = await pollUntil(
+      async () => (await h.inject({ method: 'GET', url: '/metrics' })).body,
+      (body) => /starport_notification_attempts_total\{channel="email",outcome="sent"\} [1-9]/.test(body),
+      { what: 'the sent counter' },
+    );
     expect(metrics).toMatch(/starport_notification_backlog\{channel="email"\} \d+/);
     expect(newSignIns()).toHaveLength(1);
+  });
+});
+
+describe('password changed', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness(baseEnv());
+  });
+  afterAll(async () => {
+    await h?.close();
+  });
+
+  test('a password set over an earlier one is a security notice', async () => {
+    const { email } = await signedUp(h);
+    const link = await issuePasswordLink(h.service.db, email);
+    const page = await new WebClient(h).submit(`/set-password/${link.token}`, { password: 'another horse battery', password_again: 'another horse battery' });
+    expect(page.status).toBe(303);
+    const [mail] = await pollUntil(
+      async () => smtp.mails.filter((m) => m.to.includes(email) && m.subject === 'Your Starport password was changed'),
+      (mails) => mails.length === 1,
+      { what: 'the password notice' },
+    );
+    expect(mail?.text).toContain('every session was ended');
   });
 });
 

@@ -3,11 +3,11 @@ import { createAccount, reissueKey } from '../../src/accounts/accounts.js';
 import { parseTon } from '../../src/domain/money.js';
 import { adjustBalance } from '../../src/ledger/adjust.js';
 import { setLowBalanceThreshold } from '../../src/ledger/low-balance.js';
-import { assignDeposit } from '../../src/deposits/store.js';
+import { assignDeposit, recordTransaction } from '../../src/deposits/store.js';
 import { enqueueMail, type NotificationRow } from '../../src/notifications/outbox.js';
 import { setNotificationSwitches, notificationSwitches } from '../../src/notifications/settings.js';
 import { type Harness, startHarness } from '../support/harness.js';
-import { pollUntil } from '../support/http.js';
+import { expectOk, pollUntil, postOrder, STARS_50 } from '../support/http.js';
 import { startSmtpServer, type TestSmtpServer } from '../support/smtp-server.js';
 
 /**
@@ -74,6 +74,21 @@ describe('client notices', () => {
     expect(mailsTo(await ownerEmail(off.accountId)).filter((m) => /balance is low/.test(m.subject))).toEqual([]);
   });
 
+  test('an order that crosses the alert mails it (on PostgreSQL through the general path)', async () => {
+    const account = await h.account({ test: '1' });
+    await setLowBalanceThreshold(db(), { accountId: account.accountId, mode: 'test' }, parseTon('0.9'));
+    expectOk(await postOrder(h, account.testKey, STARS_50), 201);
+    expectOk(await postOrder(h, account.testKey, STARS_50), 201);
+    const address = await ownerEmail(account.accountId);
+    await pollUntil(
+      async () => mailsTo(address).filter((m) => /balance is low/.test(m.subject)),
+      (mails) => mails.length === 1,
+      { what: 'the crossing mailed' },
+    );
+    await settled();
+    expect(mailsTo(address).filter((m) => /balance is low/.test(m.subject))).toHaveLength(1);
+  });
+
   test('a credited deposit is mailed with its amount', async () => {
     const account = await h.account();
     const txHash = 'ab'.repeat(32);
@@ -105,6 +120,22 @@ describe('client notices', () => {
       { what: 'the deposit e-mail' },
     );
     expect(mail?.text).toContain('2.5 TON was credited to your live balance.');
+  });
+
+  test('a deposit nobody could match is the operator’s, with its comment as text', async () => {
+    const hash = 'cd'.repeat(32);
+    await recordTransaction(h.service.db, {
+      address: '0:0000000000000000000000000000000000000000000000000000000000000001',
+      position: { lt: 7n, hash, chainTime: Date.now() },
+      deposit: { sender: '0:11', amount: parseTon('3'), comment: '<i>hello</i>', memo: null, reason: 'memo_invalid' },
+    });
+    const [mail] = await pollUntil(
+      async () => mailsTo(OPERATOR).filter((m) => m.subject === 'A deposit could not be matched'),
+      (mails) => mails.length === 1,
+      { what: 'the operator’s unmatched-deposit mail' },
+    );
+    expect(mail?.text).toContain(`3 TON arrived (transaction ${hash}) and was not credited: memo_invalid.`);
+    expect(mail?.html).toContain('Its comment: &lt;i&gt;hello&lt;/i&gt;');
   });
 
   test('a key reissue is a security notice, sent even with every switch off', async () => {

@@ -165,3 +165,17 @@ test('a 429 with retry_after is waited out and the message arrives once', async 
   expect(Number(row.attempts)).toBe(2);
   expect(opsChat(/Flood test/)).toHaveLength(1);
 });
+
+test('Bot API 5xx answers are retried without loss or duplicate', async () => {
+  bot.serverErrors = 2;
+  const id = await db()
+    .transaction()
+    .execute((tx) => enqueueTelegram(tx, { chatId: OPS_CHAT, message: { subject: 'Gateway test', parts: ['two'] } }));
+  const row = await pollUntil(
+    () => db().selectFrom('notifications').selectAll().where('id', '=', id).executeTakeFirstOrThrow(),
+    (r) => r.status === 'sent',
+    { what: 'the message sent after two 502s' },
+  );
+  expect(Number(row.attempts)).toBe(3);
+  expect(opsChat(/Gateway test/)).toHaveLength(1);
+});

@@ -1098,12 +1098,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & {
+                    "application/json": components["schemas"]["Error"] & ({
                         error?: {
                             /** @enum {unknown} */
                             code?: "invalid_request";
+                        } & {
+                            [key: string]: unknown;
                         };
-                    };
+                    } & {
+                        [key: string]: unknown;
+                    });
                 };
             };
             /** @description Unauthorized: `missing_api_key`, `invalid_api_key`, `api_key_revoked`, `account_disabled`. */
@@ -1113,12 +1117,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & {
+                    "application/json": components["schemas"]["Error"] & ({
                         error?: {
                             /** @enum {unknown} */
                             code?: "missing_api_key" | "invalid_api_key" | "api_key_revoked" | "account_disabled";
+                        } & {
+                            [key: string]: unknown;
                         };
-                    };
+                    } & {
+                        [key: string]: unknown;
+                    });
                 };
             };
             /** @description Too Many Requests: `rate_limited`. */
@@ -1131,12 +1139,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & {
+                    "application/json": components["schemas"]["Error"] & ({
                         error?: {
                             /** @enum {unknown} */
                             code?: "rate_limited";
+                        } & {
+                            [key: string]: unknown;
                         };
-                    };
+                    } & {
+                        [key: string]: unknown;
+                    });
                 };
             };
             /** @description Internal Server Error: `internal_error`. */
@@ -1148,12 +1160,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & {
+                    "application/json": components["schemas"]["Error"] & ({
                         error?: {
                             /** @enum {unknown} */
                             code?: "internal_error";
+                        } & {
+                            [key: string]: unknown;
                         };
-                    };
+                    } & {
+                        [key: string]: unknown;
+                    });
                 };
             };
             /** @description Service Unavailable: `service_unavailable`. */
@@ -1170,12 +1186,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & {
+                    "application/json": components["schemas"]["Error"] & ({
                         error?: {
                             /** @enum {unknown} */
                             code?: "service_unavailable";
+                        } & {
+                            [key: string]: unknown;
                         };
-                    };
+                    } & {
+                        [key: string]: unknown;
+                    });
                 };
             };
         };
@@ -1222,12 +1242,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & {
+                    "application/json": components["schemas"]["Error"] & ({
                         error?: {
                             /** @enum {unknown} */
                             code?: "recipient_invalid" | "idempotency_key_required" | "idempotency_key_invalid" | "invalid_json" | "invalid_request" | "invalid_product" | "invalid_quantity" | "invalid_external_id" | "quote_mismatch";
+                        } & {
+                            [key: string]: unknown;
                         };
-                    };
+                    } & {
+                        [key: string]: unknown;
+                    });
                 };
             };
             /** @description Unauthorized: `missing_api_key`, `invalid_api_key`, `api_key_revoked`, `account_disabled`. */
@@ -1237,12 +1261,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & {
+                    "application/json": components["schemas"]["Error"] & ({
                         error?: {
                             /** @enum {unknown} */
                             code?: "missing_api_key" | "invalid_api_key" | "api_key_revoked" | "account_disabled";
+                        } & {
+                            [key: string]: unknown;
                         };
-                    };
+                    } & {
+                        [key: string]: unknown;
+                    });
                 };
             };
             /** @description Payment Required: `insufficient_balance`. */
@@ -1254,12 +1282,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & {
+                    "application/json": components["schemas"]["Error"] & ({
                         error?: {
                             /** @enum {unknown} */
                             code?: "insufficient_balance";
+                        } & {
+                            [key: string]: unknown;
                         };
-                    };
+                    } & {
+                        [key: string]: unknown;
+                    });
                 };
             };
             /** @description Conflict: `idempotency_conflict`, `idempotency_key_in_use`, `quote_expired`. */
@@ -1271,12 +1303,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & {
+                    "application/json": components["schemas"]["Error"] & ({
                         error?: {
                             /** @enum {unknown} */
                             code?: "idempotency_conflict" | "idempotency_key_in_use" | "quote_expired";
+                        } & {
+                            [key: string]: unknown;
                         };
-                    };
+                    } & {
+                        [key: string]: unknown;
+                    });
                 };
             };
             /** @description Content Too Large: `payload_too_large`. */
@@ -1288,12 +1324,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & {
+                    "application/json": components["schemas"]["Error"] & ({
                         error?: {
                             /** @enum {unknown} */
                             code?: "payload_too_large";
+                        } & {
+                            [key: string]: unknown;
                         };
-                    };
+                    } & {
+                        [key: string]: unknown;
+                    });
                 };
             };
             /** @description Unsupported Media Type: `unsupported_media_type`. */
@@ -1305,12 +1345,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & {
+                    "application/json": components["schemas"]["Error"] & ({
                         error?: {
                             /** @enum {unknown} */
                             code?: "unsupported_media_type";
+                        } & {
+                            [key: string]: unknown;
                         };
-                    };
+                    } & {
+                        [key: string]: unknown;
+                    });
                 };
             };
             /** @description Too Many Requests: `rate_limited`. */
@@ -1323,12 +1367,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & {
+                    "application/json": components["schemas"]["Error"] & ({
                         error?: {
                             /** @enum {unknown} */
                             code?: "rate_limited";
+                        } & {
+                            [key: string]: unknown;
                         };
-                    };
+                    } & {
+                        [key: string]: unknown;
+                    });
                 };
             };
             /** @description Internal Server Error: `internal_error`. */
@@ -1340,12 +1388,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & {
+                    "application/json": components["schemas"]["Error"] & ({
                         error?: {
                             /** @enum {unknown} */
                             code?: "internal_error";
+                        } & {
+                            [key: string]: unknown;
                         };
-                    };
+                    } & {
+                        [key: string]: unknown;
+                    });
                 };
             };
             /** @description Service Unavailable: `live_unavailable`, `price_unavailable`, `service_unavailable`. */
@@ -1362,12 +1414,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & {
+                    "application/json": components["schemas"]["Error"] & ({
                         error?: {
                             /** @enum {unknown} */
                             code?: "live_unavailable" | "price_unavailable" | "service_unavailable";
+                        } & {
+                            [key: string]: unknown;
                         };
-                    };
+                    } & {
+                        [key: string]: unknown;
+                    });
                 };
             };
         };
@@ -1405,12 +1461,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & {
+                    "application/json": components["schemas"]["Error"] & ({
                         error?: {
                             /** @enum {unknown} */
                             code?: "invalid_request";
+                        } & {
+                            [key: string]: unknown;
                         };
-                    };
+                    } & {
+                        [key: string]: unknown;
+                    });
                 };
             };
             /** @description Unauthorized: `missing_api_key`, `invalid_api_key`, `api_key_revoked`, `account_disabled`. */
@@ -1420,12 +1480,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & {
+                    "application/json": components["schemas"]["Error"] & ({
                         error?: {
                             /** @enum {unknown} */
                             code?: "missing_api_key" | "invalid_api_key" | "api_key_revoked" | "account_disabled";
+                        } & {
+                            [key: string]: unknown;
                         };
-                    };
+                    } & {
+                        [key: string]: unknown;
+                    });
                 };
             };
             /** @description Not Found: `order_not_found`. */
@@ -1437,12 +1501,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & {
+                    "application/json": components["schemas"]["Error"] & ({
                         error?: {
                             /** @enum {unknown} */
                             code?: "order_not_found";
+                        } & {
+                            [key: string]: unknown;
                         };
-                    };
+                    } & {
+                        [key: string]: unknown;
+                    });
                 };
             };
             /** @description Too Many Requests: `rate_limited`. */
@@ -1455,12 +1523,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & {
+                    "application/json": components["schemas"]["Error"] & ({
                         error?: {
                             /** @enum {unknown} */
                             code?: "rate_limited";
+                        } & {
+                            [key: string]: unknown;
                         };
-                    };
+                    } & {
+                        [key: string]: unknown;
+                    });
                 };
             };
             /** @description Internal Server Error: `internal_error`. */
@@ -1472,12 +1544,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & {
+                    "application/json": components["schemas"]["Error"] & ({
                         error?: {
                             /** @enum {unknown} */
                             code?: "internal_error";
+                        } & {
+                            [key: string]: unknown;
                         };
-                    };
+                    } & {
+                        [key: string]: unknown;
+                    });
                 };
             };
             /** @description Service Unavailable: `service_unavailable`. */
@@ -1494,12 +1570,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & {
+                    "application/json": components["schemas"]["Error"] & ({
                         error?: {
                             /** @enum {unknown} */
                             code?: "service_unavailable";
+                        } & {
+                            [key: string]: unknown;
                         };
-                    };
+                    } & {
+                        [key: string]: unknown;
+                    });
                 };
             };
         };
@@ -1539,12 +1619,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & {
+                    "application/json": components["schemas"]["Error"] & ({
                         error?: {
                             /** @enum {unknown} */
                             code?: "recipient_invalid" | "invalid_json" | "invalid_request" | "invalid_product" | "invalid_quantity";
+                        } & {
+                            [key: string]: unknown;
                         };
-                    };
+                    } & {
+                        [key: string]: unknown;
+                    });
                 };
             };
             /** @description Unauthorized: `missing_api_key`, `invalid_api_key`, `api_key_revoked`, `account_disabled`. */
@@ -1554,12 +1638,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & {
+                    "application/json": components["schemas"]["Error"] & ({
                         error?: {
                             /** @enum {unknown} */
                             code?: "missing_api_key" | "invalid_api_key" | "api_key_revoked" | "account_disabled";
+                        } & {
+                            [key: string]: unknown;
                         };
-                    };
+                    } & {
+                        [key: string]: unknown;
+                    });
                 };
             };
             /** @description Content Too Large: `payload_too_large`. */
@@ -1571,12 +1659,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & {
+                    "application/json": components["schemas"]["Error"] & ({
                         error?: {
                             /** @enum {unknown} */
                             code?: "payload_too_large";
+                        } & {
+                            [key: string]: unknown;
                         };
-                    };
+                    } & {
+                        [key: string]: unknown;
+                    });
                 };
             };
             /** @description Unsupported Media Type: `unsupported_media_type`. */
@@ -1588,12 +1680,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & {
+                    "application/json": components["schemas"]["Error"] & ({
                         error?: {
                             /** @enum {unknown} */
                             code?: "unsupported_media_type";
+                        } & {
+                            [key: string]: unknown;
                         };
-                    };
+                    } & {
+                        [key: string]: unknown;
+                    });
                 };
             };
             /** @description Too Many Requests: `rate_limited`. */
@@ -1606,12 +1702,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & {
+                    "application/json": components["schemas"]["Error"] & ({
                         error?: {
                             /** @enum {unknown} */
                             code?: "rate_limited";
+                        } & {
+                            [key: string]: unknown;
                         };
-                    };
+                    } & {
+                        [key: string]: unknown;
+                    });
                 };
             };
             /** @description Internal Server Error: `internal_error`. */
@@ -1623,12 +1723,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & {
+                    "application/json": components["schemas"]["Error"] & ({
                         error?: {
                             /** @enum {unknown} */
                             code?: "internal_error";
+                        } & {
+                            [key: string]: unknown;
                         };
-                    };
+                    } & {
+                        [key: string]: unknown;
+                    });
                 };
             };
             /** @description Service Unavailable: `live_unavailable`, `service_unavailable`. */
@@ -1645,12 +1749,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & {
+                    "application/json": components["schemas"]["Error"] & ({
                         error?: {
                             /** @enum {unknown} */
                             code?: "live_unavailable" | "service_unavailable";
+                        } & {
+                            [key: string]: unknown;
                         };
-                    };
+                    } & {
+                        [key: string]: unknown;
+                    });
                 };
             };
         };
@@ -1696,12 +1804,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & {
+                    "application/json": components["schemas"]["Error"] & ({
                         error?: {
                             /** @enum {unknown} */
                             code?: "invalid_request" | "invalid_product" | "invalid_quantity";
+                        } & {
+                            [key: string]: unknown;
                         };
-                    };
+                    } & {
+                        [key: string]: unknown;
+                    });
                 };
             };
             /** @description Unauthorized: `missing_api_key`, `invalid_api_key`, `api_key_revoked`, `account_disabled`. */
@@ -1711,12 +1823,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & {
+                    "application/json": components["schemas"]["Error"] & ({
                         error?: {
                             /** @enum {unknown} */
                             code?: "missing_api_key" | "invalid_api_key" | "api_key_revoked" | "account_disabled";
+                        } & {
+                            [key: string]: unknown;
                         };
-                    };
+                    } & {
+                        [key: string]: unknown;
+                    });
                 };
             };
             /** @description Too Many Requests: `rate_limited`. */
@@ -1729,12 +1845,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & {
+                    "application/json": components["schemas"]["Error"] & ({
                         error?: {
                             /** @enum {unknown} */
                             code?: "rate_limited";
+                        } & {
+                            [key: string]: unknown;
                         };
-                    };
+                    } & {
+                        [key: string]: unknown;
+                    });
                 };
             };
             /** @description Internal Server Error: `internal_error`. */
@@ -1746,12 +1866,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & {
+                    "application/json": components["schemas"]["Error"] & ({
                         error?: {
                             /** @enum {unknown} */
                             code?: "internal_error";
+                        } & {
+                            [key: string]: unknown;
                         };
-                    };
+                    } & {
+                        [key: string]: unknown;
+                    });
                 };
             };
             /** @description Service Unavailable: `price_unavailable`, `service_unavailable`. */
@@ -1768,12 +1892,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & {
+                    "application/json": components["schemas"]["Error"] & ({
                         error?: {
                             /** @enum {unknown} */
                             code?: "price_unavailable" | "service_unavailable";
+                        } & {
+                            [key: string]: unknown;
                         };
-                    };
+                    } & {
+                        [key: string]: unknown;
+                    });
                 };
             };
         };
@@ -1808,12 +1936,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & {
+                    "application/json": components["schemas"]["Error"] & ({
                         error?: {
                             /** @enum {unknown} */
                             code?: "invalid_request";
+                        } & {
+                            [key: string]: unknown;
                         };
-                    };
+                    } & {
+                        [key: string]: unknown;
+                    });
                 };
             };
             /** @description Unauthorized: `missing_api_key`, `invalid_api_key`, `api_key_revoked`, `account_disabled`. */
@@ -1823,12 +1955,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & {
+                    "application/json": components["schemas"]["Error"] & ({
                         error?: {
                             /** @enum {unknown} */
                             code?: "missing_api_key" | "invalid_api_key" | "api_key_revoked" | "account_disabled";
+                        } & {
+                            [key: string]: unknown;
                         };
-                    };
+                    } & {
+                        [key: string]: unknown;
+                    });
                 };
             };
             /** @description Too Many Requests: `rate_limited`. */
@@ -1841,12 +1977,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & {
+                    "application/json": components["schemas"]["Error"] & ({
                         error?: {
                             /** @enum {unknown} */
                             code?: "rate_limited";
+                        } & {
+                            [key: string]: unknown;
                         };
-                    };
+                    } & {
+                        [key: string]: unknown;
+                    });
                 };
             };
             /** @description Internal Server Error: `internal_error`. */
@@ -1858,12 +1998,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & {
+                    "application/json": components["schemas"]["Error"] & ({
                         error?: {
                             /** @enum {unknown} */
                             code?: "internal_error";
+                        } & {
+                            [key: string]: unknown;
                         };
-                    };
+                    } & {
+                        [key: string]: unknown;
+                    });
                 };
             };
             /** @description Service Unavailable: `service_unavailable`. */
@@ -1880,12 +2024,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & {
+                    "application/json": components["schemas"]["Error"] & ({
                         error?: {
                             /** @enum {unknown} */
                             code?: "service_unavailable";
+                        } & {
+                            [key: string]: unknown;
                         };
-                    };
+                    } & {
+                        [key: string]: unknown;
+                    });
                 };
             };
         };
@@ -1930,12 +2078,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & {
+                    "application/json": components["schemas"]["Error"] & ({
                         error?: {
                             /** @enum {unknown} */
                             code?: "invalid_request";
+                        } & {
+                            [key: string]: unknown;
                         };
-                    };
+                    } & {
+                        [key: string]: unknown;
+                    });
                 };
             };
             /** @description Unauthorized: `missing_api_key`, `invalid_api_key`, `api_key_revoked`, `account_disabled`. */
@@ -1945,12 +2097,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & {
+                    "application/json": components["schemas"]["Error"] & ({
                         error?: {
                             /** @enum {unknown} */
                             code?: "missing_api_key" | "invalid_api_key" | "api_key_revoked" | "account_disabled";
+                        } & {
+                            [key: string]: unknown;
                         };
-                    };
+                    } & {
+                        [key: string]: unknown;
+                    });
                 };
             };
             /** @description Too Many Requests: `rate_limited`. */
@@ -1963,12 +2119,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & {
+                    "application/json": components["schemas"]["Error"] & ({
                         error?: {
                             /** @enum {unknown} */
                             code?: "rate_limited";
+                        } & {
+                            [key: string]: unknown;
                         };
-                    };
+                    } & {
+                        [key: string]: unknown;
+                    });
                 };
             };
             /** @description Internal Server Error: `internal_error`. */
@@ -1980,12 +2140,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & {
+                    "application/json": components["schemas"]["Error"] & ({
                         error?: {
                             /** @enum {unknown} */
                             code?: "internal_error";
+                        } & {
+                            [key: string]: unknown;
                         };
-                    };
+                    } & {
+                        [key: string]: unknown;
+                    });
                 };
             };
             /** @description Service Unavailable: `service_unavailable`. */
@@ -2002,12 +2166,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & {
+                    "application/json": components["schemas"]["Error"] & ({
                         error?: {
                             /** @enum {unknown} */
                             code?: "service_unavailable";
+                        } & {
+                            [key: string]: unknown;
                         };
-                    };
+                    } & {
+                        [key: string]: unknown;
+                    });
                 };
             };
         };
@@ -2050,12 +2218,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & {
+                    "application/json": components["schemas"]["Error"] & ({
                         error?: {
                             /** @enum {unknown} */
                             code?: "invalid_request";
+                        } & {
+                            [key: string]: unknown;
                         };
-                    };
+                    } & {
+                        [key: string]: unknown;
+                    });
                 };
             };
             /** @description Unauthorized: `missing_api_key`, `invalid_api_key`, `api_key_revoked`, `account_disabled`. */
@@ -2065,12 +2237,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & {
+                    "application/json": components["schemas"]["Error"] & ({
                         error?: {
                             /** @enum {unknown} */
                             code?: "missing_api_key" | "invalid_api_key" | "api_key_revoked" | "account_disabled";
+                        } & {
+                            [key: string]: unknown;
                         };
-                    };
+                    } & {
+                        [key: string]: unknown;
+                    });
                 };
             };
             /** @description Forbidden: `live_key_required`. */
@@ -2082,12 +2258,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & {
+                    "application/json": components["schemas"]["Error"] & ({
                         error?: {
                             /** @enum {unknown} */
                             code?: "live_key_required";
+                        } & {
+                            [key: string]: unknown;
                         };
-                    };
+                    } & {
+                        [key: string]: unknown;
+                    });
                 };
             };
             /** @description Too Many Requests: `rate_limited`. */
@@ -2100,12 +2280,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & {
+                    "application/json": components["schemas"]["Error"] & ({
                         error?: {
                             /** @enum {unknown} */
                             code?: "rate_limited";
+                        } & {
+                            [key: string]: unknown;
                         };
-                    };
+                    } & {
+                        [key: string]: unknown;
+                    });
                 };
             };
             /** @description Internal Server Error: `internal_error`. */
@@ -2117,12 +2301,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & {
+                    "application/json": components["schemas"]["Error"] & ({
                         error?: {
                             /** @enum {unknown} */
                             code?: "internal_error";
+                        } & {
+                            [key: string]: unknown;
                         };
-                    };
+                    } & {
+                        [key: string]: unknown;
+                    });
                 };
             };
             /** @description Service Unavailable: `service_unavailable`. */
@@ -2139,12 +2327,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & {
+                    "application/json": components["schemas"]["Error"] & ({
                         error?: {
                             /** @enum {unknown} */
                             code?: "service_unavailable";
+                        } & {
+                            [key: string]: unknown;
                         };
-                    };
+                    } & {
+                        [key: string]: unknown;
+                    });
                 };
             };
         };
@@ -2179,12 +2371,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & {
+                    "application/json": components["schemas"]["Error"] & ({
                         error?: {
                             /** @enum {unknown} */
                             code?: "invalid_request";
+                        } & {
+                            [key: string]: unknown;
                         };
-                    };
+                    } & {
+                        [key: string]: unknown;
+                    });
                 };
             };
             /** @description Unauthorized: `missing_api_key`, `invalid_api_key`, `api_key_revoked`, `account_disabled`. */
@@ -2194,12 +2390,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & {
+                    "application/json": components["schemas"]["Error"] & ({
                         error?: {
                             /** @enum {unknown} */
                             code?: "missing_api_key" | "invalid_api_key" | "api_key_revoked" | "account_disabled";
+                        } & {
+                            [key: string]: unknown;
                         };
-                    };
+                    } & {
+                        [key: string]: unknown;
+                    });
                 };
             };
             /** @description Forbidden: `live_key_required`. */
@@ -2211,12 +2411,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & {
+                    "application/json": components["schemas"]["Error"] & ({
                         error?: {
                             /** @enum {unknown} */
                             code?: "live_key_required";
+                        } & {
+                            [key: string]: unknown;
                         };
-                    };
+                    } & {
+                        [key: string]: unknown;
+                    });
                 };
             };
             /** @description Too Many Requests: `rate_limited`. */
@@ -2229,12 +2433,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & {
+                    "application/json": components["schemas"]["Error"] & ({
                         error?: {
                             /** @enum {unknown} */
                             code?: "rate_limited";
+                        } & {
+                            [key: string]: unknown;
                         };
-                    };
+                    } & {
+                        [key: string]: unknown;
+                    });
                 };
             };
             /** @description Internal Server Error: `internal_error`. */
@@ -2246,12 +2454,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & {
+                    "application/json": components["schemas"]["Error"] & ({
                         error?: {
                             /** @enum {unknown} */
                             code?: "internal_error";
+                        } & {
+                            [key: string]: unknown;
                         };
-                    };
+                    } & {
+                        [key: string]: unknown;
+                    });
                 };
             };
             /** @description Service Unavailable: `live_unavailable`, `service_unavailable`. */
@@ -2268,12 +2480,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & {
+                    "application/json": components["schemas"]["Error"] & ({
                         error?: {
                             /** @enum {unknown} */
                             code?: "live_unavailable" | "service_unavailable";
+                        } & {
+                            [key: string]: unknown;
                         };
-                    };
+                    } & {
+                        [key: string]: unknown;
+                    });
                 };
             };
         };
@@ -2308,12 +2524,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & {
+                    "application/json": components["schemas"]["Error"] & ({
                         error?: {
                             /** @enum {unknown} */
                             code?: "invalid_request";
+                        } & {
+                            [key: string]: unknown;
                         };
-                    };
+                    } & {
+                        [key: string]: unknown;
+                    });
                 };
             };
             /** @description Unauthorized: `missing_api_key`, `invalid_api_key`, `api_key_revoked`, `account_disabled`. */
@@ -2323,12 +2543,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & {
+                    "application/json": components["schemas"]["Error"] & ({
                         error?: {
                             /** @enum {unknown} */
                             code?: "missing_api_key" | "invalid_api_key" | "api_key_revoked" | "account_disabled";
+                        } & {
+                            [key: string]: unknown;
                         };
-                    };
+                    } & {
+                        [key: string]: unknown;
+                    });
                 };
             };
             /** @description Too Many Requests: `rate_limited`. */
@@ -2341,12 +2565,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & {
+                    "application/json": components["schemas"]["Error"] & ({
                         error?: {
                             /** @enum {unknown} */
                             code?: "rate_limited";
+                        } & {
+                            [key: string]: unknown;
                         };
-                    };
+                    } & {
+                        [key: string]: unknown;
+                    });
                 };
             };
             /** @description Internal Server Error: `internal_error`. */
@@ -2358,12 +2586,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & {
+                    "application/json": components["schemas"]["Error"] & ({
                         error?: {
                             /** @enum {unknown} */
                             code?: "internal_error";
+                        } & {
+                            [key: string]: unknown;
                         };
-                    };
+                    } & {
+                        [key: string]: unknown;
+                    });
                 };
             };
             /** @description Service Unavailable: `service_unavailable`. */
@@ -2380,12 +2612,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & {
+                    "application/json": components["schemas"]["Error"] & ({
                         error?: {
                             /** @enum {unknown} */
                             code?: "service_unavailable";
+                        } & {
+                            [key: string]: unknown;
                         };
-                    };
+                    } & {
+                        [key: string]: unknown;
+                    });
                 };
             };
         };
@@ -2425,12 +2661,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & {
+                    "application/json": components["schemas"]["Error"] & ({
                         error?: {
                             /** @enum {unknown} */
                             code?: "invalid_json" | "invalid_request" | "invalid_url" | "invalid_events";
+                        } & {
+                            [key: string]: unknown;
                         };
-                    };
+                    } & {
+                        [key: string]: unknown;
+                    });
                 };
             };
             /** @description Unauthorized: `missing_api_key`, `invalid_api_key`, `api_key_revoked`, `account_disabled`. */
@@ -2440,12 +2680,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & {
+                    "application/json": components["schemas"]["Error"] & ({
                         error?: {
                             /** @enum {unknown} */
                             code?: "missing_api_key" | "invalid_api_key" | "api_key_revoked" | "account_disabled";
+                        } & {
+                            [key: string]: unknown;
                         };
-                    };
+                    } & {
+                        [key: string]: unknown;
+                    });
                 };
             };
             /** @description Conflict: `webhook_endpoint_limit`. */
@@ -2457,12 +2701,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & {
+                    "application/json": components["schemas"]["Error"] & ({
                         error?: {
                             /** @enum {unknown} */
                             code?: "webhook_endpoint_limit";
+                        } & {
+                            [key: string]: unknown;
                         };
-                    };
+                    } & {
+                        [key: string]: unknown;
+                    });
                 };
             };
             /** @description Content Too Large: `payload_too_large`. */
@@ -2474,12 +2722,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & {
+                    "application/json": components["schemas"]["Error"] & ({
                         error?: {
                             /** @enum {unknown} */
                             code?: "payload_too_large";
+                        } & {
+                            [key: string]: unknown;
                         };
-                    };
+                    } & {
+                        [key: string]: unknown;
+                    });
                 };
             };
             /** @description Unsupported Media Type: `unsupported_media_type`. */
@@ -2491,12 +2743,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & {
+                    "application/json": components["schemas"]["Error"] & ({
                         error?: {
                             /** @enum {unknown} */
                             code?: "unsupported_media_type";
+                        } & {
+                            [key: string]: unknown;
                         };
-                    };
+                    } & {
+                        [key: string]: unknown;
+                    });
                 };
             };
             /** @description Too Many Requests: `rate_limited`. */
@@ -2509,12 +2765,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & {
+                    "application/json": components["schemas"]["Error"] & ({
                         error?: {
                             /** @enum {unknown} */
                             code?: "rate_limited";
+                        } & {
+                            [key: string]: unknown;
                         };
-                    };
+                    } & {
+                        [key: string]: unknown;
+                    });
                 };
             };
             /** @description Internal Server Error: `internal_error`. */
@@ -2526,12 +2786,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & {
+                    "application/json": components["schemas"]["Error"] & ({
                         error?: {
                             /** @enum {unknown} */
                             code?: "internal_error";
+                        } & {
+                            [key: string]: unknown;
                         };
-                    };
+                    } & {
+                        [key: string]: unknown;
+                    });
                 };
             };
             /** @description Service Unavailable: `service_unavailable`. */
@@ -2548,12 +2812,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & {
+                    "application/json": components["schemas"]["Error"] & ({
                         error?: {
                             /** @enum {unknown} */
                             code?: "service_unavailable";
+                        } & {
+                            [key: string]: unknown;
                         };
-                    };
+                    } & {
+                        [key: string]: unknown;
+                    });
                 };
             };
         };
@@ -2591,12 +2859,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & {
+                    "application/json": components["schemas"]["Error"] & ({
                         error?: {
                             /** @enum {unknown} */
                             code?: "invalid_request";
+                        } & {
+                            [key: string]: unknown;
                         };
-                    };
+                    } & {
+                        [key: string]: unknown;
+                    });
                 };
             };
             /** @description Unauthorized: `missing_api_key`, `invalid_api_key`, `api_key_revoked`, `account_disabled`. */
@@ -2606,12 +2878,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & {
+                    "application/json": components["schemas"]["Error"] & ({
                         error?: {
                             /** @enum {unknown} */
                             code?: "missing_api_key" | "invalid_api_key" | "api_key_revoked" | "account_disabled";
+                        } & {
+                            [key: string]: unknown;
                         };
-                    };
+                    } & {
+                        [key: string]: unknown;
+                    });
                 };
             };
             /** @description Not Found: `webhook_endpoint_not_found`. */
@@ -2623,12 +2899,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & {
+                    "application/json": components["schemas"]["Error"] & ({
                         error?: {
                             /** @enum {unknown} */
                             code?: "webhook_endpoint_not_found";
+                        } & {
+                            [key: string]: unknown;
                         };
-                    };
+                    } & {
+                        [key: string]: unknown;
+                    });
                 };
             };
             /** @description Content Too Large: `payload_too_large`. */
@@ -2640,12 +2920,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & {
+                    "application/json": components["schemas"]["Error"] & ({
                         error?: {
                             /** @enum {unknown} */
                             code?: "payload_too_large";
+                        } & {
+                            [key: string]: unknown;
                         };
-                    };
+                    } & {
+                        [key: string]: unknown;
+                    });
                 };
             };
             /** @description Too Many Requests: `rate_limited`. */
@@ -2658,12 +2942,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & {
+                    "application/json": components["schemas"]["Error"] & ({
                         error?: {
                             /** @enum {unknown} */
                             code?: "rate_limited";
+                        } & {
+                            [key: string]: unknown;
                         };
-                    };
+                    } & {
+                        [key: string]: unknown;
+                    });
                 };
             };
             /** @description Internal Server Error: `internal_error`. */
@@ -2675,12 +2963,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & {
+                    "application/json": components["schemas"]["Error"] & ({
                         error?: {
                             /** @enum {unknown} */
                             code?: "internal_error";
+                        } & {
+                            [key: string]: unknown;
                         };
-                    };
+                    } & {
+                        [key: string]: unknown;
+                    });
                 };
             };
             /** @description Service Unavailable: `service_unavailable`. */
@@ -2697,12 +2989,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & {
+                    "application/json": components["schemas"]["Error"] & ({
                         error?: {
                             /** @enum {unknown} */
                             code?: "service_unavailable";
+                        } & {
+                            [key: string]: unknown;
                         };
-                    };
+                    } & {
+                        [key: string]: unknown;
+                    });
                 };
             };
         };
@@ -2745,12 +3041,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & {
+                    "application/json": components["schemas"]["Error"] & ({
                         error?: {
                             /** @enum {unknown} */
                             code?: "invalid_json" | "invalid_request";
+                        } & {
+                            [key: string]: unknown;
                         };
-                    };
+                    } & {
+                        [key: string]: unknown;
+                    });
                 };
             };
             /** @description Unauthorized: `missing_api_key`, `invalid_api_key`, `api_key_revoked`, `account_disabled`. */
@@ -2760,12 +3060,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & {
+                    "application/json": components["schemas"]["Error"] & ({
                         error?: {
                             /** @enum {unknown} */
                             code?: "missing_api_key" | "invalid_api_key" | "api_key_revoked" | "account_disabled";
+                        } & {
+                            [key: string]: unknown;
                         };
-                    };
+                    } & {
+                        [key: string]: unknown;
+                    });
                 };
             };
             /** @description Not Found: `webhook_endpoint_not_found`. */
@@ -2777,12 +3081,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & {
+                    "application/json": components["schemas"]["Error"] & ({
                         error?: {
                             /** @enum {unknown} */
                             code?: "webhook_endpoint_not_found";
+                        } & {
+                            [key: string]: unknown;
                         };
-                    };
+                    } & {
+                        [key: string]: unknown;
+                    });
                 };
             };
             /** @description Content Too Large: `payload_too_large`. */
@@ -2794,12 +3102,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & {
+                    "application/json": components["schemas"]["Error"] & ({
                         error?: {
                             /** @enum {unknown} */
                             code?: "payload_too_large";
+                        } & {
+                            [key: string]: unknown;
                         };
-                    };
+                    } & {
+                        [key: string]: unknown;
+                    });
                 };
             };
             /** @description Unsupported Media Type: `unsupported_media_type`. */
@@ -2811,12 +3123,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & {
+                    "application/json": components["schemas"]["Error"] & ({
                         error?: {
                             /** @enum {unknown} */
                             code?: "unsupported_media_type";
+                        } & {
+                            [key: string]: unknown;
                         };
-                    };
+                    } & {
+                        [key: string]: unknown;
+                    });
                 };
             };
             /** @description Too Many Requests: `rate_limited`. */
@@ -2829,12 +3145,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & {
+                    "application/json": components["schemas"]["Error"] & ({
                         error?: {
                             /** @enum {unknown} */
                             code?: "rate_limited";
+                        } & {
+                            [key: string]: unknown;
                         };
-                    };
+                    } & {
+                        [key: string]: unknown;
+                    });
                 };
             };
             /** @description Internal Server Error: `internal_error`. */
@@ -2846,12 +3166,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & {
+                    "application/json": components["schemas"]["Error"] & ({
                         error?: {
                             /** @enum {unknown} */
                             code?: "internal_error";
+                        } & {
+                            [key: string]: unknown;
                         };
-                    };
+                    } & {
+                        [key: string]: unknown;
+                    });
                 };
             };
             /** @description Service Unavailable: `service_unavailable`. */
@@ -2868,12 +3192,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & {
+                    "application/json": components["schemas"]["Error"] & ({
                         error?: {
                             /** @enum {unknown} */
                             code?: "service_unavailable";
+                        } & {
+                            [key: string]: unknown;
                         };
-                    };
+                    } & {
+                        [key: string]: unknown;
+                    });
                 };
             };
         };
@@ -2913,12 +3241,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & {
+                    "application/json": components["schemas"]["Error"] & ({
                         error?: {
                             /** @enum {unknown} */
                             code?: "invalid_json" | "invalid_request";
+                        } & {
+                            [key: string]: unknown;
                         };
-                    };
+                    } & {
+                        [key: string]: unknown;
+                    });
                 };
             };
             /** @description Unauthorized: `missing_api_key`, `invalid_api_key`, `api_key_revoked`, `account_disabled`. */
@@ -2928,12 +3260,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & {
+                    "application/json": components["schemas"]["Error"] & ({
                         error?: {
                             /** @enum {unknown} */
                             code?: "missing_api_key" | "invalid_api_key" | "api_key_revoked" | "account_disabled";
+                        } & {
+                            [key: string]: unknown;
                         };
-                    };
+                    } & {
+                        [key: string]: unknown;
+                    });
                 };
             };
             /** @description Forbidden: `test_key_required`. */
@@ -2945,12 +3281,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & {
+                    "application/json": components["schemas"]["Error"] & ({
                         error?: {
                             /** @enum {unknown} */
                             code?: "test_key_required";
+                        } & {
+                            [key: string]: unknown;
                         };
-                    };
+                    } & {
+                        [key: string]: unknown;
+                    });
                 };
             };
             /** @description Content Too Large: `payload_too_large`. */
@@ -2962,12 +3302,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & {
+                    "application/json": components["schemas"]["Error"] & ({
                         error?: {
                             /** @enum {unknown} */
                             code?: "payload_too_large";
+                        } & {
+                            [key: string]: unknown;
                         };
-                    };
+                    } & {
+                        [key: string]: unknown;
+                    });
                 };
             };
             /** @description Unsupported Media Type: `unsupported_media_type`. */
@@ -2979,12 +3323,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & {
+                    "application/json": components["schemas"]["Error"] & ({
                         error?: {
                             /** @enum {unknown} */
                             code?: "unsupported_media_type";
+                        } & {
+                            [key: string]: unknown;
                         };
-                    };
+                    } & {
+                        [key: string]: unknown;
+                    });
                 };
             };
             /** @description Too Many Requests: `rate_limited`. */
@@ -2997,12 +3345,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & {
+                    "application/json": components["schemas"]["Error"] & ({
                         error?: {
                             /** @enum {unknown} */
                             code?: "rate_limited";
+                        } & {
+                            [key: string]: unknown;
                         };
-                    };
+                    } & {
+                        [key: string]: unknown;
+                    });
                 };
             };
             /** @description Internal Server Error: `internal_error`. */
@@ -3014,12 +3366,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & {
+                    "application/json": components["schemas"]["Error"] & ({
                         error?: {
                             /** @enum {unknown} */
                             code?: "internal_error";
+                        } & {
+                            [key: string]: unknown;
                         };
-                    };
+                    } & {
+                        [key: string]: unknown;
+                    });
                 };
             };
             /** @description Service Unavailable: `service_unavailable`. */
@@ -3036,12 +3392,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & {
+                    "application/json": components["schemas"]["Error"] & ({
                         error?: {
                             /** @enum {unknown} */
                             code?: "service_unavailable";
+                        } & {
+                            [key: string]: unknown;
                         };
-                    };
+                    } & {
+                        [key: string]: unknown;
+                    });
                 };
             };
         };

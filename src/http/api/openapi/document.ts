@@ -229,7 +229,11 @@ function errorResponses(codes: readonly ErrorCode[]): Record<string, unknown> {
       content: {
         'application/json': {
           schema: {
-            allOf: [{ $ref: '#/components/schemas/Error' }, { type: 'object', properties: { error: { type: 'object', properties: { code: { enum: statusCodes } } } } }],
+            // The narrowing says additionalProperties: true (Error closes the body): see QUANTITY_BY_PRODUCT.
+            allOf: [
+              { $ref: '#/components/schemas/Error' },
+              { type: 'object', additionalProperties: true, properties: { error: { type: 'object', additionalProperties: true, properties: { code: { enum: statusCodes } } } } },
+            ],
           },
           examples: Object.fromEntries(statusCodes.map((code) => [code, { summary: ERROR_DOCS[code].when, value: errorExample(code) }])),
         },

@@ -207,14 +207,19 @@ export const Quantity = Type.Unsafe<number>({
   examples: [100],
 });
 
-/** The quantity rule of each product, as if/then pairs for a body's `allOf`. */
+/**
+ * The quantity rule of each product, as if/then pairs for a body's `allOf`. The branches say
+ * `additionalProperties: true`: the body's own `additionalProperties: false` refuses unknown
+ * fields, and a branch without it is read by Redocly's linter as closed to every field it does
+ * not name (ajv, like JSON Schema, does not; both agree with it said).
+ */
 export const QUANTITY_BY_PRODUCT = [
   {
     if: { properties: { product: { const: 'stars' } }, required: ['product'] },
-    then: { properties: { quantity: { type: 'integer', minimum: STARS_MIN, maximum: STARS_MAX } } },
+    then: { additionalProperties: true, properties: { quantity: { type: 'integer', minimum: STARS_MIN, maximum: STARS_MAX } } },
   },
   {
     if: { properties: { product: { const: 'premium' } }, required: ['product'] },
-    then: { properties: { quantity: { enum: [...PREMIUM_MONTHS] } } },
+    then: { additionalProperties: true, properties: { quantity: { enum: [...PREMIUM_MONTHS] } } },
   },
 ];

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Mode } from '../../../domain/api-key.js';
-import { CHANNELS, CLIENT_TOPICS, type ClientTopic, enqueueMail, enqueueTelegram } from '../../../notifications/outbox.js';
+import { CHANNELS, CLIENT_TOPICS, type ClientTopic, enqueueMail, enqueueTelegram, isMailAddress } from '../../../notifications/outbox.js';
 import { type NotificationSwitches, notificationSwitches, setNotificationSwitches } from '../../../notifications/settings.js';
 import { createLinkToken, deepLink, handleUpdate, linkedChat, unlinkChat } from '../../../notifications/telegram-links.js';
 import type { TelegramUpdate } from '../../../notifications/telegram.js';
@@ -29,6 +29,7 @@ const NOTICES: Record<string, Slot> = {
   'test-email': notice('success', 'A test e-mail is on its way.'),
   'test-telegram': notice('success', 'A test Telegram message is on its way.'),
   'no-telegram': notice('error', 'Link a Telegram chat first.'),
+  'no-email': notice('error', 'Your sign-in e-mail cannot receive mail, so no test was sent.'),
   unlinked: notice('success', 'Telegram chat unlinked.'),
   'bot-unreachable': notice('error', 'The Telegram bot cannot be reached right now; try again in a minute.'),
 };
@@ -130,6 +131,8 @@ ${options.link ? html`<p data-testid="telegram-deep-link">Open <a href="${option
       await ctx.db.kysely.transaction().execute((tx) => enqueueTelegram(tx, { chatId: chat.chatId, message, topic: 'test', personId: session.personId }));
       return redirect(reply, '/account/notifications?notice=test-telegram');
     }
+    // A sign-in name that is no deliverable address (sign-up accepts more than SMTP does) gets nothing.
+    if (!isMailAddress(session.email)) return redirect(reply, '/account/notifications?notice=no-email');
     await ctx.db.kysely.transaction().execute((tx) => enqueueMail(tx, { to: session.email, message, topic: 'test', personId: session.personId }));
     return redirect(reply, '/account/notifications?notice=test-email');
   });
