@@ -253,7 +253,28 @@ export interface paths {
         trace?: never;
     };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    "balance.low": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The balance.low event
+         * @description `balance.low` (webhooks only): a movement (an order, an operator debit) took the available balance of `mode` below its low-balance threshold. Sent once per crossing: again only after the balance has been back to or above the threshold (docs/api.md "Low-balance alert"). Signed like every delivery (docs/api.md "Webhooks"); answer 2xx within the timeout.
+         */
+        post: operations["webhook_balance_low"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
         /** @description An order, as POST /orders answers it (no `events`). */
@@ -3403,6 +3424,28 @@ export interface operations {
                         [key: string]: unknown;
                     });
                 };
+            };
+        };
+    };
+    webhook_balance_low: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BalanceLowEvent"];
+            };
+        };
+        responses: {
+            /** @description Received: any 2xx answer acknowledges the delivery. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };

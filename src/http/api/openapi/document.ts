@@ -136,6 +136,7 @@ export class ApiReference {
       (paths[route.path] ??= {})[route.method] = operation;
     }
     const tags = [...new Set(this.routes.map((route) => route.doc?.tag).filter((tag): tag is string => tag !== undefined))];
+    const webhooks = Object.fromEntries(this.routes.flatMap((route) => (route.doc?.publishes ?? []).map(webhookOf)));
     return {
       openapi: '3.1.0',
       info: {
@@ -143,10 +144,13 @@ export class ApiReference {
         version: '1.0.0',
         summary: 'Telegram Stars and Premium for your bot, shop or service, paid from a prepaid TON balance.',
         description: API_DESCRIPTION,
+        // The API is the operator's service to its clients, not open source: no licence is granted.
+        license: { name: 'Proprietary: use of this API is governed by your agreement with its operator', identifier: 'LicenseRef-Proprietary' },
       },
       security: [{ bearerAuth: [] }],
       tags: tags.map((name) => ({ name, description: TAG_DESCRIPTIONS[name] ?? name })),
       paths,
+      webhooks,
       components: {
         schemas: { ...Object.fromEntries(componentsIn(ref(ErrorBody), responseSchemas)), ...requestSchemas },
         headers: COMPONENT_HEADERS,
@@ -162,6 +166,30 @@ export class ApiReference {
       },
     };
   }
+}
+
+/**
+ * A published payload as an OpenAPI webhook (what the service POSTs to a client's endpoint),
+ * keyed by its event type (the `type` constant of the payload).
+ */
+function webhookOf(payload: Component): [string, unknown] {
+  const type = (payload.schema as { properties?: { type?: { const?: unknown } } }).properties?.type?.const;
+  if (typeof type !== 'string') throw new Error(`The published payload ${payload.name} has no constant type.`);
+  const description = (payload.schema as { description?: string }).description ?? type;
+  return [
+    type,
+    {
+      post: {
+        summary: `The ${type} event`,
+        description: `${description} Signed like every delivery (docs/api.md "Webhooks"); answer 2xx within the timeout.`,
+        operationId: `webhook_${type.replace(/\W/g, '_')}`,
+        tags: ['Webhooks'],
+        security: [],
+        requestBody: { required: true, content: { 'application/json': { schema: { $ref: `#/components/schemas/${payload.name}` } } } },
+        responses: { '2XX': { description: 'Received: any 2xx answer acknowledges the delivery.' } },
+      },
+    },
+  ];
 }
 
 function openApiPath(url: string): string {
