@@ -19,6 +19,9 @@ import { FulfilmentWorker } from './workers/fulfilment-worker.js';
 import type { DepositWatcher } from './deposits/watcher.js';
 import { rawAddressForm } from './domain/ton-address.js';
 import { WebhookDispatcher } from './webhooks/dispatcher.js';
+import { NotificationWorker } from './notifications/worker.js';
+import { SmtpTransport } from './notifications/smtp.js';
+import { TelegramBot } from './notifications/telegram.js';
 
 export interface RunningService {
   app: FastifyInstance;
@@ -29,6 +32,8 @@ export interface RunningService {
   /** The deposit watcher: on worker nodes when DEPOSIT_ADDRESS is set. */
   deposits: DepositWatcher | undefined;
   webhooks: WebhookDispatcher | undefined;
+  /** The notification outbox's sender (worker role). */
+  notifications: NotificationWorker | undefined;
   /** http://HOST:PORT as bound. */
   url: string;
   /** The TON/USD rate feed the API prices with (TON_USD_RATE); tests move it at run time. */
@@ -67,6 +72,7 @@ export async function startService(config: Config, logger: Logger, role: Role = 
   const deposits = role === 'api' ? undefined : await createDepositWatcher(config, db, logger, live.tonUsdFeed);
   let boundUrl = '';
   const webhooks = role === 'api' ? undefined : createDispatcher(config, db, logger, metrics, () => publicOrigin(config, boundUrl));
+  const notifications = role === 'api' ? undefined : createNotificationWorker(config, db, logger, metrics, depositRaw);
   const api =
     role === 'worker'
       ? undefined
@@ -91,6 +97,7 @@ export async function startService(config: Config, logger: Logger, role: Role = 
             usdt: config.usdt,
             publicUrl: config.publicUrl,
             webhooks: config.webhooks,
+            notifications: notificationsForWeb(config),
           };
     app = await buildApp({ logger, db, metrics, api, web, trustProxy: config.trustProxy, limits: config.http, liveStatus: () => live.status(), depositAddress: depositRaw });
     await app.listen({ port: config.port, host: config.host });
@@ -99,6 +106,7 @@ export async function startService(config: Config, logger: Logger, role: Role = 
       stopListening = await db.onQueued(() => {
         worker.wake();
         webhooks?.wake();
+        notifications?.wake();
       });
     }
   } catch (error) {
@@ -115,6 +123,8 @@ export async function startService(config: Config, logger: Logger, role: Role = 
   if (worker) live.startProbing();
   deposits?.start();
   webhooks?.start();
+  notifications?.start();
+  if (notifications && config.notifications.telegram?.webhookSecret) void registerTelegramWebhook(config, logger, () => publicOrigin(config, boundUrl));
 
   let stopping: Promise<void> | undefined;
   const server = app;
@@ -127,6 +137,7 @@ export async function startService(config: Config, logger: Logger, role: Role = 
         'http server': closeServer(server),
         worker: worker?.stop(),
         'webhook dispatcher': webhooks?.stop(),
+        'notification worker': notifications?.stop(),
         'deposit watcher': deposits?.stop(),
         live: live.stop(),
       });
@@ -136,7 +147,7 @@ export async function startService(config: Config, logger: Logger, role: Role = 
     })();
     return stopping;
   };
-  return { app: server, db, worker, live, deposits, webhooks, url: boundUrl, rateFeed: live.fixedRate, stop };
+  return { app: server, db, worker, live, deposits, webhooks, notifications, url: boundUrl, rateFeed: live.fixedRate, stop };
 }
 
 /** How often a closing server looks for keep-alive connections that its last response left idle. */
@@ -184,6 +195,41 @@ function createDispatcher(config: Config, db: Db, logger: Logger, metrics: Servi
     publicUrl,
     onAttempt: (outcome) => metrics.webhookDeliveries.inc({ outcome }),
   });
+}
+
+function createNotificationWorker(config: Config, db: Db, logger: Logger, metrics: ServiceMetrics, depositAddress: string | undefined): NotificationWorker {
+  const { notifications } = config;
+  const { smtp, telegram } = notifications;
+  return new NotificationWorker({
+    db,
+    logger: logger.child({ component: 'notifications' }),
+    config: notifications,
+    mail: smtp ? new SmtpTransport(smtp, notifications.mailFrom, notifications.sendTimeoutMs) : undefined,
+    telegram: telegram ? new TelegramBot(telegram.apiUrl, telegram.token) : undefined,
+    depositAddress,
+    onAttempt: (channel, outcome) => metrics.notificationAttempts.inc({ channel, outcome }),
+  });
+}
+
+/** What the dashboard needs of the notification settings: the bot (deep links, the test button), the webhook secret. */
+function notificationsForWeb(config: Config) {
+  const { telegram, smtp } = config.notifications;
+  return {
+    telegram: telegram ? new TelegramBot(telegram.apiUrl, telegram.token) : undefined,
+    telegramWebhookSecret: telegram?.webhookSecret,
+    emailConfigured: smtp !== undefined,
+  };
+}
+
+/** TELEGRAM_WEBHOOK_SECRET: updates come to PUBLIC_URL/telegram/webhook (setWebhook, on each worker start). */
+async function registerTelegramWebhook(config: Config, logger: Logger, origin: () => string): Promise<void> {
+  const telegram = config.notifications.telegram;
+  if (!telegram?.webhookSecret) return;
+  try {
+    await new TelegramBot(telegram.apiUrl, telegram.token).setWebhook(`${origin()}/telegram/webhook`, telegram.webhookSecret);
+  } catch (error) {
+    logger.error({ err: { message: (error as Error).message } }, 'telegram setWebhook failed: chats cannot be linked until it succeeds (restart the worker)');
+  }
 }
 
 /**

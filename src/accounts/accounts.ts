@@ -7,6 +7,7 @@ import type { Database } from '../db/schema.js';
 import { openBalances } from '../ledger/ledger.js';
 import { type Authentication, authenticationOf, KEY_VERDICT_COLUMNS } from './key-verdict.js';
 import { ensurePerson } from './people.js';
+import { apiKeyChanged } from '../notifications/notices.js';
 
 export class AccountError extends Error {}
 
@@ -83,6 +84,7 @@ export async function reissueKey(
     if (!account) throw new AccountError(`no account ${accountId}`);
     await tx.updateTable('api_keys').set({ revoked_at: now }).where('account_id', '=', accountId).where('mode', '=', mode).where('revoked_at', 'is', null).execute();
     const key = await insertKey(tx, accountId, mode, now);
+    await apiKeyChanged(tx, accountId, mode, 'reissued', displayPrefix(key), now);
     await within?.(tx, displayPrefix(key));
     return key;
   });

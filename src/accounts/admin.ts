@@ -3,6 +3,7 @@ import type { Mode } from '../domain/api-key.js';
 import type { Db } from '../db/engine.js';
 import type { AccountsTable, Database } from '../db/schema.js';
 import { AccountError, normalizeEmail } from './accounts.js';
+import { apiKeyChanged } from '../notifications/notices.js';
 
 /**
  * The operator's view of accounts and keys (CLI `account …`, `key revoke`). Nothing here
@@ -155,6 +156,7 @@ export async function revokeKey(
     if (!active) return { accountId, mode, revokedPrefix: null };
     const updated = await tx.updateTable('api_keys').set({ revoked_at: now }).where('id', '=', active.id).where('revoked_at', 'is', null).executeTakeFirst();
     if (updated.numUpdatedRows !== 1n) return { accountId, mode, revokedPrefix: null };
+    await apiKeyChanged(tx, accountId, mode, 'revoked', active.display_prefix, now);
     await within?.(tx, active.display_prefix);
     return { accountId, mode, revokedPrefix: active.display_prefix };
   });

@@ -5,6 +5,7 @@ import { hashPassword, passwordProblem, spendVerificationTime, verifyPassword } 
 import { hashSecret, isSecretFormat, newSecret } from './secrets.js';
 import { findPersonByEmail } from './people.js';
 import { deletePersonSessions } from './sessions.js';
+import { passwordChanged, signedIn } from '../notifications/notices.js';
 
 /**
  * The people behind accounts: sign-up, login and one-time set-password links. A person signs
@@ -75,6 +76,7 @@ export async function logIn(db: Db, input: { email: string; password: string; ip
   if (!accountId) return { ok: false, reason: 'disabled' };
   // With two-factor on, failures are cleared only once the code is right as well.
   if (row.totp_enabled_at === null) await clearLoginFailures(db, email);
+  await db.kysely.transaction().execute((tx) => signedIn(tx, row.id, input.ip, now));
   return { ok: true, personId: row.id, accountId, twoFactor: row.totp_enabled_at !== null };
 }
 
@@ -167,10 +169,11 @@ export async function usePasswordLink(db: Db, token: unknown, password: string, 
       const link = await tx
         .selectFrom('password_tokens as t')
         .innerJoin('people as p', 'p.id', 't.person_id')
-        .select(['t.account_id', 'p.id', 'p.totp_enabled_at'])
+        .select(['t.account_id', 'p.id', 'p.totp_enabled_at', 'p.password_hash'])
         .where('t.token_hash', '=', tokenHash)
         .executeTakeFirstOrThrow();
       await tx.updateTable('people').set({ password_hash: passwordHash, updated_at: now }).where('id', '=', link.id).execute();
+      if (link.password_hash !== null) await passwordChanged(tx, link.id, now);
       await deletePersonSessions(tx, link.id);
       return { personId: link.id, twoFactor: link.totp_enabled_at !== null };
     })

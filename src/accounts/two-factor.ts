@@ -4,6 +4,7 @@ import { generateSecret, generateURI, verify } from 'otplib';
 import type { Db } from '../db/engine.js';
 import type { Database } from '../db/schema.js';
 import { deletePersonSessions } from './sessions.js';
+import { twoFactorTurnedOff } from '../notifications/notices.js';
 
 /**
  * Two-factor sign-in (docs/dashboard.md, "Two-factor sign-in"): TOTP per RFC 6238 (otplib;
@@ -148,6 +149,8 @@ export async function verifySecondFactor(db: Db, personId: string, input: string
  * The operator's `account 2fa reset` (audited) and the person's own "turn off".
  */
 export async function resetTwoFactor(tx: Kysely<Database>, personId: string, now = Date.now()): Promise<boolean> {
+  const enrolled = await tx.selectFrom('people').select('totp_enabled_at').where('id', '=', personId).executeTakeFirst();
+  if (enrolled?.totp_enabled_at) await twoFactorTurnedOff(tx, personId, now);
   const updated = await tx
     .updateTable('people')
     .set({ totp_secret: null, totp_enabled_at: null, totp_last_step: null, updated_at: now })

@@ -20,6 +20,7 @@ import * as lowBalanceAlerts from './migrations/0017-low-balance-alerts.js';
 import * as dailyRollups from './migrations/0018-daily-rollups.js';
 import * as teams from './migrations/0019-teams.js';
 import * as inviteRevocation from './migrations/0020-invite-revocation.js';
+import * as notifications from './migrations/0021-notifications.js';
 
 /** Migrations live in code (no files to locate at run time) and are applied in name order. */
 function provider(engine: Engine): MigrationProvider {
@@ -48,6 +49,7 @@ function provider(engine: Engine): MigrationProvider {
       '0018-daily-rollups': withEngine(dailyRollups),
       '0019-teams': withEngine(teams),
       '0020-invite-revocation': withEngine(inviteRevocation),
+      '0021-notifications': withEngine(notifications),
     }),
   };
 }

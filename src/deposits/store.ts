@@ -8,6 +8,7 @@ import { isPublicId, newId } from '../domain/random.js';
 import type { Db } from '../db/engine.js';
 import type { Database, DepositRow, DepositsTable } from '../db/schema.js';
 import { move } from '../ledger/ledger.js';
+import { depositCredited, depositUnmatched } from '../notifications/notices.js';
 
 /**
  * The deposits table (migration 0005-deposits): one row per incoming transfer the watcher
@@ -312,7 +313,10 @@ export async function recordTransaction(db: Db, input: Processed, now = Date.now
       .onConflict((oc) => oc.column('tx_hash').doNothing())
       .executeTakeFirst();
     if (inserted.numInsertedOrUpdatedRows !== 1n) return { kind: 'duplicate' } as const;
-    if (reason !== null) return { kind: 'unmatched', reason, id: base.id } as const;
+    if (reason !== null) {
+      await depositUnmatched(tx, { txHash: base.tx_hash, amount: found.amount, reason, comment: base.comment }, now);
+      return { kind: 'unmatched', reason, id: base.id } as const;
+    }
     if (waiting) return { kind: 'awaiting_rate', accountId: accountId as string, id: base.id } as const;
     await credit(
       tx,
@@ -379,6 +383,7 @@ async function credit(
   const moved = await move(tx, { accountId, mode: 'live' }, { kind: 'deposit', amount, reason, now });
   // A credit cannot fail a balance check; a missing balance row would be a broken account.
   if (!moved) throw new Error(`account ${accountId} has no live balance row`);
+  await depositCredited(tx, { accountId, amount, usdt: usdt ? formatUsdt(usdt.units) : null, txHash }, now);
 }
 
 export class AssignError extends Error {}

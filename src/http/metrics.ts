@@ -5,6 +5,7 @@ import { ORDER_STATUSES } from '../domain/order-status.js';
 import { watcherStatus } from '../deposits/status.js';
 import { countOrdersByModeAndStatus, pendingQueue } from '../orders/order-store.js';
 import { outboxBacklog } from '../webhooks/outbox.js';
+import { outboxStatus } from '../notifications/outbox.js';
 import { RequestDurations } from './request-durations.js';
 
 /**
@@ -83,6 +84,14 @@ export class ServiceMetrics {
     });
   }
 
+  /** Notification attempts of this process: sent, kept (no SMTP_URL), failed (for good), retry. */
+  readonly notificationAttempts = new client.Counter({
+    name: 'starport_notification_attempts_total',
+    help: 'Notification send attempts by channel and outcome (sent, kept, failed: given up, retry: will be tried again)',
+    labelNames: ['channel', 'outcome'] as const,
+    registers: [this.registry],
+  });
+
   readonly webhookDeliveries = new client.Counter({
     name: 'starport_webhook_attempts_total',
     help: 'Webhook delivery attempts by outcome (succeeded: a 2xx answer)',
@@ -112,6 +121,16 @@ export class ServiceMetrics {
       registers: [this.registry],
       async collect() {
         this.set(await outboxBacklog(db.kysely));
+      },
+    });
+    new client.Gauge({
+      name: 'starport_notification_backlog',
+      help: 'Notifications waiting to be sent, by channel (operator: alerts not yet fanned out)',
+      labelNames: ['channel'] as const,
+      registers: [this.registry],
+      async collect() {
+        const { backlog } = await outboxStatus(db.kysely);
+        for (const [channel, n] of Object.entries(backlog)) this.set({ channel }, n);
       },
     });
     new client.Gauge({

@@ -4,6 +4,7 @@ import { formatTon } from '../domain/money.js';
 import type { Db } from '../db/engine.js';
 import type { Database } from '../db/schema.js';
 import { enqueueBalanceLowEvent } from '../webhooks/outbox.js';
+import { balanceLow } from '../notifications/notices.js';
 import { applyMovement, type Balance, readBalance } from './ledger.js';
 
 export class AdjustmentError extends Error {}
@@ -31,6 +32,7 @@ export async function adjustBalance(
     }
     // A debit can take the balance below the client's low-balance threshold.
     await enqueueBalanceLowEvent(tx, moved);
+    await balanceLow(tx, moved);
     const after = (await readBalance(tx, ref)) as Balance;
     await within?.(tx, after, before);
     return after;

@@ -1,6 +1,7 @@
 import { type Kysely, sql } from 'kysely';
 import type { Logger } from 'pino';
 import type { Database } from '../db/schema.js';
+import { liveFulfilmentPaused, liveFulfilmentResumed } from '../notifications/notices.js';
 
 /**
  * The circuit breaker of the live upstream (docs/upstreams.md "Fragment: errors"), kept in the database so that
@@ -57,12 +58,17 @@ export class CircuitBreaker {
   /** Pauses live fulfilment; alerts only on the change from closed to open. */
   async open(reason: string, message: string, now = Date.now()): Promise<void> {
     await this.ensureRow(now);
-    const opened = await this.db
-      .updateTable('live_breaker')
-      .set({ state: 'open', reason, message, opened_at: now, retry_at: now + this.options.cooldownMs, probe_until: null, updated_at: now })
-      .where('name', '=', this.name)
-      .where('state', '=', 'closed')
-      .executeTakeFirst();
+    // The operator's alert commits with the change (one alert, whichever process opened it).
+    const opened = await this.db.transaction().execute(async (tx) => {
+      const updated = await tx
+        .updateTable('live_breaker')
+        .set({ state: 'open', reason, message, opened_at: now, retry_at: now + this.options.cooldownMs, probe_until: null, updated_at: now })
+        .where('name', '=', this.name)
+        .where('state', '=', 'closed')
+        .executeTakeFirst();
+      if (updated.numUpdatedRows === 1n) await liveFulfilmentPaused(tx, reason, message, now);
+      return updated;
+    });
     if (opened.numUpdatedRows === 1n) {
       this.options.logger.error(
         { breaker: this.name, reason, upstream_message: message, retry_at: new Date(now + this.options.cooldownMs).toISOString() },
@@ -74,13 +80,20 @@ export class CircuitBreaker {
 
   /** A call went through: the failure count starts again, and an open breaker closes. */
   async recordSuccess(now = Date.now()): Promise<void> {
-    const closed = await this.db
-      .updateTable('live_breaker')
-      .set({ state: 'closed', reason: null, message: null, failures: 0n, opened_at: null, retry_at: null, probe_until: null, updated_at: now })
-      .where('name', '=', this.name)
-      .where((w) => w.or([w('state', '=', 'open'), w('failures', '>', 0n)]))
-      .returning('opened_at')
-      .execute();
+    // The common case, nothing to close, is a read (no write transaction per successful call).
+    const current = await this.read();
+    if (current.state === 'closed' && current.failures === 0) return;
+    const closed = await this.db.transaction().execute(async (tx) => {
+      const rows = await tx
+        .updateTable('live_breaker')
+        .set({ state: 'closed', reason: null, message: null, failures: 0n, opened_at: null, retry_at: null, probe_until: null, updated_at: now })
+        .where('name', '=', this.name)
+        .where((w) => w.or([w('state', '=', 'open'), w('failures', '>', 0n)]))
+        .returning('opened_at')
+        .execute();
+      if (rows[0]?.opened_at !== undefined && rows[0].opened_at !== null) await liveFulfilmentResumed(tx, now);
+      return rows;
+    });
     const openedAt = closed[0]?.opened_at;
     if (openedAt !== undefined && openedAt !== null) {
       this.options.logger.warn({ breaker: this.name, paused_seconds: Math.round((now - Number(openedAt)) / 1000) }, 'live fulfilment resumed');

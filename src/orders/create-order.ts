@@ -14,6 +14,7 @@ import { appendEvent, findOrderByIdempotencyKey, nextOrderNumber } from './order
 import { placeInOneStatement, placesInOneStatement } from './place-in-one-statement.js';
 import { claimQuote, type Quote, usableQuote } from '../quotes/quotes.js';
 import { enqueueBalanceLowEvent } from '../webhooks/outbox.js';
+import { balanceLow } from '../notifications/notices.js';
 
 export interface CreateOrderInput {
   accountId: string;
@@ -222,5 +223,6 @@ async function insertOrder(deps: CreateOrderDeps, order: Order, quote: Quote | u
     }
     // Below the account's low-balance threshold with this order: its `balance.low` event.
     await enqueueBalanceLowEvent(tx, reserved);
+    await balanceLow(tx, reserved);
   });
 }

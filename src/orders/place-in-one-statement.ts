@@ -28,7 +28,9 @@ import { reserveForNewOrderCtes } from '../ledger/reserve-in-statement.js';
  * It places nothing, and returns false, when the general path must answer instead:
  * - the available balance does not cover the amount (insufficient_balance, with the figures);
  * - the account has an enabled webhook endpoint in this mode: the event's outbox messages are
- *   written by the general path, in its transaction.
+ *   written by the general path, in its transaction;
+ * - the order takes the balance below its low-balance threshold: the general path writes the
+ *   crossing's webhook event and notifications (src/notifications/notices.ts).
  * A key already taken raises the unique violation, as the general path's insert does.
  */
 const placeOrder = preparedQuery(
@@ -63,6 +65,10 @@ const placeOrder = preparedQuery(
            and not exists (
              select 1 from webhook_endpoints w
               where w.account_id = cast(${accountId} as text) and w.mode = cast(${mode} as text) and w.status = 'enabled')
+           and not exists (
+             select 1 from balances b
+              where b.account_id = cast(${accountId} as text) and b.mode = cast(${mode} as text)
+                and b.available >= b.low_balance_threshold and b.available - cast(${amount} as bigint) < b.low_balance_threshold)
         returning order_no
       ),
       ${reserveForNewOrderCtes({ orderCte: 'placed', orderId, accountId, mode, amount, now, journalIdHead })},

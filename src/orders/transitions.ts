@@ -10,6 +10,7 @@ import { enabledEndpointsExist } from '../webhooks/outbox.js';
 import type { Order } from './order.js';
 import { appendEvent } from './order-store.js';
 import { addToOrderDays } from './order-days.js';
+import { liveOrderFailed } from '../notifications/notices.js';
 
 export class LedgerInvariantError extends Error {}
 
@@ -51,6 +52,7 @@ export async function transitionOrder(db: Kysely<Database>, order: Order, transi
     if (isFinal(transition.to) && !rollupsHeldBack.has(tx)) await addToOrderDays(tx, [{ order, status: transition.to }]);
     const data = { ...transition.data, ...(await settle(tx, order, transition)) };
     await appendEvent(tx, { orderId: order.id, type: EVENT_FOR[transition.to], status: transition.to, data, now: transition.now });
+    if (transition.to === 'failed' && order.mode === 'live') await liveOrderFailed(tx, order, transition.failureReason ?? null, transition.now);
     await within?.(tx);
     return true;
   });

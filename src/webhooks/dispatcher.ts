@@ -10,6 +10,7 @@ import { MESSAGE_RETENTION_MS, type MessageRow, onMessagesQueued, pruneMessages 
 import { retryDelay } from './schedule.js';
 import { type Resolver, type SendResult, sendWebhook } from './sender.js';
 import { signedHeaders } from './signing.js';
+import { webhookDisabled } from '../notifications/notices.js';
 
 /** Deliveries in flight at once per worker process. */
 const WEBHOOK_CONCURRENCY = 8;
@@ -349,7 +350,8 @@ export class WebhookDispatcher {
       .where('id', '=', endpointId)
       .where('status', '=', 'enabled');
     if (failingSinceAtMost !== undefined) update = update.where('failing_since', '<=', BigInt(failingSinceAtMost));
-    await update.execute();
+    const [disabled] = await update.returning(['account_id', 'url']).execute();
+    if (disabled) await webhookDisabled(tx, { accountId: disabled.account_id, url: disabled.url }, reason, now);
   }
 
   /** Every 10 minutes: drops finished messages past the retention (one batch; the next round takes more). */

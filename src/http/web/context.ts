@@ -1,6 +1,7 @@
 import type { WebhookConfig } from '../../config.js';
 import type { Db } from '../../db/engine.js';
 import type { Decimal } from '../../domain/decimal.js';
+import type { TelegramBot } from '../../notifications/telegram.js';
 
 /** What the dashboard needs from the composition root (src/service.ts). */
 export interface WebContext {
@@ -16,4 +17,6 @@ export interface WebContext {
   usdt?: { master: string | undefined; spreadPercent: Decimal; minUnits: bigint };
   /** Webhook URL rules and the rotation grace (webhooks page). */
   webhooks?: WebhookConfig;
+  /** The notifications page: the Telegram bot when TELEGRAM_BOT_TOKEN is set (deep links). */
+  notifications?: { telegram: TelegramBot | undefined; telegramWebhookSecret: string | undefined; emailConfigured: boolean };
 }

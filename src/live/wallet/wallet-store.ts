@@ -3,6 +3,7 @@ import type { Selectable } from 'kysely';
 import type { Database, WalletMessagesTable, WalletMessageState } from '../../db/schema.js';
 import { appendEvent } from '../../orders/order-store.js';
 import type { FoundTransaction } from './chain.js';
+import { ordersHeld } from '../../notifications/notices.js';
 
 /**
  * wallet_messages / wallet_message_orders (migration 0008-wallet) for both engines. A message
@@ -260,7 +261,10 @@ export async function resolveUnconfirmed(db: Kysely<Database>, message: StoredMe
     await setOutcome(tx, message.hash, orders, state === 'expired' ? 'unpaid' : 'held');
     // Expired orders are paid anew at once; held ones wait for the operator.
     if (state === 'expired') await wake(tx, orders, now);
-    else if (orders.length > 0) await tx.updateTable('orders').set({ next_run_at: null }).where('id', 'in', orders).where('status', '=', 'processing').execute();
+    else if (orders.length > 0) {
+      await tx.updateTable('orders').set({ next_run_at: null }).where('id', 'in', orders).where('status', '=', 'processing').execute();
+      await ordersHeld(tx, orders, message.hash, now);
+    }
     return orders;
   });
 }
