@@ -292,6 +292,7 @@ function apiContext(config: Config, db: Db, live: Live, publicUrl: ApiContext['p
     orders: { db, prices, gate: new IdempotencyGate(), liveAvailable: () => live.available(), onCreated: wakeWorker },
     deposits: config.depositAddress ? { address: config.depositAddress, network: config.tonNetwork } : undefined,
     webhooks: config.webhooks,
+    signupVerify: config.signupVerify,
   };
 }
 

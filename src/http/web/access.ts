@@ -94,7 +94,8 @@ export function guard(request: FastifyRequest, reply: FastifyReply, session: Ses
   if (needsStepUp(request, path) && !steppedUp(session)) {
     const read = request.method === 'GET' || request.method === 'HEAD';
     if (read) redirect(reply, `/account/confirm?next=${encodeURIComponent(request.url)}`);
-    else sendHtml(reply, stepUpPage(request.url.replace(/\/(rotate|delete|enable|invite|remove|revoke|role|two-factor)$/, '').replace(/\/(members|invites)\/[^/]+$/, '')), 403);
+    else
+      sendHtml(reply, stepUpPage(request.url.replace(/\/(rotate|delete|enable|invite|remove|revoke|resend|role|two-factor)$/, '').replace(/\/(members|invites)\/[^/]+$/, '')), 403);
     return false;
   }
   return true;

@@ -942,7 +942,7 @@ export interface components {
          * @description See the error table in the API description.
          * @enum {string}
          */
-        ErrorCode: "insufficient_balance" | "idempotency_conflict" | "idempotency_key_in_use" | "recipient_invalid" | "idempotency_key_required" | "idempotency_key_invalid" | "invalid_json" | "invalid_request" | "invalid_product" | "invalid_quantity" | "invalid_external_id" | "missing_api_key" | "invalid_api_key" | "api_key_revoked" | "account_disabled" | "live_key_required" | "test_key_required" | "quote_expired" | "quote_mismatch" | "order_not_found" | "not_found" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "live_unavailable" | "price_unavailable" | "service_unavailable" | "request_timeout" | "internal_error" | "invalid_url" | "invalid_events" | "webhook_endpoint_not_found" | "webhook_endpoint_limit";
+        ErrorCode: "insufficient_balance" | "idempotency_conflict" | "idempotency_key_in_use" | "recipient_invalid" | "idempotency_key_required" | "idempotency_key_invalid" | "invalid_json" | "invalid_request" | "invalid_product" | "invalid_quantity" | "invalid_external_id" | "missing_api_key" | "invalid_api_key" | "api_key_revoked" | "account_disabled" | "live_key_required" | "test_key_required" | "email_unverified" | "quote_expired" | "quote_mismatch" | "order_not_found" | "not_found" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "live_unavailable" | "price_unavailable" | "service_unavailable" | "request_timeout" | "internal_error" | "invalid_url" | "invalid_events" | "webhook_endpoint_not_found" | "webhook_endpoint_limit";
         CreateOrderRequest: {
             /**
              * @description What to buy.
@@ -1121,6 +1121,23 @@ export interface operations {
                     };
                 };
             };
+            /** @description Forbidden: `email_unverified`. */
+            403: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "email_unverified";
+                        };
+                    };
+                };
+            };
             /** @description Too Many Requests: `rate_limited`. */
             429: {
                 headers: {
@@ -1258,6 +1275,23 @@ export interface operations {
                         error?: {
                             /** @enum {unknown} */
                             code?: "insufficient_balance";
+                        };
+                    };
+                };
+            };
+            /** @description Forbidden: `email_unverified`. */
+            403: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "email_unverified";
                         };
                     };
                 };
@@ -1428,6 +1462,23 @@ export interface operations {
                     };
                 };
             };
+            /** @description Forbidden: `email_unverified`. */
+            403: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "email_unverified";
+                        };
+                    };
+                };
+            };
             /** @description Not Found: `order_not_found`. */
             404: {
                 headers: {
@@ -1558,6 +1609,23 @@ export interface operations {
                         error?: {
                             /** @enum {unknown} */
                             code?: "missing_api_key" | "invalid_api_key" | "api_key_revoked" | "account_disabled";
+                        };
+                    };
+                };
+            };
+            /** @description Forbidden: `email_unverified`. */
+            403: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "email_unverified";
                         };
                     };
                 };
@@ -1719,6 +1787,23 @@ export interface operations {
                     };
                 };
             };
+            /** @description Forbidden: `email_unverified`. */
+            403: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "email_unverified";
+                        };
+                    };
+                };
+            };
             /** @description Too Many Requests: `rate_limited`. */
             429: {
                 headers: {
@@ -1827,6 +1912,23 @@ export interface operations {
                         error?: {
                             /** @enum {unknown} */
                             code?: "missing_api_key" | "invalid_api_key" | "api_key_revoked" | "account_disabled";
+                        };
+                    };
+                };
+            };
+            /** @description Forbidden: `email_unverified`. */
+            403: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "email_unverified";
                         };
                     };
                 };
@@ -1953,6 +2055,23 @@ export interface operations {
                     };
                 };
             };
+            /** @description Forbidden: `email_unverified`. */
+            403: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "email_unverified";
+                        };
+                    };
+                };
+            };
             /** @description Too Many Requests: `rate_limited`. */
             429: {
                 headers: {
@@ -2073,7 +2192,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Forbidden: `live_key_required`. */
+            /** @description Forbidden: `live_key_required`, `email_unverified`. */
             403: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -2085,7 +2204,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         error?: {
                             /** @enum {unknown} */
-                            code?: "live_key_required";
+                            code?: "live_key_required" | "email_unverified";
                         };
                     };
                 };
@@ -2202,7 +2321,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Forbidden: `live_key_required`. */
+            /** @description Forbidden: `live_key_required`, `email_unverified`. */
             403: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -2214,7 +2333,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         error?: {
                             /** @enum {unknown} */
-                            code?: "live_key_required";
+                            code?: "live_key_required" | "email_unverified";
                         };
                     };
                 };
@@ -2327,6 +2446,23 @@ export interface operations {
                         error?: {
                             /** @enum {unknown} */
                             code?: "missing_api_key" | "invalid_api_key" | "api_key_revoked" | "account_disabled";
+                        };
+                    };
+                };
+            };
+            /** @description Forbidden: `email_unverified`. */
+            403: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "email_unverified";
                         };
                     };
                 };
@@ -2444,6 +2580,23 @@ export interface operations {
                         error?: {
                             /** @enum {unknown} */
                             code?: "missing_api_key" | "invalid_api_key" | "api_key_revoked" | "account_disabled";
+                        };
+                    };
+                };
+            };
+            /** @description Forbidden: `email_unverified`. */
+            403: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "email_unverified";
                         };
                     };
                 };
@@ -2614,6 +2767,23 @@ export interface operations {
                     };
                 };
             };
+            /** @description Forbidden: `email_unverified`. */
+            403: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "email_unverified";
+                        };
+                    };
+                };
+            };
             /** @description Not Found: `webhook_endpoint_not_found`. */
             404: {
                 headers: {
@@ -2764,6 +2934,23 @@ export interface operations {
                         error?: {
                             /** @enum {unknown} */
                             code?: "missing_api_key" | "invalid_api_key" | "api_key_revoked" | "account_disabled";
+                        };
+                    };
+                };
+            };
+            /** @description Forbidden: `email_unverified`. */
+            403: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "email_unverified";
                         };
                     };
                 };
@@ -2936,7 +3123,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Forbidden: `test_key_required`. */
+            /** @description Forbidden: `test_key_required`, `email_unverified`. */
             403: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -2948,7 +3135,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         error?: {
                             /** @enum {unknown} */
-                            code?: "test_key_required";
+                            code?: "test_key_required" | "email_unverified";
                         };
                     };
                 };

@@ -10,6 +10,7 @@ import { html, type Slot } from '../html.js';
 import { field, redirect, safeNext, sendHtml } from '../http.js';
 import { csrfField, dashboardPage, notice, type View } from '../layout.js';
 import type { Web } from '../web.js';
+import { EMAIL_NOTICES, emailSection } from './email.js';
 
 /**
  * The signed-in person's own page: the accounts they belong to (switch between them) and their
@@ -79,8 +80,9 @@ ${session.role === 'owner' ? html`<p class="button-row"><a class="button button-
 <section class="card section" aria-labelledby="two-factor-heading">
   <h2 id="two-factor-heading">Two-factor sign-in</h2>
   ${twoFactor}
-</section>`;
-    const status = problem ? notice('error', problem.message) : NOTICES[field(request.query, 'notice')];
+</section>
+${emailSection(view)}`;
+    const status = problem ? notice('error', problem.message) : (NOTICES[field(request.query, 'notice')] ?? EMAIL_NOTICES[field(request.query, 'notice')]);
     return sendHtml(reply, dashboardPage(view, { title: 'Your account', section: 'account', body, notice: status }), problem?.status ?? 200);
   };
 
