@@ -57,6 +57,8 @@ export interface Config {
   trustProxy: TrustProxy;
   /** Dashboard sign-up (SIGNUP): open to anyone, or closed (accounts come from the operator's CLI). */
   signup: 'open' | 'closed';
+  /** SIGNUP_VERIFY: `required` keeps a new account's live key refused (403 email_unverified) until an owner verified an e-mail address. */
+  signupVerify: 'optional' | 'required';
   /**
    * The service's TON deposit wallet (DEPOSIT_ADDRESS), in user-friendly non-bounceable form;
    * undefined = live top-ups are not configured yet.
@@ -210,6 +212,12 @@ function signup(raw: string | undefined): 'open' | 'closed' {
   return raw;
 }
 
+function signupVerify(raw: string | undefined): 'optional' | 'required' {
+  if (!raw) return 'optional';
+  if (raw !== 'optional' && raw !== 'required') throw new ConfigError(`SIGNUP_VERIFY must be optional or required, got "${raw}"`);
+  return raw;
+}
+
 function depositAddress(raw: string | undefined, network: TonNetwork): string | undefined {
   if (!raw) return undefined;
   try {
@@ -326,6 +334,7 @@ export function loadConfig(env: Env = process.env): Config {
     workerLeaseMs: integer(env, 'WORKER_LEASE_MS', 30_000, 300),
     trustProxy: trustProxy(env.TRUST_PROXY),
     signup: signup(env.SIGNUP),
+    signupVerify: signupVerify(env.SIGNUP_VERIFY),
     depositAddress: depositAddress(env.DEPOSIT_ADDRESS, network),
     live: loadLiveConfig(env),
     tonNetwork: network,

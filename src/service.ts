@@ -96,6 +96,7 @@ export async function startService(config: Config, logger: Logger, role: Role = 
             tonNetwork: config.tonNetwork,
             usdt: config.usdt,
             publicUrl: config.publicUrl,
+            linkOrigin: () => publicOrigin({ publicUrl: config.publicUrl, trustProxy: false }, boundUrl),
             webhooks: config.webhooks,
             notifications: notificationsForWeb(config),
           };
@@ -292,6 +293,7 @@ function apiContext(config: Config, db: Db, live: Live, publicUrl: ApiContext['p
     orders: { db, prices, gate: new IdempotencyGate(), liveAvailable: () => live.available(), onCreated: wakeWorker },
     deposits: config.depositAddress ? { address: config.depositAddress, network: config.tonNetwork } : undefined,
     webhooks: config.webhooks,
+    signupVerify: config.signupVerify,
   };
 }
 

@@ -8,6 +8,9 @@ import { hashSecret, isSecretFormat, newSecret } from './secrets.js';
 import { findPersonByEmail } from './people.js';
 import { deletePersonSessions } from './sessions.js';
 import { passwordChanged, signedIn } from '../notifications/notices.js';
+import { isMailAddress } from '../notifications/outbox.js';
+import { formatTimestamp } from '../domain/time.js';
+import { markUnverified, queueVerificationMail } from './email-verification.js';
 
 /**
  * The people behind accounts: sign-up, login and one-time set-password links. A person signs
@@ -28,9 +31,12 @@ const UNAVAILABLE = 'We could not create an account with this e-mail address. If
  * A new account (both balances at 0, both keys issued) owned by a new person with this
  * password. The two keys are returned for the sign-up answer to show once; only their hashes
  * are stored. An e-mail that already signs in (a teammate of another account) cannot sign up.
+ * The address is unverified until the link mailed in the same transaction is opened
+ * (email-verification.ts); `origin` is the links' base URL.
  */
-export async function signUp(db: Db, input: { email: string; password: string; ip: string }, now = Date.now()): Promise<SignUpResult> {
+export async function signUp(db: Db, input: { email: string; password: string; ip: string; origin: string }, now = Date.now()): Promise<SignUpResult> {
   const email = normalizeEmail(input.email);
+  if (!isMailAddress(email)) return { ok: false, reason: 'invalid_email', message: 'Enter a valid e-mail address, like you@example.com.' };
   const weak = passwordProblem(input.password);
   if (weak) return { ok: false, reason: 'weak_password', message: weak };
   if (!(await reserveSignup(db, email, input.ip, now))) {
@@ -41,9 +47,11 @@ export async function signUp(db: Db, input: { email: string; password: string; i
   let created: { accountId: string; liveKey: string; testKey: string };
   let personId = '';
   try {
-    created = await createAccount(db, email, now, async (tx) => {
+    created = await createAccount(db, email, now, async (tx, account) => {
       await tx.updateTable('people').set({ password_hash: passwordHash, updated_at: now }).where('email', '=', email).execute();
       personId = (await tx.selectFrom('people').select('id').where('email', '=', email).executeTakeFirstOrThrow()).id;
+      await markUnverified(tx, personId, account.accountId, now);
+      await queueVerificationMail(tx, { personId, email, origin: input.origin }, now);
     });
   } catch (error) {
     if (!(error instanceof AccountError)) throw error;
@@ -53,7 +61,7 @@ export async function signUp(db: Db, input: { email: string; password: string; i
   return { ok: true, personId, ...created };
 }
 
-export type LogInResult = { ok: true; personId: string; accountId: string; twoFactor: boolean } | { ok: false; reason: 'invalid' | 'throttled' | 'disabled' };
+export type LogInResult = { ok: true; personId: string; accountId: string; twoFactor: boolean } | { ok: false; reason: 'invalid' | 'throttled' | 'disabled' | 'removed' };
 
 /**
  * Checks an e-mail and password. Every attempt is counted as a failure before the password is
@@ -75,11 +83,16 @@ export async function logIn(db: Db, input: { email: string; password: string; ip
   if (!row || !valid) return { ok: false, reason: 'invalid' };
   await releaseLoginAttempt(db, attempt);
   const accountId = await defaultAccount(db, row.id, email);
-  if (!accountId) return { ok: false, reason: 'disabled' };
+  if (!accountId) return { ok: false, reason: (await hasAnyMembership(db, row.id)) ? 'disabled' : 'removed' };
   // With two-factor on, failures are cleared only once the code is right as well.
   if (row.totp_enabled_at === null) await clearLoginFailures(db, email);
   await db.kysely.transaction().execute((tx) => signedIn(tx, row.id, input.ip, now));
   return { ok: true, personId: row.id, accountId, twoFactor: row.totp_enabled_at !== null };
+}
+
+/** Whether the person belongs to any account at all, disabled ones included (else they were removed from every team). */
+async function hasAnyMembership(db: Db, personId: string): Promise<boolean> {
+  return (await db.kysely.selectFrom('memberships').select('account_id').where('person_id', '=', personId).limit(1).executeTakeFirst()) !== undefined;
 }
 
 /** The account a sign-in opens on: the person's own e-mail's if a member, else the oldest active membership. */
@@ -141,8 +154,20 @@ export async function checkPasswordLink(db: Db, token: unknown, now = Date.now()
   return row && { accountId: row.account_id, personId: row.id, email: row.email };
 }
 
+/** Why a set-password link does not work, in a sentence: unknown, used (or replaced), or expired and when. */
+export async function passwordLinkProblem(db: Db, token: unknown, now = Date.now()): Promise<string> {
+  const unknown = 'This link is not valid. Check that you copied all of it.';
+  if (!isSecretFormat(token)) return unknown;
+  const row = await db.kysely.selectFrom('password_tokens').select(['expires_at', 'used_at']).where('token_hash', '=', hashSecret(token)).executeTakeFirst();
+  if (!row) return unknown;
+  // A newer link marks the older ones used (issuePasswordLink).
+  if (row.used_at !== null) return `This link was already used, or a newer link replaced it (${formatTimestamp(Number(row.used_at))}). It works once.`;
+  if (Number(row.expires_at) <= now) return `This link expired on ${formatTimestamp(Number(row.expires_at))}.`;
+  return unknown;
+}
+
 export type UsePasswordLinkResult =
-  | { ok: true; accountId: string | undefined; personId: string; twoFactor: boolean }
+  | { ok: true; accountId: string | undefined; personId: string; twoFactor: boolean; member: boolean }
   | { ok: false; reason: 'invalid_link' | 'weak_password'; message: string };
 
 /**
@@ -191,6 +216,6 @@ export async function usePasswordLink(
       if (!('personId' in done)) return done;
       const person = await db.kysely.selectFrom('people').select('email').where('id', '=', done.personId).executeTakeFirstOrThrow();
       // The session opens where a sign-in would; undefined when no account of theirs is active.
-      return { ok: true, accountId: await defaultAccount(db, done.personId, person.email), ...done } as const;
+      return { ok: true, accountId: await defaultAccount(db, done.personId, person.email), member: await hasAnyMembership(db, done.personId), ...done } as const;
     });
 }

@@ -1,6 +1,9 @@
 import type { Mode } from '../domain/api-key.js';
 
-export type Authentication = { ok: true; accountId: string; mode: Mode; keyId: string } | { ok: false; code: 'invalid_api_key' | 'api_key_revoked' | 'account_disabled' };
+/** `unverified`: no owner of the account has verified an address yet (SIGNUP_VERIFY=required refuses its live key). */
+export type Authentication =
+  | { ok: true; accountId: string; mode: Mode; keyId: string; unverified: boolean }
+  | { ok: false; code: 'invalid_api_key' | 'api_key_revoked' | 'account_disabled' };
 
 /**
  * What a key's verdict is read from: its row and its account's status, under names that can sit
@@ -13,6 +16,7 @@ export const KEY_VERDICT_COLUMNS = [
   'k.mode as key_mode',
   'k.revoked_at as key_revoked_at',
   'a.status as account_status',
+  'a.unverified_since as account_unverified_since',
 ] as const;
 
 export interface KeyVerdictRow {
@@ -21,6 +25,7 @@ export interface KeyVerdictRow {
   key_mode: Mode;
   key_revoked_at: number | string | bigint | null;
   account_status: string;
+  account_unverified_since: number | string | bigint | null;
 }
 
 /** The verdict on a key from its row, or on a key no row has (`undefined`). */
@@ -28,5 +33,5 @@ export function authenticationOf(row: KeyVerdictRow | undefined): Authentication
   if (!row) return { ok: false, code: 'invalid_api_key' };
   if (row.key_revoked_at !== null) return { ok: false, code: 'api_key_revoked' };
   if (row.account_status !== 'active') return { ok: false, code: 'account_disabled' };
-  return { ok: true, accountId: row.key_account_id, mode: row.key_mode, keyId: row.key_id };
+  return { ok: true, accountId: row.key_account_id, mode: row.key_mode, keyId: row.key_id, unverified: row.account_unverified_since !== null };
 }

@@ -20,6 +20,8 @@ const SECOND_FACTOR_STAGE_MS = 10 * 60 * 1000;
 const TOUCH_AFTER_MS = 60 * 1000;
 
 export type SessionStage = 'active' | 'second_factor';
+/** How long a removed member's cookie is still told why it no longer works. */
+const SESSION_END_KEPT_MS = 7 * 24 * 60 * 60 * 1000;
 
 export interface Session {
   idHash: string;
@@ -39,6 +41,8 @@ export interface Session {
   twoFactor: boolean;
   /** The account's owner requires two-factor sign-in of every member. */
   twoFactorRequired: boolean;
+  /** The person's address still waits for its verification link (the dashboard's banner). */
+  emailUnverified: boolean;
 }
 
 /** Starts a session: always a new id (session fixation), and expired sessions are swept. */
@@ -81,7 +85,19 @@ export async function createSession(
  * account disabled, or the person no longer a member of it).
  */
 export async function findSession(db: Db, id: unknown, now = Date.now()): Promise<Session | undefined> {
-  if (!isSecretFormat(id)) return undefined;
+  const found = await lookUpSession(db, id, now);
+  return 'session' in found ? found : undefined;
+}
+
+/**
+ * Why a cookie's session is no longer live: the membership it looked at ended (`removed`), the
+ * account was disabled, or it expired or never existed.
+ */
+export type SessionEnd = { ended: 'removed' | 'disabled' | 'expired' | 'unknown' };
+
+/** As findSession, saying why there is none (the login page tells a removed member so). */
+export async function lookUpSession(db: Db, id: unknown, now = Date.now()): Promise<(Session & { session: true }) | SessionEnd> {
+  if (!isSecretFormat(id)) return { ended: 'unknown' };
   const idHash = hashSecret(id);
   const row = await db.kysely
     .selectFrom('dashboard_sessions as s')
@@ -102,20 +118,27 @@ export async function findSession(db: Db, id: unknown, now = Date.now()): Promis
       'm.role',
       'p.email',
       'p.totp_enabled_at',
+      'p.email_unverified_since',
     ])
     .where('s.id_hash', '=', idHash)
     .executeTakeFirst();
-  if (!row) return undefined;
+  if (!row) {
+    const end = await db.kysely.selectFrom('session_ends').select('reason').where('id_hash', '=', idHash).executeTakeFirst();
+    return end ? { ended: 'removed' } : { ended: 'unknown' };
+  }
   const lastSeenAt = Number(row.last_seen_at);
   const expiresAt = Number(row.expires_at);
   if (now >= expiresAt || now - lastSeenAt >= SESSION_IDLE_MS || row.status !== 'active' || !row.role || !row.person_id || !row.email) {
     await db.kysely.deleteFrom('dashboard_sessions').where('id_hash', '=', idHash).execute();
-    return undefined;
+    if (now >= expiresAt || now - lastSeenAt >= SESSION_IDLE_MS) return { ended: 'expired' };
+    if (row.status !== 'active') return { ended: 'disabled' };
+    return { ended: 'removed' };
   }
   if (now - lastSeenAt >= TOUCH_AFTER_MS) {
     await db.kysely.updateTable('dashboard_sessions').set({ last_seen_at: now }).where('id_hash', '=', idHash).execute();
   }
   return {
+    session: true,
     idHash,
     personId: row.person_id,
     email: row.email,
@@ -128,6 +151,7 @@ export async function findSession(db: Db, id: unknown, now = Date.now()): Promis
     secondFactorAt: row.second_factor_at === null ? undefined : Number(row.second_factor_at),
     twoFactor: row.totp_enabled_at !== null,
     twoFactorRequired: row.two_factor_required_at !== null,
+    emailUnverified: row.email_unverified_since !== null,
   };
 }
 
@@ -154,7 +178,19 @@ export async function deletePersonSessions(tx: Kysely<Database>, personId: strin
   await tx.deleteFrom('dashboard_sessions').where('person_id', '=', personId).execute();
 }
 
-/** Ends a person's sessions on one account at once (removed from the team). */
-export async function deleteMemberSessions(tx: Kysely<Database>, accountId: string, personId: string): Promise<void> {
+/** Ends a person's sessions on one account at once (removed from the team); their cookies are told why for a week. */
+export async function deleteMemberSessions(tx: Kysely<Database>, accountId: string, personId: string, now = Date.now()): Promise<void> {
+  const ended = await tx.selectFrom('dashboard_sessions').select('id_hash').where('account_id', '=', accountId).where('person_id', '=', personId).execute();
+  await tx
+    .deleteFrom('session_ends')
+    .where('ended_at', '<', BigInt(now - SESSION_END_KEPT_MS))
+    .execute();
+  if (ended.length > 0) {
+    await tx
+      .insertInto('session_ends')
+      .values(ended.map((s) => ({ id_hash: s.id_hash, reason: 'removed' as const, ended_at: now })))
+      .onConflict((oc) => oc.column('id_hash').doNothing())
+      .execute();
+  }
   await tx.deleteFrom('dashboard_sessions').where('account_id', '=', accountId).where('person_id', '=', personId).execute();
 }

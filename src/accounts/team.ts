@@ -7,6 +7,8 @@ import { normalizeEmail } from './accounts.js';
 import { hashPassword, passwordProblem } from './passwords.js';
 import { hashSecret, isSecretFormat, newSecret } from './secrets.js';
 import { deleteMemberSessions } from './sessions.js';
+import { releaseOwnedAccounts } from './email-verification.js';
+import { enqueueMail, isMailAddress } from '../notifications/outbox.js';
 
 /**
  * Teams: the people of an account and their roles (docs/dashboard.md, "Team and roles").
@@ -133,6 +135,7 @@ export async function changeRole(
     }
     await tx.updateTable('memberships').set({ role }).where('account_id', '=', accountId).where('person_id', '=', personId).execute();
     if (member.role === 'owner' && role !== 'owner') await voidInvites(tx, { accountId, invitedBy: personId }, INVITER_DEMOTED, Date.now());
+    if (role === 'owner') await releaseOwnedAccounts(tx, personId);
     const change = { email: member.email, from: member.role };
     await within?.(tx, change);
     return change;
@@ -151,8 +154,8 @@ const INVITER_REMOVED = 'The owner who sent it was removed from the account.';
 const INVITER_DEMOTED = 'The person who sent it is no longer an owner of the account.';
 
 /**
- * A one-time invite link for an e-mail to join the account with a role, valid 72 hours. No
- * mail is sent: the owner passes the link on. A new invite for the same e-mail replaces an
+ * A one-time invite link for an e-mail to join the account with a role, valid 72 hours. The
+ * dashboard e-mails it (queueInviteMail, in `within`) and shows it to the owner once. A new invite for the same e-mail replaces an
  * earlier unused one. Only an owner invites; the invite lives only as long as its inviter stays
  * an owner (removal or demotion voids it, and accepting checks it again).
  */
@@ -160,10 +163,10 @@ export async function createInvite(
   db: Db,
   input: { accountId: string; email: string; role: TeamRole; invitedBy: string },
   now = Date.now(),
-  within?: (tx: Kysely<Database>) => Promise<unknown>,
+  within?: (tx: Kysely<Database>, invite: Invite) => Promise<unknown>,
 ): Promise<Invite> {
   const email = normalizeEmail(input.email);
-  if (!EMAIL.test(email) || email.length > 254) throw new TeamError('Enter a valid e-mail address, like you@example.com.');
+  if (!EMAIL.test(email) || !isMailAddress(email)) throw new TeamError('Enter a valid e-mail address, like you@example.com.');
   if (!isTeamRole(input.role)) throw new TeamError('Choose a role: owner, developer or viewer.');
   const token = newSecret();
   const expiresAt = now + INVITE_TTL_MS;
@@ -192,9 +195,98 @@ export async function createInvite(
         revoked_reason: null,
       })
       .execute();
-    await within?.(tx);
+    await within?.(tx, { token, email, role: input.role, expiresAt });
   });
   return { token, email, role: input.role, expiresAt };
+}
+
+/**
+ * Sends a pending invite again with a new link (the old link stops working: it is voided with
+ * the reason its page will show). The owner who resends becomes its sender; it is valid 72
+ * hours from now. Undefined when the invite is no longer pending. `within` runs in the same
+ * transaction (the audit record and the mail).
+ */
+export async function resendInvite(
+  db: Db,
+  accountId: string,
+  id: string,
+  by: { personId: string; email: string },
+  now = Date.now(),
+  within?: (tx: Kysely<Database>, invite: Invite) => Promise<unknown>,
+): Promise<Invite | undefined> {
+  return db.kysely.transaction().execute(async (tx) => {
+    const old = await tx
+      .selectFrom('team_invites')
+      .select(['email', 'role'])
+      .where('token_hash', '=', id)
+      .where('account_id', '=', accountId)
+      .where('used_at', 'is', null)
+      .where('revoked_at', 'is', null)
+      .where('expires_at', '>', BigInt(now))
+      .executeTakeFirst();
+    if (!old) return undefined;
+    const voided = await tx
+      .updateTable('team_invites')
+      .set({ revoked_at: now, revoked_reason: `${by.email} sent a new link, which replaced it.` })
+      .where('token_hash', '=', id)
+      .where('used_at', 'is', null)
+      .where('revoked_at', 'is', null)
+      .executeTakeFirst();
+    if (voided.numUpdatedRows !== 1n) return undefined;
+    const token = newSecret();
+    const invite = { token, email: old.email, role: old.role, expiresAt: now + INVITE_TTL_MS };
+    await tx
+      .insertInto('team_invites')
+      .values({
+        token_hash: hashSecret(token),
+        account_id: accountId,
+        email: old.email,
+        role: old.role,
+        invited_by: by.personId,
+        created_at: now,
+        expires_at: invite.expiresAt,
+        used_at: null,
+        revoked_at: null,
+        revoked_reason: null,
+      })
+      .execute();
+    await within?.(tx, invite);
+    return invite;
+  });
+}
+
+/**
+ * Queues the invite's e-mail in the caller's transaction: who invites, to which account, with
+ * which role, and the link (a secret: never listed or logged). An address whose person still
+ * waits for its verification link gets nothing but that link: no invite mail then (the owner
+ * still has the link to pass on). Returns whether a mail was queued.
+ */
+export async function queueInviteMail(
+  tx: Kysely<Database>,
+  input: { accountId: string; accountEmail: string; inviter: string; invite: Invite; link: string },
+  now = Date.now(),
+): Promise<boolean> {
+  const person = await tx.selectFrom('people').select('email_unverified_since').where('email', '=', input.invite.email).executeTakeFirst();
+  if (person && person.email_unverified_since !== null) return false;
+  await enqueueMail(
+    tx,
+    {
+      to: input.invite.email,
+      topic: 'team_invite',
+      accountId: input.accountId,
+      secrets: [input.invite.token],
+      message: {
+        subject: `You are invited to a Starport account`,
+        parts: [
+          `${input.inviter} invites you to join the Starport account ${input.accountEmail} as ${input.invite.role}.`,
+          { link: input.link, label: 'Open the invite' },
+          `The link works once, until ${formatTimestamp(input.invite.expiresAt)}. If you do not know the sender, ignore this e-mail.`,
+        ],
+      },
+    },
+    now,
+  );
+  return true;
 }
 
 /** Voids the unused invites of an account, all of one e-mail or all of one inviter, with the reason shown on their links. */
@@ -393,6 +485,7 @@ export async function acceptInvite(
         .values({ account_id: pending.accountId, person_id: personId, role: pending.role, created_at: now })
         .onConflict((oc) => oc.columns(['account_id', 'person_id']).doNothing())
         .execute();
+      if (pending.role === 'owner') await releaseOwnedAccounts(tx, personId);
       const accepted = { accountId: pending.accountId, personId, email: pending.email, role: pending.role };
       await within?.(tx, accepted);
       return { ok: true, ...accepted };

@@ -36,6 +36,7 @@ const AUDIT_ACTIONS = [
   'webhook.enable',
   'team.invite',
   'team.invite_revoke',
+  'team.invite_resend',
   'team.join',
   'team.remove',
   'team.role',

@@ -15,6 +15,8 @@ export interface AccountsTable {
   created_at: Int;
   /** Set when an owner turned on "require two-factor" for every member (migration 0019). */
   two_factor_required_at: ColumnType<bigint | null, bigint | number | null | undefined, bigint | number | null>;
+  /** Set while no owner has verified an address since sign-up (migration 0022). */
+  unverified_since: ColumnType<bigint | null, bigint | number | null | undefined, bigint | number | null>;
 }
 
 export interface ApiKeysTable {
@@ -132,6 +134,8 @@ export interface PeopleTable {
   totp_secret: string | null;
   totp_enabled_at: NullableInt;
   totp_last_step: NullableInt;
+  /** Set while the address waits for its verification link (migration 0022). */
+  email_unverified_since: ColumnType<bigint | null, bigint | number | null | undefined, bigint | number | null>;
   created_at: Int;
   updated_at: Int;
 }
@@ -190,6 +194,35 @@ export interface PasswordTokensTable {
   created_at: Int;
   expires_at: Int;
   used_at: NullableInt;
+}
+
+export interface EmailTokensTable {
+  /** SHA-256 (hex) of the token in the e-mailed link. */
+  token_hash: string;
+  purpose: 'password_reset' | 'verify_email' | 'change_email';
+  /** Null for a reset asked for an address nobody has (never usable). */
+  person_id: string | null;
+  /** The address the link was sent to (for change_email: the new address). */
+  email: string;
+  created_at: Int;
+  expires_at: Int;
+  used_at: NullableInt;
+  /** Replaced by a newer link before use. */
+  voided_at: NullableInt;
+}
+
+export interface SessionEndsTable {
+  id_hash: string;
+  reason: 'removed';
+  ended_at: Int;
+}
+
+export interface MailRequestsTable {
+  id: string;
+  kind: string;
+  email: string;
+  ip: string;
+  created_at: Int;
 }
 
 export interface AuthAttemptsTable {
@@ -513,6 +546,9 @@ export interface Database {
   dashboard_sessions: DashboardSessionsTable;
   password_tokens: PasswordTokensTable;
   auth_attempts: AuthAttemptsTable;
+  email_tokens: EmailTokensTable;
+  mail_requests: MailRequestsTable;
+  session_ends: SessionEndsTable;
   deposit_memos: DepositMemosTable;
   dashboard_secrets: DashboardSecretsTable;
   audit_log: AuditLogTable;

@@ -51,6 +51,11 @@ export const API_ERRORS = {
   account_disabled: { status: 401, message: 'This account is disabled. Contact support.' },
   live_key_required: { status: 403, message: 'Deposits are live-only: call this endpoint with a live key (sk_live_…).' },
   test_key_required: { status: 403, message: 'Test helpers need a test key (sk_test_…); they never touch the live balance.' },
+  email_unverified: {
+    status: 403,
+    message:
+      'This account’s live key works once an owner has verified their e-mail address: open the link we sent, or ask for a new one on the dashboard’s account page. Test keys work meanwhile.',
+  },
   quote_expired: {
     status: 409,
     message: 'Quote quo_04gfIWW00046309g70Koe42BgLoZ7bk8 expired at 2026-11-25T21:35:00.000Z; ask GET /quote for a new one.',

@@ -117,9 +117,16 @@ export function operatorMessage(row: NotificationRow): Message {
  * for `accountId`; `security` cannot be switched off. Returns the messages written.
  */
 export async function notifyPerson(tx: Kysely<Database>, personId: string, message: Message, options: { topic: Topic; accountId?: string | null; now?: number }): Promise<number> {
-  const person = await tx.selectFrom('people').select(['id', 'email']).where('id', '=', personId).executeTakeFirst();
+  const person = await tx.selectFrom('people').select(['id', 'email', 'email_unverified_since']).where('id', '=', personId).executeTakeFirst();
   if (!person) return 0;
-  return sendToPeople(tx, [{ personId: person.id, email: person.email }], message, options.topic, options.accountId ?? null, options.now ?? Date.now());
+  return sendToPeople(
+    tx,
+    [{ personId: person.id, email: person.email, unverified: person.email_unverified_since !== null }],
+    message,
+    options.topic,
+    options.accountId ?? null,
+    options.now ?? Date.now(),
+  );
 }
 
 /**
@@ -132,7 +139,11 @@ export async function notifyAccount(
   message: Message,
   options: { topic: Topic; roles?: Array<'owner' | 'developer' | 'viewer'>; now?: number },
 ): Promise<number> {
-  let query = tx.selectFrom('memberships as m').innerJoin('people as p', 'p.id', 'm.person_id').select(['p.id', 'p.email']).where('m.account_id', '=', accountId);
+  let query = tx
+    .selectFrom('memberships as m')
+    .innerJoin('people as p', 'p.id', 'm.person_id')
+    .select(['p.id', 'p.email', 'p.email_unverified_since'])
+    .where('m.account_id', '=', accountId);
   if (options.roles) query = query.where('m.role', 'in', options.roles);
   const people = await query.execute();
   if (people.length === 0) return 0;
@@ -140,7 +151,7 @@ export async function notifyAccount(
   const account = await tx.selectFrom('accounts').select('email').where('id', '=', accountId).executeTakeFirst();
   return sendToPeople(
     tx,
-    people.map((p) => ({ personId: p.id, email: p.email })),
+    people.map((p) => ({ personId: p.id, email: p.email, unverified: p.email_unverified_since !== null })),
     account ? { ...message, parts: [...message.parts, `Account: ${account.email}`] } : message,
     options.topic,
     accountId,
@@ -150,7 +161,7 @@ export async function notifyAccount(
 
 async function sendToPeople(
   tx: Kysely<Database>,
-  people: Array<{ personId: string; email: string }>,
+  people: Array<{ personId: string; email: string; unverified: boolean }>,
   message: Message,
   topic: Topic,
   accountId: string | null,
@@ -174,7 +185,8 @@ async function sendToPeople(
   const chats = await tx.selectFrom('telegram_chats').select(['owner', 'chat_id']).where('owner', 'in', ids).where('blocked_at', 'is', null).execute();
   let written = 0;
   for (const person of people) {
-    if (!off.has(`${person.personId}\0email`) && isMailAddress(person.email)) {
+    // An address still waiting for its verification link gets nothing but that link (docs/dashboard.md).
+    if (!off.has(`${person.personId}\0email`) && !person.unverified && isMailAddress(person.email)) {
       await enqueueMail(tx, { to: person.email, message, topic, personId: person.personId, accountId }, now);
       written++;
     }

@@ -135,7 +135,7 @@ describe.skipIf(!HAVE_CHROMIUM || testEngine === 'postgres')('teams and two-fact
       await owner.goto(`${h.url}/team`);
       await owner.getByLabel('E-mail').fill(email);
       await owner.getByLabel('Role', { exact: true }).selectOption(role);
-      await owner.getByRole('button', { name: 'Create invite link' }).click();
+      await owner.getByRole('button', { name: 'Send invite' }).click();
       return (await owner.locator('#invite-link').innerText()).trim();
     };
     const devEmail = `dev-${Date.now()}@example.com`;

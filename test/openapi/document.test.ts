@@ -162,7 +162,7 @@ describe('contents', () => {
       expect(Object.keys(operation.responses)).toEqual(expect.arrayContaining(['400', '401', '429', '500']));
     }
     const create = doc.paths['/orders']?.post as Json;
-    expect(Object.keys(create.responses).sort()).toEqual(['201', '400', '401', '402', '409', '413', '415', '429', '500', '503']);
+    expect(Object.keys(create.responses).sort()).toEqual(['201', '400', '401', '402', '403', '409', '413', '415', '429', '500', '503']);
   });
 
   test('headers: Authorization, Idempotency-Key, Request-Id, Idempotent-Replayed, RateLimit-Policy, RateLimit, Retry-After', () => {

@@ -15,6 +15,7 @@ from starport import (
     ERROR_CLASSES,
     AccountDisabled,
     ApiKeyRevoked,
+    EmailUnverified,
     AuthenticationError,
     ConflictError,
     IdempotencyConflict,
@@ -211,6 +212,37 @@ class RealAnswers(ErrorsTestCase):
         for i in range(16):
             crowded.create_webhook_endpoint(f"{receiver.url}/{i}")
         self.expect(lambda: crowded.create_webhook_endpoint(receiver.url), WebhookEndpointLimit, 409, "webhook_endpoint_limit")
+
+
+class UnverifiedAccount(ErrorsTestCase):
+    """SIGNUP_VERIFY=required: an account signed up on the dashboard has a live key that waits for a verified address."""
+
+    @classmethod
+    def setUpClass(cls) -> None:
+        cls.verifying = support.Service(SIGNUP_VERIFY="required")
+
+    @classmethod
+    def tearDownClass(cls) -> None:
+        cls.verifying.close()
+
+    def test_403_email_unverified(self) -> None:
+        import http.cookiejar
+        import re
+        import urllib.parse
+        import urllib.request
+
+        opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()))
+        form = opener.open(f"{self.verifying.url}/signup").read().decode()
+        csrf = re.search(r'name="_csrf" value="([^"]+)"', form)
+        assert csrf is not None
+        body = urllib.parse.urlencode({"_csrf": csrf.group(1), "email": f"py-verify-{time.time_ns()}@example.com", "password": "a long python passphrase"}).encode()
+        page = opener.open(f"{self.verifying.url}/signup", data=body).read().decode()
+        live = re.search(r'value="(sk_live_[A-Za-z0-9]+)"', page)
+        test = re.search(r'value="(sk_test_[A-Za-z0-9]+)"', page)
+        assert live is not None and test is not None
+        error = self.expect(lambda: client(live.group(1), base_url=self.verifying.api).get_balance(), EmailUnverified, 403, "email_unverified")
+        self.assertIsInstance(error, PermissionDeniedError)
+        self.assertEqual(client(test.group(1), base_url=self.verifying.api).get_balance().value, Decimal("0"))
 
 
 class ScriptedAnswers(ErrorsTestCase):

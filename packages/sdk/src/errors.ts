@@ -147,6 +147,7 @@ export const ERROR_CLASSES: Record<ErrorCode, ErrorClass> = {
   account_disabled: AuthenticationError,
   live_key_required: PermissionError,
   test_key_required: PermissionError,
+  email_unverified: PermissionError,
   quote_expired: QuoteExpiredError,
   quote_mismatch: InvalidRequestError,
   order_not_found: NotFoundError,

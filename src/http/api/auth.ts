@@ -10,6 +10,8 @@ export interface Caller {
   mode: Mode;
   /** The key's row id: identifies it for per-key limits without holding the secret. */
   keyId: string;
+  /** No owner of the account has verified an e-mail address yet (docs/api.md "Authentication"). */
+  unverified: boolean;
 }
 
 /**
@@ -59,5 +61,5 @@ export function prefetched<T>(request: FastifyRequest): Promise<T> | undefined {
 
 function callerOf(result: Authentication): Caller {
   if (!result.ok) throw new ApiError(result.code);
-  return { accountId: result.accountId, mode: result.mode, keyId: result.keyId };
+  return { accountId: result.accountId, mode: result.mode, keyId: result.keyId, unverified: result.unverified };
 }

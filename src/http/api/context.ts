@@ -21,4 +21,6 @@ export interface ApiContext {
   deposits?: { address: string; network: 'mainnet' | 'testnet' };
   /** Webhook URL rules and the rotation grace; absent = the defaults (no loopback). */
   webhooks?: WebhookConfig;
+  /** SIGNUP_VERIFY: `required` refuses a live key (403 email_unverified) until an owner of its account verified an address. */
+  signupVerify?: 'optional' | 'required';
 }

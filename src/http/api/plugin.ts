@@ -152,6 +152,8 @@ export async function apiPlugin(app: FastifyInstance, ctx: ApiContext, reference
 function authenticationHook(ctx: ApiContext, prefetch?: Prefetch): onRequestHookHandler {
   const refuse = (error: Error, done: HookHandlerDoneFunction) => queueMicrotask(() => done(error));
   const admit = (request: FastifyRequest, reply: FastifyReply, caller: Caller, done: HookHandlerDoneFunction) => {
+    // Part of authentication (docs/api.md "Order of checks"): before the rate limit.
+    if (caller.unverified && caller.mode === 'live' && ctx.signupVerify === 'required') return refuse(new ApiError('email_unverified'), done);
     request.caller = caller;
     if (!ctx.rateLimiter) return done();
     const decision = ctx.rateLimiter.take(caller.keyId);

@@ -77,7 +77,11 @@ export function guard(request: FastifyRequest, reply: FastifyReply, session: Ses
     const read = request.method === 'GET' || request.method === 'HEAD';
     if (read) redirect(reply, `/account/confirm?next=${encodeURIComponent(request.url)}`);
     else
-      sendHtml(reply, stepUpPage(view, request.url.replace(/\/(rotate|delete|enable|invite|remove|revoke|role|two-factor)$/, '').replace(/\/(members|invites)\/[^/]+$/, '')), 403);
+      sendHtml(
+        reply,
+        stepUpPage(view, request.url.replace(/\/(rotate|delete|enable|invite|remove|revoke|resend|role|two-factor)$/, '').replace(/\/(members|invites)\/[^/]+$/, '')),
+        403,
+      );
     return false;
   }
   return true;

@@ -13,6 +13,12 @@ export interface WebContext {
   tonNetwork?: 'mainnet' | 'testnet';
   /** PUBLIC_URL when set; otherwise pages use the origin the browser asked for. */
   publicUrl: string | undefined;
+  /**
+   * The origin of links sent by e-mail (reset, verification, invites): PUBLIC_URL, else the
+   * address the server bound. Never the request's Host header, which a client chooses: a forged
+   * Host would otherwise put an attacker's origin in front of a victim's reset token.
+   */
+  linkOrigin: () => string;
   /** USDT top-ups (USDT_MASTER, spread, minimum); absent or master undefined = TON only. */
   usdt?: { master: string | undefined; spreadPercent: Decimal; minUnits: bigint };
   /** Webhook URL rules and the rotation grace (webhooks page). */

@@ -4,6 +4,7 @@ import { ASSET_URLS } from './assets.js';
 import { modePath } from './format.js';
 import { type Html, html, type Slot } from './html.js';
 import { may } from './rules.js';
+import { verifyBanner } from './verify-banner.js';
 
 /** The page shell and the dashboard's chrome: top bar, navigation, test-mode switch and banner. */
 export type Section = 'overview' | 'top-up' | 'keys' | 'orders' | 'balance' | 'webhooks' | 'alerts' | 'guide' | 'team' | 'activity' | 'account';
@@ -95,6 +96,7 @@ ${testOn ? html`<div class="test-banner" role="note"><strong>Test mode</strong> 
 </header>
 </div>
 <main id="main" class="container" tabindex="-1">
+${view.session.emailUnverified ? verifyBanner(view.session.email, view.csrf) : ''}
 ${options.notice ?? ''}
 ${options.body}
 </main>

@@ -2,7 +2,7 @@ import cookie from '@fastify/cookie';
 import formbody from '@fastify/formbody';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { dashboardSecret } from '../../accounts/dashboard-secret.js';
-import { findSession, type Session } from '../../accounts/sessions.js';
+import { lookUpSession, type Session } from '../../accounts/sessions.js';
 import { Outage } from '../../db/outage.js';
 import { UNAVAILABLE_RETRY_AFTER_S } from '../errors.js';
 import { guard } from './access.js';
@@ -26,6 +26,8 @@ import { accountRoutes } from './pages/account.js';
 import { activityRoutes } from './pages/activity.js';
 import { teamRoutes } from './pages/team.js';
 import { notificationRoutes } from './pages/notifications.js';
+import { passwordResetRoutes } from './pages/password-reset.js';
+import { emailRoutes } from './pages/email.js';
 
 /** Dashboard requests failed by an unavailable database: logged once as the outage begins. */
 const webOutage = new Outage('dashboard');
@@ -61,15 +63,17 @@ export async function webPlugin(app: FastifyInstance, ctx: WebContext): Promise<
 
   const authenticated = async (request: FastifyRequest, reply: FastifyReply) => {
     const cookieValue = request.cookies[SESSION_COOKIE];
-    const session = cookieValue ? await findSession(ctx.db, cookieValue) : undefined;
-    if (session) {
-      request.dashboardSession = session;
-      if (!guard(request, reply, session, csrf.forSession(session.idHash))) return reply;
+    const found = cookieValue ? await lookUpSession(ctx.db, cookieValue) : undefined;
+    if (found && 'session' in found) {
+      request.dashboardSession = found;
+      if (!guard(request, reply, found, csrf.forSession(found.idHash))) return reply;
       return;
     }
     if (cookieValue) reply.clearCookie(SESSION_COOKIE, cookieOptions(request));
     const next = request.method === 'GET' ? request.url : '/';
-    const params = new URLSearchParams({ ...(next !== '/' && { next }), ...(cookieValue && { notice: 'expired' }) });
+    // A membership that ended says so (docs/dashboard.md "Team and roles"); anything else: expired.
+    const why = found?.ended === 'removed' ? 'removed' : found?.ended === 'disabled' ? 'disabled' : 'expired';
+    const params = new URLSearchParams({ ...(next !== '/' && { next }), ...(cookieValue && { notice: why }) });
     const query = params.toString();
     redirect(reply, `/login${query ? `?${query}` : ''}`);
     return reply;
@@ -119,4 +123,6 @@ export async function webPlugin(app: FastifyInstance, ctx: WebContext): Promise<
   teamRoutes(app, web);
   activityRoutes(app, web);
   notificationRoutes(app, web);
+  passwordResetRoutes(app, web);
+  emailRoutes(app, web);
 }

@@ -188,6 +188,10 @@ class TestKeyRequired(PermissionDeniedError):
     __test__ = False  # not a test case, whatever its name
 
 
+class EmailUnverified(PermissionDeniedError):
+    """403 ``email_unverified``: the live key waits for an owner's verified e-mail address."""
+
+
 class QuoteExpired(ConflictError):
     """409 ``quote_expired``: ask for a new quote."""
 
@@ -299,6 +303,7 @@ ERROR_CLASSES: Dict[str, Type[StarportError]] = {
     "account_disabled": AccountDisabled,
     "live_key_required": LiveKeyRequired,
     "test_key_required": TestKeyRequired,
+    "email_unverified": EmailUnverified,
     "quote_expired": QuoteExpired,
     "quote_mismatch": QuoteMismatch,
     "order_not_found": OrderNotFound,

@@ -963,7 +963,7 @@ export interface components {
          * @description See the error table in the API description.
          * @enum {string}
          */
-        ErrorCode: "insufficient_balance" | "idempotency_conflict" | "idempotency_key_in_use" | "recipient_invalid" | "idempotency_key_required" | "idempotency_key_invalid" | "invalid_json" | "invalid_request" | "invalid_product" | "invalid_quantity" | "invalid_external_id" | "missing_api_key" | "invalid_api_key" | "api_key_revoked" | "account_disabled" | "live_key_required" | "test_key_required" | "quote_expired" | "quote_mismatch" | "order_not_found" | "not_found" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "live_unavailable" | "price_unavailable" | "service_unavailable" | "request_timeout" | "internal_error" | "invalid_url" | "invalid_events" | "webhook_endpoint_not_found" | "webhook_endpoint_limit";
+        ErrorCode: "insufficient_balance" | "idempotency_conflict" | "idempotency_key_in_use" | "recipient_invalid" | "idempotency_key_required" | "idempotency_key_invalid" | "invalid_json" | "invalid_request" | "invalid_product" | "invalid_quantity" | "invalid_external_id" | "missing_api_key" | "invalid_api_key" | "api_key_revoked" | "account_disabled" | "live_key_required" | "test_key_required" | "email_unverified" | "quote_expired" | "quote_mismatch" | "order_not_found" | "not_found" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "live_unavailable" | "price_unavailable" | "service_unavailable" | "request_timeout" | "internal_error" | "invalid_url" | "invalid_events" | "webhook_endpoint_not_found" | "webhook_endpoint_limit";
         CreateOrderRequest: {
             /**
              * @description What to buy.
@@ -1150,6 +1150,27 @@ export interface operations {
                     });
                 };
             };
+            /** @description Forbidden: `email_unverified`. */
+            403: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & ({
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "email_unverified";
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    } & {
+                        [key: string]: unknown;
+                    });
+                };
+            };
             /** @description Too Many Requests: `rate_limited`. */
             429: {
                 headers: {
@@ -1307,6 +1328,27 @@ export interface operations {
                         error?: {
                             /** @enum {unknown} */
                             code?: "insufficient_balance";
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    } & {
+                        [key: string]: unknown;
+                    });
+                };
+            };
+            /** @description Forbidden: `email_unverified`. */
+            403: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & ({
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "email_unverified";
                         } & {
                             [key: string]: unknown;
                         };
@@ -1513,6 +1555,27 @@ export interface operations {
                     });
                 };
             };
+            /** @description Forbidden: `email_unverified`. */
+            403: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & ({
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "email_unverified";
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    } & {
+                        [key: string]: unknown;
+                    });
+                };
+            };
             /** @description Not Found: `order_not_found`. */
             404: {
                 headers: {
@@ -1663,6 +1726,27 @@ export interface operations {
                         error?: {
                             /** @enum {unknown} */
                             code?: "missing_api_key" | "invalid_api_key" | "api_key_revoked" | "account_disabled";
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    } & {
+                        [key: string]: unknown;
+                    });
+                };
+            };
+            /** @description Forbidden: `email_unverified`. */
+            403: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & ({
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "email_unverified";
                         } & {
                             [key: string]: unknown;
                         };
@@ -1856,6 +1940,27 @@ export interface operations {
                     });
                 };
             };
+            /** @description Forbidden: `email_unverified`. */
+            403: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & ({
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "email_unverified";
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    } & {
+                        [key: string]: unknown;
+                    });
+                };
+            };
             /** @description Too Many Requests: `rate_limited`. */
             429: {
                 headers: {
@@ -1980,6 +2085,27 @@ export interface operations {
                         error?: {
                             /** @enum {unknown} */
                             code?: "missing_api_key" | "invalid_api_key" | "api_key_revoked" | "account_disabled";
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    } & {
+                        [key: string]: unknown;
+                    });
+                };
+            };
+            /** @description Forbidden: `email_unverified`. */
+            403: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & ({
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "email_unverified";
                         } & {
                             [key: string]: unknown;
                         };
@@ -2130,6 +2256,27 @@ export interface operations {
                     });
                 };
             };
+            /** @description Forbidden: `email_unverified`. */
+            403: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & ({
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "email_unverified";
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    } & {
+                        [key: string]: unknown;
+                    });
+                };
+            };
             /** @description Too Many Requests: `rate_limited`. */
             429: {
                 headers: {
@@ -2270,7 +2417,7 @@ export interface operations {
                     });
                 };
             };
-            /** @description Forbidden: `live_key_required`. */
+            /** @description Forbidden: `live_key_required`, `email_unverified`. */
             403: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -2282,7 +2429,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & ({
                         error?: {
                             /** @enum {unknown} */
-                            code?: "live_key_required";
+                            code?: "live_key_required" | "email_unverified";
                         } & {
                             [key: string]: unknown;
                         };
@@ -2423,7 +2570,7 @@ export interface operations {
                     });
                 };
             };
-            /** @description Forbidden: `live_key_required`. */
+            /** @description Forbidden: `live_key_required`, `email_unverified`. */
             403: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -2435,7 +2582,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & ({
                         error?: {
                             /** @enum {unknown} */
-                            code?: "live_key_required";
+                            code?: "live_key_required" | "email_unverified";
                         } & {
                             [key: string]: unknown;
                         };
@@ -2576,6 +2723,27 @@ export interface operations {
                     });
                 };
             };
+            /** @description Forbidden: `email_unverified`. */
+            403: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & ({
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "email_unverified";
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    } & {
+                        [key: string]: unknown;
+                    });
+                };
+            };
             /** @description Too Many Requests: `rate_limited`. */
             429: {
                 headers: {
@@ -2705,6 +2873,27 @@ export interface operations {
                         error?: {
                             /** @enum {unknown} */
                             code?: "missing_api_key" | "invalid_api_key" | "api_key_revoked" | "account_disabled";
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    } & {
+                        [key: string]: unknown;
+                    });
+                };
+            };
+            /** @description Forbidden: `email_unverified`. */
+            403: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & ({
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "email_unverified";
                         } & {
                             [key: string]: unknown;
                         };
@@ -2911,6 +3100,27 @@ export interface operations {
                     });
                 };
             };
+            /** @description Forbidden: `email_unverified`. */
+            403: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & ({
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "email_unverified";
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    } & {
+                        [key: string]: unknown;
+                    });
+                };
+            };
             /** @description Not Found: `webhook_endpoint_not_found`. */
             404: {
                 headers: {
@@ -3085,6 +3295,27 @@ export interface operations {
                         error?: {
                             /** @enum {unknown} */
                             code?: "missing_api_key" | "invalid_api_key" | "api_key_revoked" | "account_disabled";
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    } & {
+                        [key: string]: unknown;
+                    });
+                };
+            };
+            /** @description Forbidden: `email_unverified`. */
+            403: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & ({
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "email_unverified";
                         } & {
                             [key: string]: unknown;
                         };
@@ -3293,7 +3524,7 @@ export interface operations {
                     });
                 };
             };
-            /** @description Forbidden: `test_key_required`. */
+            /** @description Forbidden: `test_key_required`, `email_unverified`. */
             403: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -3305,7 +3536,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & ({
                         error?: {
                             /** @enum {unknown} */
-                            code?: "test_key_required";
+                            code?: "test_key_required" | "email_unverified";
                         } & {
                             [key: string]: unknown;
                         };

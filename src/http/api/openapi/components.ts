@@ -127,6 +127,9 @@ export const ERROR_DOCS = {
   account_disabled: { when: 'The key’s account was disabled by the operator.' },
   live_key_required: { when: 'A live-only endpoint (deposits) called with a test key.' },
   test_key_required: { when: 'A test-only endpoint (test helpers) called with a live key.' },
+  email_unverified: {
+    when: 'A live key of an account none of whose owners has verified an e-mail address, while the operator requires it (`SIGNUP_VERIFY=required`); test keys are never refused for it.',
+  },
   quote_expired: { when: 'POST /orders with a `quote_id` past its `expires_at` (extension).' },
   quote_mismatch: { when: 'A `quote_id` for another product, quantity or account, or already used (extension).' },
   order_not_found: { when: 'Unknown or malformed id, another account’s order, or an order of the other mode.' },

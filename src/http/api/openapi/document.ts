@@ -61,6 +61,8 @@ const COMMON_ERRORS: readonly ErrorCode[] = [
   'invalid_api_key',
   'api_key_revoked',
   'account_disabled',
+  // A live key while no owner has verified an address and SIGNUP_VERIFY=required.
+  'email_unverified',
   'rate_limited',
   // The database unavailable (a full disk, an unreachable server): may replace any answer.
   'service_unavailable',

@@ -11,6 +11,7 @@ import { field, redirect, safeNext, sendHtml } from '../http.js';
 import { csrfField, dashboardPage, notice, type View } from '../layout.js';
 import type { Web } from '../web.js';
 import { may } from '../rules.js';
+import { EMAIL_NOTICES, emailSection } from './email.js';
 
 /**
  * The signed-in person's own page: the accounts they belong to (switch between them) and their
@@ -81,8 +82,9 @@ ${may(session.role, 'GET', '/team') ? html`<p class="button-row"><a class="butto
 <section class="card section" aria-labelledby="two-factor-heading">
   <h2 id="two-factor-heading">Two-factor sign-in</h2>
   ${twoFactor}
-</section>`;
-    const status = problem ? notice('error', problem.message) : NOTICES[field(request.query, 'notice')];
+</section>
+${emailSection(view)}`;
+    const status = problem ? notice('error', problem.message) : (NOTICES[field(request.query, 'notice')] ?? EMAIL_NOTICES[field(request.query, 'notice')]);
     return sendHtml(reply, dashboardPage(view, { title: 'Your account', section: 'account', body, notice: status }), problem?.status ?? 200);
   };
 

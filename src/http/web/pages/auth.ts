@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { checkPasswordLink, logIn, signUp, usePasswordLink } from '../../../accounts/dashboard-users.js';
+import { checkPasswordLink, logIn, passwordLinkProblem, signUp, usePasswordLink } from '../../../accounts/dashboard-users.js';
 import { PASSWORD_MIN_LENGTH } from '../../../accounts/passwords.js';
 import { isSecretFormat, newSecret } from '../../../accounts/secrets.js';
 import { normalizeEmail } from '../../../accounts/accounts.js';
@@ -19,14 +19,21 @@ import type { Web } from '../web.js';
 const LOGIN_NOTICES: Record<string, Slot> = {
   logged_out: notice('success', 'You are logged out.'),
   expired: notice('info', 'Your session has ended. Log in again to continue.'),
+  removed: notice(
+    'warning',
+    'You no longer belong to that account: an owner removed you from its team. Log in again to open another account of yours, or ask an owner to invite you again.',
+  ),
+  disabled: notice('warning', 'The account you were looking at is disabled. Contact support.'),
+  password_reset: notice('success', 'Your password was changed and every session of yours was ended. Log in with the new password.'),
 };
 
 const LOGIN_ERRORS = {
   invalid: 'Incorrect e-mail or password.',
-  throttled: 'Too many failed attempts. Wait 15 minutes and try again, or ask your operator for a password reset link.',
+  throttled: 'Too many failed attempts. Wait 15 minutes and try again, or reset your password with "Forgot your password?".',
   disabled: 'This account is disabled. Contact support.',
+  removed: 'You no longer belong to any Starport account: you were removed from its team. Ask an owner of the account to invite you again.',
 } as const;
-const LOGIN_STATUS = { invalid: 401, throttled: 429, disabled: 403 } as const;
+const LOGIN_STATUS = { invalid: 401, throttled: 429, disabled: 403, removed: 403 } as const;
 
 export function authRoutes(app: FastifyInstance, web: Web): void {
   const { ctx, csrf } = web;
@@ -140,10 +147,7 @@ export function authRoutes(app: FastifyInstance, web: Web): void {
 </form>
 <div class="auth-links">
   ${ctx.signup === 'open' ? html`<p>New to Starport? <a href="/signup">Create an account</a></p>` : ''}
-  <details>
-    <summary>Forgot your password?</summary>
-    <p>Ask your Starport operator for a password reset link. It works once and sets a new password.</p>
-  </details>
+  <p><a href="/forgot-password">Forgot your password?</a></p>
 </div>`,
     });
 
@@ -224,7 +228,7 @@ export function authRoutes(app: FastifyInstance, web: Web): void {
     if (!preCsrfValid(request)) return refuse(request, reply);
     if (ctx.signup === 'closed') return sendHtml(reply, signupClosed(), 403);
     const email = field(request.body, 'email');
-    const result = await signUp(ctx.db, { email, password: field(request.body, 'password'), ip: request.ip });
+    const result = await signUp(ctx.db, { email, password: field(request.body, 'password'), ip: request.ip, origin: ctx.linkOrigin() });
     if (!result.ok) {
       const status = result.reason === 'throttled' ? 429 : 400;
       return sendHtml(reply, signupForm(preToken(request, reply), { email, status: notice('error', result.message) }), status);
@@ -236,8 +240,8 @@ export function authRoutes(app: FastifyInstance, web: Web): void {
     return sendHtml(reply, newAccountKeysPage(view, { live: result.liveKey, test: result.testKey }));
   });
 
-  const invalidLink = () =>
-    errorPage(404, 'This link does not work', 'The link is invalid, was already used, or has expired. Ask your Starport operator for a new one.', {
+  const invalidLink = (why: string) =>
+    errorPage(404, 'This link does not work', `${why} Ask your Starport operator for a new one, or use "Forgot your password?" on the login page.`, {
       href: '/login',
       label: 'Go to the login page',
     });
@@ -272,7 +276,7 @@ export function authRoutes(app: FastifyInstance, web: Web): void {
     reply.header('referrer-policy', 'no-referrer');
     const { token } = request.params as { token: string };
     const link = await checkPasswordLink(ctx.db, token);
-    if (!link) return sendHtml(reply, invalidLink(), 404);
+    if (!link) return sendHtml(reply, invalidLink(await passwordLinkProblem(ctx.db, token)), 404);
     return sendHtml(reply, setPasswordForm(preToken(request, reply), token, link.email));
   });
 
@@ -281,7 +285,7 @@ export function authRoutes(app: FastifyInstance, web: Web): void {
     if (!preCsrfValid(request)) return refuse(request, reply);
     const { token } = request.params as { token: string };
     const link = await checkPasswordLink(ctx.db, token);
-    if (!link) return sendHtml(reply, invalidLink(), 404);
+    if (!link) return sendHtml(reply, invalidLink(await passwordLinkProblem(ctx.db, token)), 404);
     const password = field(request.body, 'password');
     if (password !== field(request.body, 'password_again')) {
       return sendHtml(reply, setPasswordForm(preToken(request, reply), token, link.email, notice('error', 'The two passwords are different.')), 400);
@@ -290,11 +294,14 @@ export function authRoutes(app: FastifyInstance, web: Web): void {
       dashboardAudit(tx, request, { action: 'dashboard.password_link', actor: link.email, accountId: used.accountId }),
     );
     if (!result.ok) {
-      if (result.reason === 'invalid_link') return sendHtml(reply, invalidLink(), 404);
+      if (result.reason === 'invalid_link') return sendHtml(reply, invalidLink(await passwordLinkProblem(ctx.db, token)), 404);
       return sendHtml(reply, setPasswordForm(preToken(request, reply), token, link.email, notice('error', result.message)), 400);
     }
     // The password is set; a disabled account (or none left) is not signed in to.
-    if (!result.accountId) return sendHtml(reply, loginForm(preToken(request, reply), { email: link.email, status: notice('error', LOGIN_ERRORS.disabled) }), 403);
+    if (!result.accountId) {
+      const why = result.member ? LOGIN_ERRORS.disabled : LOGIN_ERRORS.removed;
+      return sendHtml(reply, loginForm(preToken(request, reply), { email: link.email, status: notice('error', why) }), 403);
+    }
     if (result.twoFactor) {
       await startSession(request, reply, result.personId, result.accountId, 'second_factor');
       return redirect(reply, '/login/code');

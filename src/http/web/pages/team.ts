@@ -11,7 +11,9 @@ import {
   listMembers,
   listPendingInvites,
   type PendingInvite,
+  queueInviteMail,
   removeMember,
+  resendInvite,
   revokeInvite,
   setTwoFactorRequired,
   TEAM_ROLES,
@@ -22,13 +24,14 @@ import type { TeamRole } from '../../../db/schema.js';
 import { copyField } from '../components.js';
 import { time } from '../format.js';
 import { type Html, html, type Slot } from '../html.js';
-import { cookieOptions, crossSite, field, originOf, PRE_SESSION_COOKIE, redirect, sendHtml, SESSION_COOKIE } from '../http.js';
+import { cookieOptions, crossSite, field, PRE_SESSION_COOKIE, redirect, sendHtml, SESSION_COOKIE } from '../http.js';
 import { authPage, csrfErrorPage, csrfField, dashboardPage, errorPage, notice, type View } from '../layout.js';
 import type { Web } from '../web.js';
 
 /**
  * The team (owners only, src/http/web/access.ts): members and roles, invites by one-time link
- * (72 hours; shown to the owner to pass on, no e-mail is sent), removal (their sessions end at
+ * (72 hours; e-mailed to the invited address and shown to the owner once; resent with a new
+ * link, which voids the old one), removal (their sessions end at
  * once), and "require two-factor" for every member. The invite link's own page, /invite/TOKEN,
  * is open: the invited person sets a password there, or accepts while signed in.
  */
@@ -50,6 +53,8 @@ const NOTICES: Record<string, Slot> = {
   invite_gone: notice('info', 'That invite was no longer pending (used, revoked or expired).'),
 };
 
+type ShownInvite = { url: string; email: string; role: TeamRole; expiresAt: number; mailed: boolean; resent?: boolean };
+
 /** The invite itself no longer works (as opposed to a problem with what was typed). */
 const isInviteProblem = (reason: string) => reason !== 'weak_password' && reason !== 'wrong_person';
 
@@ -61,7 +66,7 @@ export function teamRoutes(app: FastifyInstance, web: Web): void {
   const teamPage = async (
     request: FastifyRequest,
     reply: FastifyReply,
-    extra: { status?: Slot; form?: { email: string; role: string; error?: string }; invite?: { url: string; email: string; role: TeamRole; expiresAt: number } } = {},
+    extra: { status?: Slot; form?: { email: string; role: string; error?: string }; invite?: ShownInvite } = {},
   ) => {
     const view = viewOf(request);
     const { session } = view;
@@ -87,7 +92,17 @@ export function teamRoutes(app: FastifyInstance, web: Web): void {
     const invite = extra.invite
       ? html`<section class="card new-key-card" aria-labelledby="invite-link-heading">
   <h2 id="invite-link-heading">Invite link for ${extra.invite.email}</h2>
-  ${notice('warning', html`<strong>Pass this link on to ${extra.invite.email} yourself</strong> (no e-mail is sent). It works once, until ${time(extra.invite.expiresAt)}, and joins them as <strong>${extra.invite.role}</strong>. It is shown only now.`)}
+  ${
+    extra.invite.mailed
+      ? notice(
+          'success',
+          html`<span data-testid="invite-mailed"><strong>${extra.invite.resent ? 'A new link was e-mailed' : 'E-mailed'} to ${extra.invite.email}.</strong></span> It works once, until ${time(extra.invite.expiresAt)}, and joins them as <strong>${extra.invite.role}</strong>.${extra.invite.resent ? ' The earlier link no longer works.' : ''} You can also pass it on yourself: it is shown only now.`,
+        )
+      : notice(
+          'warning',
+          html`<strong>Pass this link on to ${extra.invite.email} yourself</strong> (that address waits for its own verification, so no e-mail is sent to it). It works once, until ${time(extra.invite.expiresAt)}, and joins them as <strong>${extra.invite.role}</strong>. It is shown only now.`,
+        )
+  }
   ${copyField('invite-link', extra.invite.url, 'invite link', { className: 'mono' })}
 </section>`
       : '';
@@ -98,7 +113,8 @@ export function teamRoutes(app: FastifyInstance, web: Web): void {
   <td data-label="Role">${i.role}</td>
   <td data-label="Invited by" class="wrap-any">${i.invitedBy}</td>
   <td data-label="Expires">${time(i.expiresAt)}</td>
-  <td class="actions"><form method="post" action="/team/invites/${i.id}/revoke" class="inline-form">${csrfField(view.csrf)}<button type="submit" class="button button-danger button-small" data-testid="revoke-${i.email}">Revoke</button></form></td>
+  <td class="actions"><form method="post" action="/team/invites/${i.id}/resend" class="inline-form">${csrfField(view.csrf)}<button type="submit" class="button button-secondary button-small" data-testid="resend-${i.email}">Resend</button></form>
+  <form method="post" action="/team/invites/${i.id}/revoke" class="inline-form">${csrfField(view.csrf)}<button type="submit" class="button button-danger button-small" data-testid="revoke-${i.email}">Revoke</button></form></td>
 </tr>`,
     );
     const pendingSection =
@@ -106,10 +122,10 @@ export function teamRoutes(app: FastifyInstance, web: Web): void {
         ? ''
         : html`<section class="card section" aria-labelledby="pending-heading">
   <h2 id="pending-heading">Pending invites</h2>
-  <p class="hint">Links not used yet. Any owner can revoke one; an invite also stops working when the owner who sent it is removed or no longer an owner.</p>
+  <p class="hint">Links not used yet. Any owner can e-mail one again with a new link (the old one stops working) or revoke it; an invite also stops working when the owner who sent it is removed or no longer an owner.</p>
   <div class="table-wrap" tabindex="0" role="region" aria-label="Pending invites"><table class="table">
   <caption class="visually-hidden">Pending invites</caption>
-  <thead><tr><th scope="col">E-mail</th><th scope="col">Role</th><th scope="col">Invited by</th><th scope="col">Expires</th><th scope="col"><span class="visually-hidden">Revoke</span></th></tr></thead>
+  <thead><tr><th scope="col">E-mail</th><th scope="col">Role</th><th scope="col">Invited by</th><th scope="col">Expires</th><th scope="col"><span class="visually-hidden">Resend or revoke</span></th></tr></thead>
   <tbody>${pendingRows}</tbody></table></div>
 </section>`;
     const form = extra.form;
@@ -135,7 +151,7 @@ ${pendingSection}
       ${roleSelect('role', 'invite-role', form?.role ?? 'developer')}
       <ul class="hint">${TEAM_ROLES.map((r) => html`<li>${ROLE_TEXT[r]}</li>`)}</ul>
     </div>
-    <p><button type="submit" class="button button-primary">Create invite link</button></p>
+    <p><button type="submit" class="button button-primary">Send invite</button></p>
   </form>
 </section>
 <section class="card section" aria-labelledby="require-heading">
@@ -159,18 +175,27 @@ ${pendingSection}
     const role = field(request.body, 'role');
     if (!isTeamRole(role)) return teamPage(request, reply, { form: { email, role, error: 'Choose a role: owner, developer or viewer.' } });
     try {
-      const invite = await createInvite(ctx.db, { accountId: session.accountId, email, role, invitedBy: session.personId }, Date.now(), (tx) =>
-        recordAudit(tx, {
+      const origin = ctx.linkOrigin();
+      let mailed = false;
+      const invite = await createInvite(ctx.db, { accountId: session.accountId, email, role, invitedBy: session.personId }, Date.now(), async (tx, created) => {
+        await recordAudit(tx, {
           actor: session.email,
           source: 'dashboard',
           action: 'team.invite',
           accountId: session.accountId,
-          details: { ip: request.ip, email: email.trim().toLowerCase(), role },
+          details: { ip: request.ip, email: created.email, role },
           now: Date.now(),
-        }),
-      );
-      const url = `${originOf(request, ctx.publicUrl)}/invite/${invite.token}`;
-      return teamPage(request, reply, { invite: { url, email: invite.email, role, expiresAt: invite.expiresAt } });
+        });
+        mailed = await queueInviteMail(tx, {
+          accountId: session.accountId,
+          accountEmail: session.accountEmail,
+          inviter: session.email,
+          invite: created,
+          link: `${origin}/invite/${created.token}`,
+        });
+      });
+      const url = `${origin}/invite/${invite.token}`;
+      return teamPage(request, reply, { invite: { url, email: invite.email, role, expiresAt: invite.expiresAt, mailed } });
     } catch (error) {
       if (error instanceof TeamError) return teamPage(request, reply, { form: { email, role, error: error.message } });
       throw error;
@@ -191,6 +216,34 @@ ${pendingSection}
       }),
     );
     return redirect(reply, `/team?notice=${revoked ? 'invite_revoked' : 'invite_gone'}`);
+  });
+
+  app.post('/team/invites/:invite/resend', guarded, async (request, reply) => {
+    const { session } = viewOf(request);
+    const id = (request.params as { invite: string }).invite;
+    const origin = ctx.linkOrigin();
+    let mailed = false;
+    const invite = await resendInvite(ctx.db, session.accountId, id, { personId: session.personId, email: session.email }, Date.now(), async (tx, created) => {
+      await recordAudit(tx, {
+        actor: session.email,
+        source: 'dashboard',
+        action: 'team.invite_resend',
+        accountId: session.accountId,
+        details: { ip: request.ip, email: created.email, role: created.role },
+        now: Date.now(),
+      });
+      mailed = await queueInviteMail(tx, {
+        accountId: session.accountId,
+        accountEmail: session.accountEmail,
+        inviter: session.email,
+        invite: created,
+        link: `${origin}/invite/${created.token}`,
+      });
+    });
+    if (!invite) return redirect(reply, '/team?notice=invite_gone');
+    return teamPage(request, reply, {
+      invite: { url: `${origin}/invite/${invite.token}`, email: invite.email, role: invite.role, expiresAt: invite.expiresAt, mailed, resent: true },
+    });
   });
 
   app.post('/team/members/:person/remove', guarded, async (request, reply) => {
