@@ -22,8 +22,9 @@ export interface TestBotApi {
   calls: string[];
   /** The next N sendMessage calls answer 429 with this retry_after. */
   rateLimit: { remaining: number; retryAfter: number };
-  /** The next N sendMessage calls answer 502. */
+  /** The next N sendMessage calls (of texts matching `serverErrorsFor`, when set) answer 502. */
   serverErrors: number;
+  serverErrorsFor: RegExp | undefined;
   /** Chats that blocked the bot: sendMessage answers 403. */
   blocked: Set<string>;
   webhook: { url: string; secretToken: string } | undefined;
@@ -46,6 +47,7 @@ export async function startBotApi(): Promise<TestBotApi> {
     calls: [],
     rateLimit: { remaining: 0, retryAfter: 1 },
     serverErrors: 0,
+    serverErrorsFor: undefined,
     blocked: new Set(),
     webhook: undefined,
     pushStart(chatId, payload, title) {
@@ -89,7 +91,7 @@ export async function startBotApi(): Promise<TestBotApi> {
               parameters: { retry_after: api.rateLimit.retryAfter },
             });
           }
-          if (api.serverErrors > 0) {
+          if (api.serverErrors > 0 && (api.serverErrorsFor === undefined || api.serverErrorsFor.test(String(body.text)))) {
             api.serverErrors--;
             return reply(res, 502, { ok: false, error_code: 502, description: 'Bad Gateway' });
           }
