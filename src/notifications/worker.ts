@@ -1,6 +1,6 @@
 import os from 'node:os';
 import type { Logger } from 'pino';
-import type { NotificationConfig } from '../config.js';
+import type { NotificationConfig } from './config.js';
 import type { Db } from '../db/engine.js';
 import { Outage } from '../db/outage.js';
 import { randomBase62 } from '../domain/random.js';
