@@ -2,9 +2,10 @@ import { type Decimal, parseDecimal } from './domain/decimal.js';
 import { parseTon } from './domain/money.js';
 
 /**
- * The environment's parsers, shared by src/config.ts and src/live/config.ts: each reads one
- * variable, applies its default when unset or empty, and throws a ConfigError that names the
- * variable and the value it got (docs/operations.md "Configuration").
+ * The environment's parsers, shared by src/config.ts, src/live/config.ts and
+ * src/notifications/config.ts: each reads one variable, applies its default when unset or empty,
+ * and throws a ConfigError that names the variable and the value it got (docs/operations.md
+ * "Configuration").
  */
 export type Env = Record<string, string | undefined>;
 
@@ -68,4 +69,13 @@ export function httpUrl(env: Env, name: string, fallback?: string): string | und
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError(`${name} must be an http(s) URL, got "${raw}"`);
   return raw.replace(/\/+$/, '');
+}
+
+/** Comma-separated millisecond counts (retry schedules), at most 20. */
+export function millisecondList(env: Env, name: string, fallback: number[]): number[] {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const parts = raw.split(',').map((part) => part.trim());
+  if (parts.length > 20 || !parts.every((part) => /^\d+$/.test(part))) throw new ConfigError(`${name} must be up to 20 comma-separated millisecond counts, got "${raw}"`);
+  return parts.map(Number);
 }

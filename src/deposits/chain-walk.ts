@@ -1,5 +1,5 @@
 import { ToncenterError, type V2Transaction } from '../ton/toncenter.js';
-import type { Cursor } from './store.js';
+import type { Cursor } from './progress.js';
 
 /**
  * Walking the deposit wallet's history back from its newest transaction (or a backlog walk's

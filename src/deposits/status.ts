@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
-import { readCursor, unmatchedCount } from './store.js';
+import { readCursor } from './progress.js';
+import { unmatchedCount } from './store.js';
 
 /**
  * The deposit watcher as every node sees it, read from the database (the watcher itself runs

@@ -1,21 +1,20 @@
 import { type Kysely, sql } from 'kysely';
 import { accountForMemo } from '../accounts/deposit-memo.js';
-import { recordAudit } from '../audit/audit.js';
 import type { Decimal } from '../domain/decimal.js';
-import { formatTon } from '../domain/money.js';
 import { formatDecimal, formatUsdt, usdtToNanotons } from '../domain/usdt.js';
 import { isPublicId, newId } from '../domain/random.js';
 import type { Db } from '../db/engine.js';
 import type { Database, DepositRow, DepositsTable } from '../db/schema.js';
 import { move } from '../ledger/ledger.js';
 import { depositCredited, depositUnmatched } from '../notifications/notices.js';
+import { advanceCursor, advanceWalk, type Position, type Progress } from './progress.js';
 
 /**
  * The deposits table (migration 0005-deposits): one row per incoming transfer the watcher
  * decided about, credited or unmatched, written in the same transaction as the ledger credit
- * and the cursor. The unique transaction hash is what makes crediting exactly-once. The
- * operator settles an unmatched one: `assign` credits it to an account, `return` records that
- * the TON was sent back by hand (status `returned`, migration 0010-deposit-returns).
+ * and the cursor (progress.ts). The unique transaction hash is what makes crediting exactly-once.
+ * The operator settles an unmatched one (settle.ts): `assign` credits it to an account, `return`
+ * records that the TON was sent back by hand (status `returned`, migration 0010-deposit-returns).
  */
 type UnmatchedReason = NonNullable<DepositsTable['reason']>;
 type DepositAsset = DepositRow['asset'];
@@ -48,7 +47,7 @@ export interface Deposit {
 
 type DepositStatus = DepositsTable['status'];
 
-function depositFromRow(row: DepositRow): Deposit {
+export function depositFromRow(row: DepositRow): Deposit {
   return {
     id: row.id,
     txHash: row.tx_hash,
@@ -71,131 +70,6 @@ function depositFromRow(row: DepositRow): Deposit {
     rate: row.rate,
     rateAt: row.rate_at === null ? null : Number(row.rate_at),
   };
-}
-
-export interface Cursor {
-  lt: bigint;
-  /** Lowercase hex. */
-  hash: string;
-  chainTime: number;
-  checkedAt: number;
-}
-
-export async function readCursor(db: Kysely<Database>, address: string): Promise<Cursor | undefined> {
-  const row = await db.selectFrom('deposit_cursors').selectAll().where('address', '=', address).executeTakeFirst();
-  return row && { lt: BigInt(row.lt), hash: row.hash, chainTime: Number(row.chain_time), checkedAt: Number(row.checked_at) };
-}
-
-/** A transaction's place in the deposit wallet's history. */
-export interface Position {
-  lt: bigint;
-  /** Lowercase hex. */
-  hash: string;
-  /** Block time, epoch ms. */
-  chainTime: number;
-}
-
-/**
- * A backlog walk in progress (migration 0009-deposit-walks): every transaction from `resume`
- * up to `top` is processed; those between the cursor and `resume` are not (all) yet.
- */
-export interface Walk {
-  top: Position;
-  resume: { lt: bigint; hash: string };
-  startedAt: number;
-  updatedAt: number;
-}
-
-export async function readWalk(db: Kysely<Database>, address: string): Promise<Walk | undefined> {
-  const row = await db.selectFrom('deposit_walks').selectAll().where('address', '=', address).executeTakeFirst();
-  return (
-    row && {
-      top: { lt: BigInt(row.top_lt), hash: row.top_hash, chainTime: Number(row.top_chain_time) },
-      resume: { lt: BigInt(row.resume_lt), hash: row.resume_hash },
-      startedAt: Number(row.started_at),
-      updatedAt: Number(row.updated_at),
-    }
-  );
-}
-
-/**
- * How a processed transaction moves the watcher on:
- * - `cursor`: it is the next one after the cursor (everything older is processed): the cursor
- *   moves to it.
- * - `walk`: it belongs to the backlog walk that started at `top`, processed newest first: the
- *   walk's resume point moves back to it. `begin`: the walk is a new one (read no walk at the
- *   start of the poll); it is created if there is none. The cursor does not move: the
- *   transactions between it and this one are not all processed yet.
- */
-export type Progress = { kind: 'cursor' } | { kind: 'walk'; top: Position; begin: boolean };
-
-/**
- * Records backlog progress in the transaction's own database transaction. Safe with several
- * watchers: a watcher only moves the resume point of the walk it is paging (same top), only
- * backwards, and only to a transaction it reached by paging contiguously from that walk's
- * resume point (or from its top), so "everything from resume up to top is processed" stays
- * true. A walk another watcher finished (deleted) is never recreated by a continuation; a new
- * walk (`begin`) that finds another in place leaves it alone (its own work is idempotent).
- */
-async function advanceWalk(tx: Kysely<Database>, address: string, top: Position, position: Position, begin: boolean, now: number): Promise<void> {
-  if (begin) {
-    await tx
-      .insertInto('deposit_walks')
-      .values({
-        address,
-        top_lt: top.lt,
-        top_hash: top.hash,
-        top_chain_time: top.chainTime,
-        resume_lt: position.lt,
-        resume_hash: position.hash,
-        started_at: now,
-        updated_at: now,
-      })
-      .onConflict((oc) => oc.column('address').doNothing())
-      .execute();
-  }
-  await tx
-    .updateTable('deposit_walks')
-    .set({ resume_lt: position.lt, resume_hash: position.hash, updated_at: now })
-    .where('address', '=', address)
-    .where('top_lt', '=', top.lt)
-    .where('top_hash', '=', top.hash)
-    .where('resume_lt', '>', position.lt)
-    .execute();
-}
-
-/**
- * The walk that started at `top` reached the cursor (or the first transaction of the wallet):
- * everything up to `top` is processed, so the cursor moves there (forward only) and the walk
- * ends, in one database transaction. False when the walk was already ended (by another watcher).
- */
-export async function finishWalk(db: Db, address: string, top: Position, now = Date.now()): Promise<boolean> {
-  return db.kysely.transaction().execute(async (tx) => {
-    const ended = await tx.deleteFrom('deposit_walks').where('address', '=', address).where('top_lt', '=', top.lt).where('top_hash', '=', top.hash).executeTakeFirst();
-    if (ended.numDeletedRows !== 1n) return false;
-    await advanceCursor(tx, address, top, now);
-    return true;
-  });
-}
-
-/** Moves the cursor forward only (two watchers may race; the newer position wins). */
-async function advanceCursor(tx: Kysely<Database>, address: string, position: Position, now: number): Promise<void> {
-  await tx
-    .insertInto('deposit_cursors')
-    .values({ address, lt: position.lt, hash: position.hash, chain_time: position.chainTime, checked_at: now })
-    .onConflict((oc) => oc.column('address').doNothing())
-    .execute();
-  await tx
-    .updateTable('deposit_cursors')
-    .set({ lt: position.lt, hash: position.hash, chain_time: position.chainTime })
-    .where('address', '=', address)
-    .where('lt', '<', position.lt)
-    .execute();
-}
-
-/** A poll reached the newest transaction: the watcher is caught up as of `now`. */
-export async function markChecked(db: Kysely<Database>, address: string, now: number): Promise<void> {
-  await db.updateTable('deposit_cursors').set({ checked_at: now }).where('address', '=', address).where('checked_at', '<', BigInt(now)).execute();
 }
 
 /** What the watcher makes of one transaction; `null` deposit = nothing to record (ignored). */
@@ -369,7 +243,7 @@ export async function creditAwaitingRate(db: Db, currentRate: () => Promise<Usdt
  * (docs/api.md "GET /balance/history"): the transaction hash, and for USDT the amount, the
  * rate and the spread it was converted at.
  */
-async function credit(
+export async function credit(
   tx: Kysely<Database>,
   accountId: string,
   amount: bigint,
@@ -384,135 +258,6 @@ async function credit(
   // A credit cannot fail a balance check; a missing balance row would be a broken account.
   if (!moved) throw new Error(`account ${accountId} has no live balance row`);
   await depositCredited(tx, { accountId, amount, usdt: usdt ? formatUsdt(usdt.units) : null, txHash }, now);
-}
-
-export class AssignError extends Error {}
-
-/**
- * The operator credits an unmatched deposit to an account (`deposit assign`): once only — the
- * row is claimed with a conditional UPDATE, so a second assign (or a concurrent one) finds it
- * already credited. The audit record commits with the credit.
- */
-export async function assignDeposit(
-  db: Db,
-  input: { txHash: string; accountId: string; actor: string; reason?: string; usdt?: { rate: UsdtRate | undefined; spreadPercent: Decimal } },
-  now = Date.now(),
-): Promise<Deposit> {
-  const txHash = normalizeTxHash(input.txHash);
-  if (!txHash) throw new AssignError(`--tx must be a transaction hash (64 hex characters or base64), got "${input.txHash}"`);
-  return db.kysely.transaction().execute(async (tx) => {
-    const row = await tx.selectFrom('deposits').selectAll().where('tx_hash', '=', txHash).executeTakeFirst();
-    if (!row) throw new AssignError(`no deposit with transaction hash ${txHash}`);
-    if (row.status !== 'unmatched') throw new AssignError(settled(row));
-    const account = await tx.selectFrom('accounts').select('id').where('id', '=', input.accountId).executeTakeFirst();
-    if (!account) throw new AssignError(`no account ${input.accountId}`);
-    // USDT is converted at the rate of the moment it is assigned, like the watcher's credits.
-    let usdt: { units: bigint; rate: Decimal; at: number; spreadPercent: Decimal } | undefined;
-    if (row.asset === 'USDT') {
-      const rate = input.usdt?.rate;
-      if (!rate || !input.usdt)
-        throw new AssignError(
-          `deposit ${txHash} is ${formatUsdt(BigInt(row.jetton_amount ?? '0'))} USDT, converted at the current TON/USD rate, and no fresh rate is available: try again when the rate feed answers`,
-        );
-      usdt = { units: BigInt(row.jetton_amount ?? '0'), rate: rate.rate, at: rate.at, spreadPercent: input.usdt.spreadPercent };
-    }
-    const amount = usdt ? usdtToNanotons(usdt.units, usdt.rate, usdt.spreadPercent) : BigInt(row.amount);
-    const converted = usdt ? { amount, rate: formatDecimal(usdt.rate), rate_at: usdt.at } : {};
-    const claimed = await tx
-      .updateTable('deposits')
-      .set({ status: 'credited', account_id: input.accountId, credited_at: now, credited_by: 'operator', ...converted })
-      .where('tx_hash', '=', txHash)
-      .where('status', '=', 'unmatched')
-      .executeTakeFirst();
-    if (claimed.numUpdatedRows !== 1n) throw new AssignError(`deposit ${txHash} was credited or returned meanwhile`);
-    await credit(tx, input.accountId, amount, txHash, now, usdt);
-    await recordAudit(tx, {
-      actor: input.actor,
-      action: 'deposit.assign',
-      accountId: input.accountId,
-      mode: 'live',
-      reason: input.reason ?? null,
-      details: {
-        tx_hash: txHash,
-        deposit_id: row.id,
-        amount: formatTon(amount),
-        ...(usdt && { usdt_amount: formatUsdt(usdt.units), rate: formatDecimal(usdt.rate), spread_percent: formatDecimal(usdt.spreadPercent) }),
-        unmatched_reason: row.reason,
-        comment: row.comment,
-      },
-      now,
-    });
-    return depositFromRow({
-      ...row,
-      status: 'credited',
-      account_id: input.accountId,
-      credited_at: BigInt(now),
-      credited_by: 'operator',
-      ...(usdt && { amount, rate: formatDecimal(usdt.rate), rate_at: BigInt(usdt.at) }),
-    });
-  });
-}
-
-/** Why a deposit that is no longer unmatched cannot be assigned or returned. */
-function settled(row: DepositRow): string {
-  if (row.status === 'credited') return `deposit ${row.tx_hash} is already credited to ${row.account_id}`;
-  if (row.status === 'awaiting_rate') return `deposit ${row.tx_hash} matched ${row.account_id} and is credited by the watcher as soon as a fresh TON/USD rate exists`;
-  if (row.status === 'ignored')
-    return `deposit ${row.tx_hash} is a notification from a jetton wallet that is not the deposit wallet's USDT wallet (${row.jetton_wallet}): no USDT arrived, there is nothing to assign or return`;
-  return `deposit ${row.tx_hash} is already returned to its sender (recorded ${new Date(Number(row.returned_at)).toISOString()})`;
-}
-
-export class ReturnError extends Error {}
-
-/**
- * The operator records that an unmatched deposit's TON was sent back to its sender by hand
- * (`deposit return`). Nothing is sent on chain and no balance changes: the row leaves the
- * unmatched ones (status `returned`), once — a conditional UPDATE, so a concurrent assign or
- * return of the same deposit finds it settled. The audit record commits with it.
- */
-export async function returnDeposit(db: Db, input: { txHash: string; actor: string; reason?: string }, now = Date.now()): Promise<Deposit> {
-  const txHash = normalizeTxHash(input.txHash);
-  if (!txHash) throw new ReturnError(`--tx must be a transaction hash (64 hex characters or base64), got "${input.txHash}"`);
-  return db.kysely.transaction().execute(async (tx) => {
-    const row = await tx.selectFrom('deposits').selectAll().where('tx_hash', '=', txHash).executeTakeFirst();
-    if (!row) throw new ReturnError(`no deposit with transaction hash ${txHash}`);
-    if (row.status !== 'unmatched') throw new ReturnError(settled(row));
-    const claimed = await tx
-      .updateTable('deposits')
-      .set({ status: 'returned', returned_at: now })
-      .where('tx_hash', '=', txHash)
-      .where('status', '=', 'unmatched')
-      .executeTakeFirst();
-    if (claimed.numUpdatedRows !== 1n) throw new ReturnError(`deposit ${txHash} was credited or returned meanwhile`);
-    const amount = BigInt(row.amount);
-    await recordAudit(tx, {
-      actor: input.actor,
-      action: 'deposit.return',
-      mode: 'live',
-      reason: input.reason ?? null,
-      details: {
-        tx_hash: txHash,
-        deposit_id: row.id,
-        ...(row.asset === 'USDT' ? { usdt_amount: formatUsdt(BigInt(row.jetton_amount ?? '0')) } : { amount: formatTon(amount) }),
-        sender: row.sender,
-        unmatched_reason: row.reason,
-        comment: row.comment,
-      },
-      now,
-    });
-    return depositFromRow({ ...row, status: 'returned', returned_at: BigInt(now) });
-  });
-}
-
-/** A tx hash as hex (64) or base64/base64url (44/43): lowercase hex, or undefined. */
-export function normalizeTxHash(text: string): string | undefined {
-  const trimmed = text.trim();
-  if (/^[0-9a-fA-F]{64}$/.test(trimmed)) return trimmed.toLowerCase();
-  if (/^[A-Za-z0-9+/_-]{43}=?$/.test(trimmed)) {
-    const bytes = Buffer.from(trimmed.replace(/-/g, '+').replace(/_/g, '/'), 'base64');
-    if (bytes.length === 32) return bytes.toString('hex');
-  }
-  return undefined;
 }
 
 export interface DepositFilter {

@@ -8,7 +8,8 @@ import { walkBack } from './chain-walk.js';
 import { type ChainTransaction, decodeTransaction } from './classify.js';
 import { type DepositRules, depositOf, type UsdtOptions } from './deposit-of.js';
 import { JettonMasterError, jettonWalletOf } from './jetton-wallet.js';
-import { type Cursor, creditAwaitingRate, finishWalk, markChecked, type Outcome, type Position, type Progress, readCursor, readWalk, recordTransaction } from './store.js';
+import { type Cursor, finishWalk, markChecked, type Position, type Progress, readCursor, readWalk } from './progress.js';
+import { creditAwaitingRate, type Outcome, recordTransaction } from './store.js';
 
 /**
  * The deposit watcher: polls toncenter v2 `getTransactions` for the deposit wallet,

@@ -1,5 +1,5 @@
 import nodemailer, { type Transporter } from 'nodemailer';
-import type { SmtpConfig } from '../config.js';
+import type { SmtpConfig } from './config.js';
 import { type MailTransport, type SendOutcome, withDeadline } from './channels.js';
 
 /**

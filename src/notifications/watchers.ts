@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
-import { readCursor } from '../deposits/store.js';
+import { readCursor } from '../deposits/progress.js';
 import { formatDuration, incidentOpen, openIncident, resolveIncident } from './incidents.js';
 
 export const WATCHER_INCIDENT = 'deposit_watcher';

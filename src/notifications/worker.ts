@@ -1,21 +1,21 @@
 import os from 'node:os';
 import type { Logger } from 'pino';
-import type { NotificationConfig } from '../config.js';
+import type { NotificationConfig } from './config.js';
 import type { Db } from '../db/engine.js';
 import { Outage } from '../db/outage.js';
 import { randomBase62 } from '../domain/random.js';
 import type { MailTransport, SendOutcome } from './channels.js';
 import { formatDuration, remindIncidents } from './incidents.js';
 import { enqueueMail, enqueueTelegram, type NotificationRow, notifyOperator, onNotificationsQueued, operatorMessage } from './outbox.js';
-import { handleUpdate, markChatGone, OPERATOR_OWNER } from './telegram-links.js';
+import { markChatGone, OPERATOR_OWNER } from './telegram-links.js';
 import type { TelegramBot } from './telegram.js';
+import { pollTelegramUpdates } from './telegram-updates.js';
 import { checkWatcher } from './watchers.js';
 
 /** Sends in flight at once per worker process. */
 const CONCURRENCY = 4;
 /** Finished notifications are kept this long (`mail list`), then pruned. */
 export const NOTIFICATION_RETENTION_MS = 30 * 86_400_000;
-const TELEGRAM_STATE = 'telegram_updates';
 
 export interface NotificationWorkerOptions {
   db: Db;
@@ -74,7 +74,22 @@ export class NotificationWorker {
     this.unsubscribe = onNotificationsQueued(() => this.wake());
     this.loops.push(this.run());
     const telegram = this.options.config.telegram;
-    if (this.options.telegram && telegram) this.loops.push(telegram.webhookSecret ? Promise.resolve() : this.pollTelegram());
+    const bot = this.options.telegram;
+    // With a webhook secret, updates arrive by the Bot API's webhook instead.
+    if (bot && telegram && !telegram.webhookSecret) {
+      this.loops.push(
+        pollTelegramUpdates({
+          db: this.options.db,
+          logger: this.options.logger,
+          bot,
+          owner: this.id,
+          pollSeconds: telegram.pollSeconds,
+          now: this.now,
+          running: () => this.running,
+          signal: this.abort.signal,
+        }),
+      );
+    }
   }
 
   wake(): void {
@@ -310,84 +325,6 @@ export class NotificationWorker {
         .where('created_at', '<', BigInt(now - NOTIFICATION_RETENTION_MS))
         .execute();
     }
-  }
-
-  /**
-   * Reads the bot's updates by long polling, in one worker at a time: a lease on the
-   * `telegram_updates` row, renewed before each poll and longer than one. The offset is stored
-   * with it, so a restart neither loses nor repeats an update beyond the one being handled.
-   */
-  private async pollTelegram(): Promise<void> {
-    const bot = this.options.telegram as TelegramBot;
-    const seconds = this.options.config.telegram?.pollSeconds ?? 25;
-    let failures = 0;
-    while (this.running) {
-      let waitMs = 0;
-      try {
-        const offset = await this.takeTelegramLease(seconds * 1000 + 15_000);
-        if (offset === undefined) waitMs = 5_000;
-        else {
-          const updates = await bot.getUpdates(offset, seconds, this.abort.signal);
-          for (const update of updates) {
-            await handleUpdate(this.options.db.kysely, update, this.now());
-            await this.options.db.kysely
-              .updateTable('notification_state')
-              .set({ value: String(update.update_id + 1) })
-              .where('name', '=', TELEGRAM_STATE)
-              .where('lease_owner', '=', this.id)
-              .execute();
-          }
-          failures = 0;
-        }
-      } catch (error) {
-        if (!this.running) break;
-        failures++;
-        waitMs = Math.min(30_000, 500 * 2 ** Math.min(failures, 6));
-        this.options.logger.warn({ err: { message: (error as Error).message } }, 'telegram getUpdates failed; retrying');
-      }
-      if (waitMs > 0 && this.running) await this.sleepTelegram(waitMs);
-    }
-    await this.options.db.kysely
-      .updateTable('notification_state')
-      .set({ lease_owner: null, lease_until: null })
-      .where('name', '=', TELEGRAM_STATE)
-      .where('lease_owner', '=', this.id)
-      .execute()
-      .catch(() => undefined);
-  }
-
-  /** The offset to poll from when this worker holds (or took) the lease; undefined when another does. */
-  private async takeTelegramLease(ms: number): Promise<number | undefined> {
-    const { kysely } = this.options.db;
-    const now = this.now();
-    await kysely
-      .insertInto('notification_state')
-      .values({ name: TELEGRAM_STATE, value: '0', lease_owner: null, lease_until: null })
-      .onConflict((oc) => oc.column('name').doNothing())
-      .execute();
-    const [row] = await kysely
-      .updateTable('notification_state')
-      .set({ lease_owner: this.id, lease_until: now + ms })
-      .where('name', '=', TELEGRAM_STATE)
-      .where((w) => w.or([w('lease_owner', '=', this.id), w('lease_owner', 'is', null), w('lease_until', '<', BigInt(now))]))
-      .returning('value')
-      .execute();
-    return row ? Number(row.value ?? 0) : undefined;
-  }
-
-  private sleepTelegram(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const signal = this.abort.signal;
-      const onAbort = () => {
-        clearTimeout(timer);
-        resolve();
-      };
-      const timer = setTimeout(() => {
-        signal.removeEventListener('abort', onAbort);
-        resolve();
-      }, ms);
-      signal.addEventListener('abort', onAbort, { once: true });
-    });
   }
 
   private sleep(ms: number, unwoken: boolean): Promise<void> {

@@ -1,16 +1,14 @@
-import { sql, type Transaction } from 'kysely';
+import { sql } from 'kysely';
 import type { Logger } from 'pino';
-import { randomBase62, newId } from '../domain/random.js';
+import { randomBase62 } from '../domain/random.js';
 import type { Db } from '../db/engine.js';
 import { Outage } from '../db/outage.js';
-import type { Database } from '../db/schema.js';
 import type { DestinationPolicy } from './address-policy.js';
 import { endpointFromRow, signingSecrets } from './endpoints.js';
 import { MESSAGE_RETENTION_MS, type MessageRow, onMessagesQueued, pruneMessages } from './outbox.js';
-import { retryDelay } from './schedule.js';
-import { type Resolver, type SendResult, sendWebhook } from './sender.js';
+import { recordAttempt } from './outcome.js';
+import { type Resolver, sendWebhook } from './sender.js';
 import { signedHeaders } from './signing.js';
-import { webhookDisabled } from '../notifications/notices.js';
 
 /** Deliveries in flight at once per worker process. */
 const WEBHOOK_CONCURRENCY = 8;
@@ -227,7 +225,13 @@ export class WebhookDispatcher {
       policy: this.options.policy,
       resolve: this.options.resolve,
     });
-    await this.record(message, startedAt, result);
+    await recordAttempt(this.options.db.kysely, message, startedAt, result, {
+      leaseOwner: this.id,
+      now: this.now(),
+      retryDelaysMs: this.options.retryDelaysMs,
+      disableAfterMs: this.options.disableAfterMs,
+      random: this.random,
+    });
     this.options.onAttempt?.(result.ok ? 'succeeded' : 'failed');
     if (!result.ok)
       this.options.logger.info({ message_id: message.id, endpoint_id: endpoint.id, attempt: Number(message.attempts), error: result.error }, 'webhook attempt failed');
@@ -252,106 +256,6 @@ export class WebhookDispatcher {
     const order = payload.data.order;
     if (order) order.status_url = `${this.options.publicUrl()}/api/v1/orders/${String(order.id)}`;
     return JSON.stringify(payload);
-  }
-
-  private async record(message: MessageRow, startedAt: number, result: SendResult): Promise<void> {
-    const attempt = Number(message.attempts);
-    const now = this.now();
-    const delay = result.ok ? undefined : retryDelay(this.options.retryDelaysMs, attempt, this.random, result.retryAfterMs);
-    await this.options.db.kysely.transaction().execute(async (tx) => {
-      const status = result.ok ? 'succeeded' : delay === undefined ? 'failed' : 'pending';
-      const updated = await tx
-        .updateTable('webhook_messages')
-        .set({ status, next_attempt_at: status === 'pending' ? now + (delay as number) : null, lease_owner: null, lease_until: null })
-        .where('id', '=', message.id)
-        .where('lease_owner', '=', this.id)
-        .executeTakeFirst();
-      if (updated.numUpdatedRows === 0n) {
-        // Deleted with its endpoint while the request ran: nothing to record. (A lost lease, which
-        // the lease length rules out, would still get its attempt logged.)
-        const exists = await tx.selectFrom('webhook_messages').select('id').where('id', '=', message.id).executeTakeFirst();
-        if (!exists) return;
-      }
-      await tx
-        .insertInto('webhook_attempts')
-        .values({
-          id: newId('wha'),
-          message_id: message.id,
-          endpoint_id: message.endpoint_id,
-          attempt,
-          started_at: startedAt,
-          duration_ms: result.durationMs,
-          status_code: result.statusCode,
-          outcome: result.ok ? 'succeeded' : 'failed',
-          error: result.error,
-          response_snippet: result.snippet,
-        })
-        .execute();
-      if (updated.numUpdatedRows === 0n) return;
-      if (result.ok) {
-        await tx.updateTable('webhook_endpoints').set({ failing_since: null }).where('id', '=', message.endpoint_id).execute();
-        return;
-      }
-      await tx
-        .updateTable('webhook_endpoints')
-        .set({ failing_since: sql`coalesce(failing_since, ${startedAt})` })
-        .where('id', '=', message.endpoint_id)
-        .execute();
-      if (result.statusCode === 410) {
-        await this.disable(tx, message.endpoint_id, 'The endpoint answered 410 Gone.', now);
-      } else if (status === 'failed') {
-        await this.disableIfFailingThroughout(tx, message, result, now);
-      }
-    });
-  }
-
-  /**
-   * A message has used its whole retry schedule: its endpoint is disabled when either no
-   * delivery to the endpoint has succeeded since the message's first attempt (the endpoint
-   * failed for the whole schedule: about 3 days with the default one, whatever the jitter), or
-   * the endpoint has been failing for at least `disableAfterMs`. One dead message alone never
-   * disables an endpoint that succeeds for other messages meanwhile.
-   */
-  private async disableIfFailingThroughout(tx: Transaction<Database>, message: MessageRow, result: SendResult, now: number): Promise<void> {
-    // The message's first logged attempt (the current one is logged already). The failure streak
-    // covers the whole schedule when it began before that attempt had finished: a success
-    // recorded after it would have cleared failing_since.
-    const first = await tx
-      .selectFrom('webhook_attempts')
-      .select(['started_at', 'duration_ms'])
-      .where('message_id', '=', message.id)
-      .orderBy('attempt')
-      .limit(1)
-      .executeTakeFirstOrThrow();
-    const firstEnded = Number(first.started_at) + Number(first.duration_ms);
-    const row = await tx.selectFrom('webhook_endpoints').select('failing_since').where('id', '=', message.endpoint_id).executeTakeFirst();
-    if (row?.failing_since === null || row?.failing_since === undefined) return;
-    const failingSince = Number(row.failing_since);
-    const wholeSchedule = failingSince <= firstEnded;
-    if (!wholeSchedule && failingSince > now - this.options.disableAfterMs) return;
-    const attempts = Number(message.attempts);
-    const reason = `Every delivery failed for ${formatDuration(now - failingSince)}, ${wholeSchedule ? `through all ${attempts} attempts of a message` : `and a message used all ${attempts} attempts`}; the last error: ${result.error ?? 'unknown'}.`;
-    // The condition again in the update: a success recorded meanwhile (another worker) clears
-    // failing_since, and then nothing is disabled.
-    await this.disable(tx, message.endpoint_id, reason, now, Math.max(firstEnded, now - this.options.disableAfterMs));
-  }
-
-  private async disable(
-    tx: Transaction<Database>,
-    endpointId: string,
-    reason: string,
-    now: number,
-    /** Only if the endpoint's failure streak began no later than this. */
-    failingSinceAtMost?: number,
-  ): Promise<void> {
-    let update = tx
-      .updateTable('webhook_endpoints')
-      .set({ status: 'disabled', disabled_reason: reason, disabled_at: now, updated_at: now })
-      .where('id', '=', endpointId)
-      .where('status', '=', 'enabled');
-    if (failingSinceAtMost !== undefined) update = update.where('failing_since', '<=', BigInt(failingSinceAtMost));
-    const [disabled] = await update.returning(['account_id', 'url']).execute();
-    if (disabled) await webhookDisabled(tx, { accountId: disabled.account_id, url: disabled.url }, reason, now);
   }
 
   /** Every 10 minutes: drops finished messages past the retention (one batch; the next round takes more). */
@@ -401,16 +305,4 @@ export class WebhookDispatcher {
       this.wakeUp = options.unwoken ? () => (self.running ? undefined : done()) : done;
     });
   }
-}
-
-function formatDuration(ms: number): string {
-  const unit = (n: number, name: string) => `${n} ${name}${n === 1 ? '' : 's'}`;
-  if (ms >= 86_400_000) {
-    const days = Math.floor(ms / 86_400_000);
-    const hours = Math.floor((ms % 86_400_000) / 3_600_000);
-    return hours ? `${unit(days, 'day')} ${unit(hours, 'hour')}` : unit(days, 'day');
-  }
-  if (ms >= 3_600_000) return unit(Math.floor(ms / 3_600_000), 'hour');
-  if (ms >= 60_000) return unit(Math.floor(ms / 60_000), 'minute');
-  return `${Math.floor(ms / 1000)} s`;
 }

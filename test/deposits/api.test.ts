@@ -7,6 +7,7 @@ import { createLogger } from '../../src/logger.js';
 import { startService } from '../../src/service.js';
 import { freshDatabase } from '../support/database.js';
 import { type Harness, startHarness } from '../support/harness.js';
+import { startServe } from '../support/serve-process.js';
 import { balanceOf, call, expectError, expectOk, TIMESTAMP } from '../support/http.js';
 import { deployWallet, type TestWallet, transfer } from '../support/ton/chain.js';
 import { FakeToncenter } from '../support/ton/fake-toncenter.js';
@@ -123,7 +124,11 @@ describe('deposits end to end', () => {
     const database = await freshDatabase();
     const env = { ...database.env, PORT: '0', DEPOSIT_ADDRESS: wallet.address.toString(), TON_API_URL: fake.url, TON_API_KEY: 'api-suite-key', DEPOSIT_POLL_MS: '50' };
     const logger = createLogger('silent');
-    const nodes = [await startService(loadConfig(env), logger, 'worker'), await startService(loadConfig(env), logger, 'worker')];
+    // Two workers as deployed: separate processes (this one, and `serve --role worker`). Two
+    // services in one process share its event loop, and on SQLite a write waiting for the
+    // other's lock would hold that loop (docs/architecture.md, "SQLite, embedded").
+    const nodes = [await startService(loadConfig(env), logger, 'worker')];
+    const other = await startServe({ ...env, LOG_LEVEL: 'error' }, 60_000, ['--role', 'worker']);
     try {
       const db = nodes[0]?.db as (typeof nodes)[number]['db'];
       const { createAccount } = await import('../../src/accounts/accounts.js');
@@ -141,6 +146,7 @@ describe('deposits end to end', () => {
       expect(credits).toHaveLength(6);
       expect(await verifyLedger(db.kysely)).toEqual([]);
     } finally {
+      await other.stop();
       for (const node of nodes) await node.stop();
       await database.dispose();
     }

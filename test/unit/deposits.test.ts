@@ -2,7 +2,7 @@ import { Address, beginCell, Cell, comment, type Message, toNano } from '@ton/co
 import { describe, expect, test } from 'vitest';
 import { checkCharacter, derivedMemo, isWellFormedMemo, MEMO_ALPHABET, MEMO_PATTERN, normalizeMemo } from '../../src/accounts/deposit-memo.js';
 import { classify, decodeTransaction, memoOf, textComment } from '../../src/deposits/classify.js';
-import { normalizeTxHash } from '../../src/deposits/store.js';
+import { normalizeTxHash } from '../../src/deposits/settle.js';
 
 /** Memo check character, comment decoding and transaction eligibility on published vectors (ton-org/ton-core, ton-org/docs, ton-community/ton-docs). */
 describe('memo check character', () => {
