@@ -1,7 +1,8 @@
 import { generate } from 'otplib';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { createAccount } from '../../src/accounts/accounts.js';
-import { acceptInvite, changeRole, createInvite, listMembers, removeMember, TeamError } from '../../src/accounts/team.js';
+import { changeRole, listMembers, removeMember, TeamError } from '../../src/accounts/team.js';
+import { acceptInvite, createInvite } from '../../src/accounts/invites.js';
 import { confirmEnrolment, startEnrolment, verifySecondFactor } from '../../src/accounts/two-factor.js';
 import { type Harness, startHarness } from '../support/harness.js';
 import { newEmail, PASSWORD } from '../support/web.js';

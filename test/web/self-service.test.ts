@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createAccount } from '../../src/accounts/accounts.js';
-import { createInvite, removeMember } from '../../src/accounts/team.js';
+import { removeMember } from '../../src/accounts/team.js';
+import { createInvite } from '../../src/accounts/invites.js';
 import { resetPassword } from '../../src/accounts/password-reset.js';
 import { MAIL_REQUEST_LIMITS } from '../../src/accounts/mail-requests.js';
 import type { NotificationRow } from '../../src/notifications/outbox.js';

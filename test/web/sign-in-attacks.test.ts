@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createAccount } from '../../src/accounts/accounts.js';
 import { LOGIN_FAILURES_PER_EMAIL, LOGIN_FAILURES_PER_IP } from '../../src/accounts/auth-throttle.js';
 import { issuePasswordLink } from '../../src/accounts/dashboard-users.js';
-import { acceptInvite, createInvite } from '../../src/accounts/team.js';
+import { acceptInvite, createInvite } from '../../src/accounts/invites.js';
 import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
 import { type RunningService, startService } from '../../src/service.js';

@@ -2,23 +2,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { PASSWORD_MIN_LENGTH } from '../../../accounts/passwords.js';
 import { isSecretFormat, newSecret } from '../../../accounts/secrets.js';
 import { createSession, deleteSession, findSession, SESSION_MAX_AGE_MS, switchSessionAccount } from '../../../accounts/sessions.js';
-import {
-  acceptInvite,
-  changeRole,
-  checkInvite,
-  createInvite,
-  isTeamRole,
-  listMembers,
-  listPendingInvites,
-  type PendingInvite,
-  queueInviteMail,
-  removeMember,
-  resendInvite,
-  revokeInvite,
-  setTwoFactorRequired,
-  TEAM_ROLES,
-  TeamError,
-} from '../../../accounts/team.js';
+import { changeRole, isTeamRole, listMembers, removeMember, setTwoFactorRequired, TEAM_ROLES, TeamError } from '../../../accounts/team.js';
+import { acceptInvite, checkInvite, createInvite, listPendingInvites, type PendingInvite, queueInviteMail, resendInvite, revokeInvite } from '../../../accounts/invites.js';
 import { recordAudit } from '../../../audit/audit.js';
 import type { TeamRole } from '../../../db/schema.js';
 import { copyField } from '../components.js';
