@@ -1,7 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { checkPasswordLink, logIn, passwordLinkProblem, signUp, usePasswordLink } from '../../../accounts/dashboard-users.js';
 import { PASSWORD_MIN_LENGTH } from '../../../accounts/passwords.js';
-import { isSecretFormat, newSecret } from '../../../accounts/secrets.js';
 import { normalizeEmail } from '../../../accounts/accounts.js';
 import { clearLoginFailures, reserveLoginAttempt } from '../../../accounts/auth-throttle.js';
 import { findPersonByEmail } from '../../../accounts/people.js';
@@ -10,10 +9,11 @@ import { listMemberships } from '../../../accounts/team.js';
 import { verifySecondFactor } from '../../../accounts/two-factor.js';
 import { dashboardAudit } from '../audit.js';
 import { html, type Slot } from '../html.js';
-import { cookieOptions, crossSite, field, PRE_SESSION_COOKIE, redirect, safeNext, sendHtml, SESSION_COOKIE } from '../http.js';
-import { authPage, csrfErrorPage, csrfField, errorPage, notice } from '../layout.js';
+import { cookieOptions, crossSite, field, redirect, safeNext, sendHtml, SESSION_COOKIE } from '../http.js';
+import { authPage, csrfField, errorPage, notice } from '../layout.js';
 import { newAccountKeysPage } from './keys.js';
 import type { Web } from '../web.js';
+import { signedOutForms, tokenRouteOptions } from '../signed-out.js';
 
 /** Log in (password, then the two-factor code when on), sign up, log out, and the one-time set-password link (invite and reset). */
 const LOGIN_NOTICES: Record<string, Slot> = {
@@ -37,24 +37,7 @@ const LOGIN_STATUS = { invalid: 401, throttled: 429, disabled: 403, removed: 403
 
 export function authRoutes(app: FastifyInstance, web: Web): void {
   const { ctx, csrf } = web;
-
-  /** The signed-out forms' CSRF token, setting the pre-session cookie it is bound to when needed. */
-  const preToken = (request: FastifyRequest, reply: FastifyReply): string => {
-    let value = request.cookies[PRE_SESSION_COOKIE];
-    if (!isSecretFormat(value)) {
-      value = newSecret();
-      reply.setCookie(PRE_SESSION_COOKIE, value, cookieOptions(request));
-    }
-    return csrf.forPreSession(value);
-  };
-  const preCsrfValid = (request: FastifyRequest): boolean => {
-    const value = request.cookies[PRE_SESSION_COOKIE];
-    return !crossSite(request) && isSecretFormat(value) && csrf.check(csrf.forPreSession(value), field(request.body, '_csrf'));
-  };
-  const refuse = (request: FastifyRequest, reply: FastifyReply) => {
-    request.log.warn({ route: request.routeOptions.url }, 'dashboard form refused: CSRF token missing or wrong');
-    return sendHtml(reply, csrfErrorPage(), 403);
-  };
+  const { preToken, preCsrfValid, refuse } = signedOutForms(csrf);
 
   /** A new session (new id: no fixation), replacing whatever session the browser had. */
   const startSession = async (request: FastifyRequest, reply: FastifyReply, personId: string, accountId: string, stage: SessionStage = 'active') => {
@@ -270,8 +253,7 @@ export function authRoutes(app: FastifyInstance, web: Web): void {
 
   // The token is in the path: no referrer may carry it elsewhere, and the request log (which
   // records URLs at level info) skips these two routes: at least warn, or quieter if configured so.
-  const quieter = ['warn', 'error', 'fatal', 'silent'].includes(app.log.level);
-  const quiet = { logLevel: (quieter ? app.log.level : 'warn') as 'warn' };
+  const quiet = tokenRouteOptions(app);
   app.get('/set-password/:token', quiet, async (request, reply) => {
     reply.header('referrer-policy', 'no-referrer');
     const { token } = request.params as { token: string };

@@ -1,11 +1,11 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { confirmEmailChange, requestEmailChange, resendVerification, verifyEmail } from '../../../accounts/email-verification.js';
 import { checkEmailToken } from '../../../accounts/email-tokens.js';
-import { isSecretFormat, newSecret } from '../../../accounts/secrets.js';
 import { html, type Html, type Slot } from '../html.js';
-import { cookieOptions, crossSite, field, PRE_SESSION_COOKIE, redirect, sendHtml } from '../http.js';
-import { authPage, csrfErrorPage, csrfField, errorPage, notice, type View } from '../layout.js';
+import { field, redirect, sendHtml } from '../http.js';
+import { authPage, csrfField, errorPage, notice, type View } from '../layout.js';
 import type { Web } from '../web.js';
+import { signedOutForms, tokenRouteOptions } from '../signed-out.js';
 
 /**
  * The person's sign-in address (docs/dashboard.md "Verified e-mail, password reset and invites
@@ -58,24 +58,8 @@ export function emailSection(view: View): Html {
 
 export function emailRoutes(app: FastifyInstance, web: Web): void {
   const { ctx, csrf } = web;
+  const { preToken, preCsrfValid, refuse } = signedOutForms(csrf);
   const guarded = { preHandler: [web.authenticated, web.sessionCsrf] };
-
-  const preToken = (request: FastifyRequest, reply: FastifyReply): string => {
-    let value = request.cookies[PRE_SESSION_COOKIE];
-    if (!isSecretFormat(value)) {
-      value = newSecret();
-      reply.setCookie(PRE_SESSION_COOKIE, value, cookieOptions(request));
-    }
-    return csrf.forPreSession(value);
-  };
-  const preCsrfValid = (request: FastifyRequest): boolean => {
-    const value = request.cookies[PRE_SESSION_COOKIE];
-    return !crossSite(request) && isSecretFormat(value) && csrf.check(csrf.forPreSession(value), field(request.body, '_csrf'));
-  };
-  const refuse = (request: FastifyRequest, reply: FastifyReply) => {
-    request.log.warn({ route: request.routeOptions.url }, 'dashboard form refused: CSRF token missing or wrong');
-    return sendHtml(reply, csrfErrorPage(), 403);
-  };
 
   app.post('/account/verify-email', guarded, async (request, reply) => {
     const session = web.view(request, 'live').session;
@@ -95,8 +79,7 @@ export function emailRoutes(app: FastifyInstance, web: Web): void {
     return redirect(reply, `/account?notice=${result.ok ? 'email_change_sent' : `email_${result.reason === 'invalid_email' ? 'invalid' : result.reason}`}`);
   });
 
-  const quieter = ['warn', 'error', 'fatal', 'silent'].includes(app.log.level);
-  const quiet = { logLevel: (quieter ? app.log.level : 'warn') as 'warn' };
+  const quiet = tokenRouteOptions(app);
   const linkProblem = (message: string) => errorPage(404, 'This link does not work', message, { href: '/account', label: 'Go to your account' });
   const confirmPage = (title: string, text: Slot, action: string, button: string, token: string) =>
     authPage({

@@ -1,11 +1,11 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { admitPasswordReset, checkResetLink, resetPassword, sendPasswordReset } from '../../../accounts/password-reset.js';
 import { PASSWORD_MIN_LENGTH } from '../../../accounts/passwords.js';
-import { isSecretFormat, newSecret } from '../../../accounts/secrets.js';
 import { html, type Slot } from '../html.js';
-import { cookieOptions, crossSite, field, PRE_SESSION_COOKIE, redirect, sendHtml } from '../http.js';
-import { authPage, csrfErrorPage, csrfField, errorPage, notice } from '../layout.js';
+import { field, redirect, sendHtml } from '../http.js';
+import { authPage, csrfField, errorPage, notice } from '../layout.js';
 import type { Web } from '../web.js';
+import { signedOutForms, tokenRouteOptions } from '../signed-out.js';
 
 /**
  * "Forgot your password?" (docs/dashboard.md "Verified e-mail, password reset and invites by
@@ -16,23 +16,7 @@ import type { Web } from '../web.js';
  */
 export function passwordResetRoutes(app: FastifyInstance, web: Web): void {
   const { ctx, csrf } = web;
-
-  const preToken = (request: FastifyRequest, reply: FastifyReply): string => {
-    let value = request.cookies[PRE_SESSION_COOKIE];
-    if (!isSecretFormat(value)) {
-      value = newSecret();
-      reply.setCookie(PRE_SESSION_COOKIE, value, cookieOptions(request));
-    }
-    return csrf.forPreSession(value);
-  };
-  const preCsrfValid = (request: FastifyRequest): boolean => {
-    const value = request.cookies[PRE_SESSION_COOKIE];
-    return !crossSite(request) && isSecretFormat(value) && csrf.check(csrf.forPreSession(value), field(request.body, '_csrf'));
-  };
-  const refuse = (request: FastifyRequest, reply: FastifyReply) => {
-    request.log.warn({ route: request.routeOptions.url }, 'dashboard form refused: CSRF token missing or wrong');
-    return sendHtml(reply, csrfErrorPage(), 403);
-  };
+  const { preToken, preCsrfValid, refuse } = signedOutForms(csrf);
 
   const forgotForm = (token: string) =>
     authPage({
@@ -85,8 +69,7 @@ export function passwordResetRoutes(app: FastifyInstance, web: Web): void {
     return sendHtml(reply, sentPage);
   });
 
-  const quieter = ['warn', 'error', 'fatal', 'silent'].includes(app.log.level);
-  const quiet = { logLevel: (quieter ? app.log.level : 'warn') as 'warn' };
+  const quiet = tokenRouteOptions(app);
   const linkProblem = (message: string) =>
     errorPage(404, 'This link does not work', html`${message} <a href="/forgot-password">Ask for a new link</a>.`, { href: '/login', label: 'Go to the login page' });
 

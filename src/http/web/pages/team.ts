@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { PASSWORD_MIN_LENGTH } from '../../../accounts/passwords.js';
-import { isSecretFormat, newSecret } from '../../../accounts/secrets.js';
+import { isSecretFormat } from '../../../accounts/secrets.js';
 import { createSession, deleteSession, findSession, SESSION_MAX_AGE_MS, switchSessionAccount } from '../../../accounts/sessions.js';
 import { changeRole, isTeamRole, listMembers, removeMember, setTwoFactorRequired, TEAM_ROLES, TeamError } from '../../../accounts/team.js';
 import { acceptInvite, checkInvite, createInvite, listPendingInvites, type PendingInvite, queueInviteMail, resendInvite, revokeInvite } from '../../../accounts/invites.js';
@@ -12,6 +12,7 @@ import { type Html, html, type Slot } from '../html.js';
 import { cookieOptions, crossSite, field, PRE_SESSION_COOKIE, redirect, sendHtml, SESSION_COOKIE } from '../http.js';
 import { authPage, csrfErrorPage, csrfField, dashboardPage, errorPage, notice, type View } from '../layout.js';
 import type { Web } from '../web.js';
+import { signedOutForms, tokenRouteOptions } from '../signed-out.js';
 
 /**
  * The team (owners only, src/http/web/access.ts): members and roles, invites by one-time link
@@ -45,6 +46,7 @@ const isInviteProblem = (reason: string) => reason !== 'weak_password' && reason
 
 export function teamRoutes(app: FastifyInstance, web: Web): void {
   const { ctx, csrf } = web;
+  const { preToken } = signedOutForms(csrf);
   const guarded = { preHandler: [web.authenticated, web.sessionCsrf] };
   const viewOf = (request: FastifyRequest): View => web.view(request, 'live');
 
@@ -302,17 +304,8 @@ ${pendingSection}
 
   // The invite link. The token is in the path: never sent as a referrer, and not in the request
   // log at level info (as /set-password/:token).
-  const quieter = ['warn', 'error', 'fatal', 'silent'].includes(app.log.level);
-  const quiet = { logLevel: (quieter ? app.log.level : 'warn') as 'warn' };
+  const quiet = tokenRouteOptions(app);
   const invalidInvite = (message: string) => errorPage(404, 'This invite does not work', message, { href: '/login', label: 'Go to the login page' });
-  const preToken = (request: FastifyRequest, reply: FastifyReply): string => {
-    let value = request.cookies[PRE_SESSION_COOKIE];
-    if (!isSecretFormat(value)) {
-      value = newSecret();
-      reply.setCookie(PRE_SESSION_COOKIE, value, cookieOptions(request));
-    }
-    return csrf.forPreSession(value);
-  };
 
   const invitePage = (token: string, pending: PendingInvite, csrfToken: string, signedInAs: string | undefined, status?: Slot) => {
     const intro = html`<p>Join <strong>${pending.accountEmail}</strong> on Starport as <strong>${pending.role}</strong> (${ROLE_TEXT[pending.role]}).</p>`;
