@@ -25,6 +25,7 @@ import { alertRoutes } from './pages/alerts.js';
 import { accountRoutes } from './pages/account.js';
 import { activityRoutes } from './pages/activity.js';
 import { teamRoutes } from './pages/team.js';
+import { inviteLinkRoutes } from './pages/invite-link.js';
 import { notificationRoutes } from './pages/notifications.js';
 import { passwordResetRoutes } from './pages/password-reset.js';
 import { emailRoutes } from './pages/email.js';
@@ -121,6 +122,7 @@ export async function webPlugin(app: FastifyInstance, ctx: WebContext): Promise<
   alertRoutes(app, web);
   accountRoutes(app, web);
   teamRoutes(app, web);
+  inviteLinkRoutes(app, web);
   activityRoutes(app, web);
   notificationRoutes(app, web);
   passwordResetRoutes(app, web);

@@ -1,27 +1,23 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { PASSWORD_MIN_LENGTH } from '../../../accounts/passwords.js';
-import { isSecretFormat } from '../../../accounts/secrets.js';
-import { createSession, deleteSession, findSession, SESSION_MAX_AGE_MS, switchSessionAccount } from '../../../accounts/sessions.js';
 import { changeRole, isTeamRole, listMembers, removeMember, setTwoFactorRequired, TEAM_ROLES, TeamError } from '../../../accounts/team.js';
-import { acceptInvite, checkInvite, createInvite, listPendingInvites, type PendingInvite, queueInviteMail, resendInvite, revokeInvite } from '../../../accounts/invites.js';
+import { createInvite, listPendingInvites, queueInviteMail, resendInvite, revokeInvite } from '../../../accounts/invites.js';
 import { recordAudit } from '../../../audit/audit.js';
 import type { TeamRole } from '../../../db/schema.js';
 import { copyField } from '../components.js';
 import { time } from '../format.js';
-import { type Html, html, type Slot } from '../html.js';
-import { cookieOptions, crossSite, field, PRE_SESSION_COOKIE, redirect, sendHtml, SESSION_COOKIE } from '../http.js';
-import { authPage, csrfErrorPage, csrfField, dashboardPage, errorPage, notice, type View } from '../layout.js';
+import { html, type Slot } from '../html.js';
+import { field, redirect, sendHtml } from '../http.js';
+import { csrfField, dashboardPage, notice, type View } from '../layout.js';
 import type { Web } from '../web.js';
-import { signedOutForms, tokenRouteOptions } from '../signed-out.js';
 
 /**
  * The team (owners only, src/http/web/access.ts): members and roles, invites by one-time link
  * (72 hours; e-mailed to the invited address and shown to the owner once; resent with a new
  * link, which voids the old one), removal (their sessions end at
- * once), and "require two-factor" for every member. The invite link's own page, /invite/TOKEN,
- * is open: the invited person sets a password there, or accepts while signed in.
+ * once), and "require two-factor" for every member. The invite link's own page is
+ * invite-link.ts.
  */
-const ROLE_TEXT: Record<TeamRole, string> = {
+export const ROLE_TEXT: Record<TeamRole, string> = {
   owner: 'Owner: everything, including the team and settings',
   developer: 'Developer: keys, webhooks, orders, test funds',
   viewer: 'Viewer: read only (balances, orders, history, deposits)',
@@ -41,12 +37,8 @@ const NOTICES: Record<string, Slot> = {
 
 type ShownInvite = { url: string; email: string; role: TeamRole; expiresAt: number; mailed: boolean; resent?: boolean };
 
-/** The invite itself no longer works (as opposed to a problem with what was typed). */
-const isInviteProblem = (reason: string) => reason !== 'weak_password' && reason !== 'wrong_person';
-
 export function teamRoutes(app: FastifyInstance, web: Web): void {
-  const { ctx, csrf } = web;
-  const { preToken } = signedOutForms(csrf);
+  const { ctx } = web;
   const guarded = { preHandler: [web.authenticated, web.sessionCsrf] };
   const viewOf = (request: FastifyRequest): View => web.view(request, 'live');
 
@@ -300,103 +292,5 @@ ${pendingSection}
       }),
     );
     return redirect(reply, `/team?notice=${required ? 'required_on' : 'required_off'}`);
-  });
-
-  // The invite link. The token is in the path: never sent as a referrer, and not in the request
-  // log at level info (as /set-password/:token).
-  const quiet = tokenRouteOptions(app);
-  const invalidInvite = (message: string) => errorPage(404, 'This invite does not work', message, { href: '/login', label: 'Go to the login page' });
-
-  const invitePage = (token: string, pending: PendingInvite, csrfToken: string, signedInAs: string | undefined, status?: Slot) => {
-    const intro = html`<p>Join <strong>${pending.accountEmail}</strong> on Starport as <strong>${pending.role}</strong> (${ROLE_TEXT[pending.role]}).</p>`;
-    let body: Html;
-    if (signedInAs === pending.email) {
-      body = html`${intro}<form method="post" action="/invite/${token}" class="stack">${csrfField(csrfToken)}<button type="submit" class="button button-primary button-block">Join the account</button></form>`;
-    } else if (pending.existingPerson) {
-      // Never a password form for an address that already has a person: the link holder is not
-      // proven to be them (docs/security.md, "Invites").
-      body = html`${intro}<p>This invite is for <strong>${pending.email}</strong>, which already has a Starport login. <a href="/login">Log in</a> as ${pending.email} (or first set its password with the link you were given), then open this link again.</p>`;
-    } else {
-      body = html`${intro}<p>For <strong>${pending.email}</strong>. Choose a password to sign in with. This link works once.</p>
-<form method="post" action="/invite/${token}" class="stack" novalidate>
-  ${csrfField(csrfToken)}
-  <input type="email" name="username" value="${pending.email}" autocomplete="username" hidden>
-  <div class="field">
-    <label for="password">Password</label>
-    <input id="password" name="password" type="password" autocomplete="new-password" required minlength="${PASSWORD_MIN_LENGTH}" aria-describedby="password-hint" autofocus>
-    <p id="password-hint" class="hint">At least ${PASSWORD_MIN_LENGTH} characters.</p>
-  </div>
-  <div class="field">
-    <label for="password-again">Repeat the password</label>
-    <input id="password-again" name="password_again" type="password" autocomplete="new-password" required>
-  </div>
-  <button type="submit" class="button button-primary button-block">Join and log in</button>
-</form>`;
-    }
-    return authPage({ title: 'Team invite', heading: 'You are invited', status, body });
-  };
-
-  app.get('/invite/:token', quiet, async (request, reply) => {
-    reply.header('referrer-policy', 'no-referrer');
-    const { token } = request.params as { token: string };
-    const lookup = await checkInvite(ctx.db, token);
-    if (!lookup.ok) return sendHtml(reply, invalidInvite(lookup.message), 404);
-    const pending = lookup.invite;
-    const session = await findSession(ctx.db, request.cookies[SESSION_COOKIE]);
-    const active = session?.stage === 'active' ? session : undefined;
-    const csrfToken = active ? csrf.forSession(active.idHash) : preToken(request, reply);
-    return sendHtml(reply, invitePage(token, pending, csrfToken, active?.email));
-  });
-
-  app.post('/invite/:token', quiet, async (request, reply) => {
-    reply.header('referrer-policy', 'no-referrer');
-    const { token } = request.params as { token: string };
-    const lookup = await checkInvite(ctx.db, token);
-    if (!lookup.ok) return sendHtml(reply, invalidInvite(lookup.message), 404);
-    const pending = lookup.invite;
-    const session = await findSession(ctx.db, request.cookies[SESSION_COOKIE]);
-    const active = session?.stage === 'active' && session.email === pending.email ? session : undefined;
-    const given = field(request.body, '_csrf');
-    const pre = request.cookies[PRE_SESSION_COOKIE];
-    const csrfOk = !crossSite(request) && (active ? csrf.check(csrf.forSession(active.idHash), given) : isSecretFormat(pre) && csrf.check(csrf.forPreSession(pre), given));
-    if (!csrfOk) {
-      request.log.warn({ route: request.routeOptions.url }, 'dashboard form refused: CSRF token missing or wrong');
-      return sendHtml(reply, csrfErrorPage(), 403);
-    }
-    const audit = (accepted: { accountId: string; email: string; role: TeamRole }) => (tx: Parameters<NonNullable<Parameters<typeof acceptInvite>[4]>>[0]) =>
-      recordAudit(tx, {
-        actor: accepted.email,
-        source: 'dashboard',
-        action: 'team.join',
-        accountId: accepted.accountId,
-        details: { ip: request.ip, role: accepted.role },
-        now: Date.now(),
-      });
-    if (active) {
-      const result = await acceptInvite(ctx.db, token, { personId: active.personId }, Date.now(), (tx, accepted) => audit(accepted)(tx));
-      if (!result.ok)
-        return sendHtml(
-          reply,
-          isInviteProblem(result.reason)
-            ? invalidInvite(result.message)
-            : invitePage(token, pending, csrf.forSession(active.idHash), active.email, notice('error', result.message)),
-          isInviteProblem(result.reason) ? 404 : 400,
-        );
-      await switchSessionAccount(ctx.db, active.idHash, result.accountId);
-      return redirect(reply, '/?notice=joined');
-    }
-    const password = field(request.body, 'password');
-    if (password !== field(request.body, 'password_again')) {
-      return sendHtml(reply, invitePage(token, pending, preToken(request, reply), undefined, notice('error', 'The two passwords are different.')), 400);
-    }
-    const result = await acceptInvite(ctx.db, token, { password }, Date.now(), (tx, accepted) => audit(accepted)(tx));
-    if (!result.ok) {
-      if (isInviteProblem(result.reason)) return sendHtml(reply, invalidInvite(result.message), 404);
-      return sendHtml(reply, invitePage(token, pending, preToken(request, reply), undefined, notice('error', result.message)), 400);
-    }
-    if (session) await deleteSession(ctx.db, session.idHash);
-    const { id } = await createSession(ctx.db, result.personId, result.accountId);
-    reply.setCookie(SESSION_COOKIE, id, cookieOptions(request, SESSION_MAX_AGE_MS / 1000));
-    return redirect(reply, '/?notice=joined');
   });
 }
