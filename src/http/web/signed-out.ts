@@ -1,6 +1,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { PASSWORD_MIN_LENGTH } from '../../accounts/passwords.js';
 import { isSecretFormat, newSecret } from '../../accounts/secrets.js';
 import type { CsrfTokens } from './csrf.js';
+import { type Html, html } from './html.js';
 import { cookieOptions, crossSite, field, PRE_SESSION_COOKIE, sendHtml } from './http.js';
 import { csrfErrorPage } from './layout.js';
 
@@ -38,4 +40,21 @@ export function signedOutForms(csrf: CsrfTokens) {
 export function tokenRouteOptions(app: FastifyInstance): { logLevel: 'warn' } {
   const quieter = ['warn', 'error', 'fatal', 'silent'].includes(app.log.level);
   return { logLevel: (quieter ? app.log.level : 'warn') as 'warn' };
+}
+
+/**
+ * The fields of a form that chooses a password for `email` (a one-time link, a reset, an
+ * invite): the address for password managers, the password and its repetition.
+ */
+export function newPasswordFields(email: string, labels: { password: string; again: string }): Html {
+  return html`<input type="email" name="username" value="${email}" autocomplete="username" hidden>
+  <div class="field">
+    <label for="password">${labels.password}</label>
+    <input id="password" name="password" type="password" autocomplete="new-password" required minlength="${PASSWORD_MIN_LENGTH}" aria-describedby="password-hint" autofocus>
+    <p id="password-hint" class="hint">At least ${PASSWORD_MIN_LENGTH} characters.</p>
+  </div>
+  <div class="field">
+    <label for="password-again">${labels.again}</label>
+    <input id="password-again" name="password_again" type="password" autocomplete="new-password" required>
+  </div>`;
 }

@@ -13,7 +13,7 @@ import { cookieOptions, crossSite, field, redirect, safeNext, sendHtml, SESSION_
 import { authPage, csrfField, errorPage, notice } from '../layout.js';
 import { newAccountKeysPage } from './keys.js';
 import type { Web } from '../web.js';
-import { signedOutForms, tokenRouteOptions } from '../signed-out.js';
+import { signedOutForms, tokenRouteOptions, newPasswordFields } from '../signed-out.js';
 
 /** Log in (password, then the two-factor code when on), sign up, log out, and the one-time set-password link (invite and reset). */
 const LOGIN_NOTICES: Record<string, Slot> = {
@@ -237,16 +237,7 @@ export function authRoutes(app: FastifyInstance, web: Web): void {
       body: html`<p>For <strong>${email}</strong>. This link works once.</p>
 <form method="post" action="/set-password/${linkToken}" class="stack" novalidate>
   ${csrfField(token)}
-  <input type="email" name="username" value="${email}" autocomplete="username" hidden>
-  <div class="field">
-    <label for="password">New password</label>
-    <input id="password" name="password" type="password" autocomplete="new-password" required minlength="${PASSWORD_MIN_LENGTH}" aria-describedby="password-hint" autofocus>
-    <p id="password-hint" class="hint">At least ${PASSWORD_MIN_LENGTH} characters.</p>
-  </div>
-  <div class="field">
-    <label for="password-again">Repeat the new password</label>
-    <input id="password-again" name="password_again" type="password" autocomplete="new-password" required>
-  </div>
+  ${newPasswordFields(email, { password: 'New password', again: 'Repeat the new password' })}
   <button type="submit" class="button button-primary button-block">Set password and log in</button>
 </form>`,
     });

@@ -1,7 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { Kysely } from 'kysely';
 import { acceptInvite, checkInvite, type PendingInvite } from '../../../accounts/invites.js';
-import { PASSWORD_MIN_LENGTH } from '../../../accounts/passwords.js';
 import { isSecretFormat } from '../../../accounts/secrets.js';
 import { createSession, deleteSession, findSession, SESSION_MAX_AGE_MS, switchSessionAccount } from '../../../accounts/sessions.js';
 import { recordAudit } from '../../../audit/audit.js';
@@ -9,7 +8,7 @@ import type { Database, TeamRole } from '../../../db/schema.js';
 import { type Html, html, type Slot } from '../html.js';
 import { cookieOptions, crossSite, field, PRE_SESSION_COOKIE, redirect, sendHtml, SESSION_COOKIE } from '../http.js';
 import { authPage, csrfField, errorPage, notice } from '../layout.js';
-import { signedOutForms, tokenRouteOptions } from '../signed-out.js';
+import { signedOutForms, tokenRouteOptions, newPasswordFields } from '../signed-out.js';
 import type { Web } from '../web.js';
 import { ROLE_TEXT } from './team.js';
 
@@ -43,16 +42,7 @@ export function inviteLinkRoutes(app: FastifyInstance, web: Web): void {
       body = html`${intro}<p>For <strong>${pending.email}</strong>. Choose a password to sign in with. This link works once.</p>
 <form method="post" action="/invite/${token}" class="stack" novalidate>
   ${csrfField(csrfToken)}
-  <input type="email" name="username" value="${pending.email}" autocomplete="username" hidden>
-  <div class="field">
-    <label for="password">Password</label>
-    <input id="password" name="password" type="password" autocomplete="new-password" required minlength="${PASSWORD_MIN_LENGTH}" aria-describedby="password-hint" autofocus>
-    <p id="password-hint" class="hint">At least ${PASSWORD_MIN_LENGTH} characters.</p>
-  </div>
-  <div class="field">
-    <label for="password-again">Repeat the password</label>
-    <input id="password-again" name="password_again" type="password" autocomplete="new-password" required>
-  </div>
+  ${newPasswordFields(pending.email, { password: 'Password', again: 'Repeat the password' })}
   <button type="submit" class="button button-primary button-block">Join and log in</button>
 </form>`;
     }

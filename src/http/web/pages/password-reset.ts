@@ -1,11 +1,10 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { admitPasswordReset, checkResetLink, resetPassword, sendPasswordReset } from '../../../accounts/password-reset.js';
-import { PASSWORD_MIN_LENGTH } from '../../../accounts/passwords.js';
 import { html, type Slot } from '../html.js';
 import { field, redirect, sendHtml } from '../http.js';
 import { authPage, csrfField, errorPage, notice } from '../layout.js';
 import type { Web } from '../web.js';
-import { signedOutForms, tokenRouteOptions } from '../signed-out.js';
+import { signedOutForms, tokenRouteOptions, newPasswordFields } from '../signed-out.js';
 
 /**
  * "Forgot your password?" (docs/dashboard.md "Verified e-mail, password reset and invites by
@@ -81,16 +80,7 @@ export function passwordResetRoutes(app: FastifyInstance, web: Web): void {
       body: html`<p>For <strong>${email}</strong>. This link works once. Every session of yours ends when the password is changed; two-factor sign-in stays as it is.</p>
 <form method="post" action="/reset-password/${linkToken}" class="stack" novalidate>
   ${csrfField(token)}
-  <input type="email" name="username" value="${email}" autocomplete="username" hidden>
-  <div class="field">
-    <label for="password">New password</label>
-    <input id="password" name="password" type="password" autocomplete="new-password" required minlength="${PASSWORD_MIN_LENGTH}" aria-describedby="password-hint" autofocus>
-    <p id="password-hint" class="hint">At least ${PASSWORD_MIN_LENGTH} characters.</p>
-  </div>
-  <div class="field">
-    <label for="password-again">Repeat the new password</label>
-    <input id="password-again" name="password_again" type="password" autocomplete="new-password" required>
-  </div>
+  ${newPasswordFields(email, { password: 'New password', again: 'Repeat the new password' })}
   <button type="submit" class="button button-primary button-block">Set the new password</button>
 </form>`,
     });
