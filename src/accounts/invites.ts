@@ -41,9 +41,7 @@ export async function createInvite(
   const email = normalizeEmail(input.email);
   if (!EMAIL.test(email) || !isMailAddress(email)) throw new TeamError('Enter a valid e-mail address, like you@example.com.');
   if (!isTeamRole(input.role)) throw new TeamError('Choose a role: owner, developer or viewer.');
-  const token = newSecret();
-  const expiresAt = now + INVITE_TTL_MS;
-  await db.kysely.transaction().execute(async (tx) => {
+  return db.kysely.transaction().execute(async (tx) => {
     const existing = await tx
       .selectFrom('memberships as m')
       .innerJoin('people as p', 'p.id', 'm.person_id')
@@ -53,24 +51,32 @@ export async function createInvite(
       .executeTakeFirst();
     if (existing) throw new TeamError(`${email} is already a member of this account.`);
     await voidInvites(tx, { accountId: input.accountId, email }, 'A newer invite for the same address replaced it.', now);
-    await tx
-      .insertInto('team_invites')
-      .values({
-        token_hash: hashSecret(token),
-        account_id: input.accountId,
-        email,
-        role: input.role,
-        invited_by: input.invitedBy,
-        created_at: now,
-        expires_at: expiresAt,
-        used_at: null,
-        revoked_at: null,
-        revoked_reason: null,
-      })
-      .execute();
-    await within?.(tx, { token, email, role: input.role, expiresAt });
+    const invite = await insertInvite(tx, { accountId: input.accountId, email, role: input.role, invitedBy: input.invitedBy }, now);
+    await within?.(tx, invite);
+    return invite;
   });
-  return { token, email, role: input.role, expiresAt };
+}
+
+/** A new pending invite with a new token, valid INVITE_TTL_MS from `now` (only its hash is stored). */
+async function insertInvite(tx: Kysely<Database>, input: { accountId: string; email: string; role: TeamRole; invitedBy: string }, now: number): Promise<Invite> {
+  const token = newSecret();
+  const invite = { token, email: input.email, role: input.role, expiresAt: now + INVITE_TTL_MS };
+  await tx
+    .insertInto('team_invites')
+    .values({
+      token_hash: hashSecret(token),
+      account_id: input.accountId,
+      email: input.email,
+      role: input.role,
+      invited_by: input.invitedBy,
+      created_at: now,
+      expires_at: invite.expiresAt,
+      used_at: null,
+      revoked_at: null,
+      revoked_reason: null,
+    })
+    .execute();
+  return invite;
 }
 
 /**
@@ -106,23 +112,7 @@ export async function resendInvite(
       .where('revoked_at', 'is', null)
       .executeTakeFirst();
     if (voided.numUpdatedRows !== 1n) return undefined;
-    const token = newSecret();
-    const invite = { token, email: old.email, role: old.role, expiresAt: now + INVITE_TTL_MS };
-    await tx
-      .insertInto('team_invites')
-      .values({
-        token_hash: hashSecret(token),
-        account_id: accountId,
-        email: old.email,
-        role: old.role,
-        invited_by: by.personId,
-        created_at: now,
-        expires_at: invite.expiresAt,
-        used_at: null,
-        revoked_at: null,
-        revoked_reason: null,
-      })
-      .execute();
+    const invite = await insertInvite(tx, { accountId, email: old.email, role: old.role, invitedBy: by.personId }, now);
     await within?.(tx, invite);
     return invite;
   });
