@@ -13,6 +13,8 @@ export interface Received {
   json: any;
   path: string;
   at: number;
+  /** When the connection of this request closed (the sender gave up, or the answer was sent). */
+  closedAt?: number;
 }
 
 export type Behaviour = { status: number; body?: string; headers?: Record<string, string>; delayMs?: number } | 'hang';
@@ -67,7 +69,11 @@ export async function startReceiver(): Promise<Receiver> {
       } catch {
         json = undefined;
       }
-      receiver.received.push({ headers: request.headers, body, json, path: request.url ?? '', at: Date.now() });
+      const received: Received = { headers: request.headers, body, json, path: request.url ?? '', at: Date.now() };
+      receiver.received.push(received);
+      response.once('close', () => {
+        received.closedAt = Date.now();
+      });
       const behaviour = receiver.script.shift() ?? receiver.fallback;
       const answer = (b: Exclude<Behaviour, 'hang'>) => {
         if (!response.writableEnded && !response.destroyed) response.writeHead(b.status, { 'content-type': 'text/plain', ...b.headers }).end(b.body ?? '');

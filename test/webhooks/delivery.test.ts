@@ -261,7 +261,11 @@ describe('deliveries', () => {
     const row = (await findEndpoint(h.service.db.kysely, endpoint.id, { accountId: account.accountId, mode: 'test' }))!;
     const messageId = await enqueueTestEvent(h.service.db.kysely, row, Date.now());
     const deliveries = await waitForDeliveries(account, 2);
-    expect(deliveries[1]!.at - deliveries[0]!.at).toBeGreaterThanOrEqual(TIMEOUT_MS - 50);
+    // The retry comes only once the sender gave up on the hung request (it closed the
+    // connection); the gap between arrivals can be shorter than the timeout when the machine
+    // is busy, since the timer starts when the sender sends, not when the receiver reads.
+    expect(deliveries[0]!.closedAt).toBeDefined();
+    expect(deliveries[1]!.at).toBeGreaterThanOrEqual(deliveries[0]!.closedAt!);
     expect(deliveries[1]!.headers['webhook-id']).toBe(messageId);
     const attempts = await pollUntil(
       () => attemptsOf(messageId),
