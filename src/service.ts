@@ -19,6 +19,7 @@ import { FulfilmentWorker } from './workers/fulfilment-worker.js';
 import type { DepositWatcher } from './deposits/watcher.js';
 import { rawAddressForm } from './domain/ton-address.js';
 import { WebhookDispatcher } from './webhooks/dispatcher.js';
+import { DatabaseWatch } from './notifications/database-watch.js';
 import { NotificationWorker } from './notifications/worker.js';
 import { SmtpTransport } from './notifications/smtp.js';
 import { TelegramBot } from './notifications/telegram.js';
@@ -73,6 +74,8 @@ export async function startService(config: Config, logger: Logger, role: Role = 
   let boundUrl = '';
   const webhooks = role === 'api' ? undefined : createDispatcher(config, db, logger, metrics, () => publicOrigin(config, boundUrl));
   const notifications = role === 'api' ? undefined : createNotificationWorker(config, db, logger, metrics, depositRaw);
+  // Without a notification worker, nothing else would tell the operator this node lost its database.
+  const databaseWatch = role === 'api' ? new DatabaseWatch(db, logger.child({ component: 'database-watch' })) : undefined;
   const api =
     role === 'worker'
       ? undefined
@@ -125,6 +128,7 @@ export async function startService(config: Config, logger: Logger, role: Role = 
   deposits?.start();
   webhooks?.start();
   notifications?.start();
+  databaseWatch?.start();
   if (notifications && config.notifications.telegram?.webhookSecret) void registerTelegramWebhook(config, logger, () => publicOrigin(config, boundUrl));
 
   let stopping: Promise<void> | undefined;
@@ -139,6 +143,7 @@ export async function startService(config: Config, logger: Logger, role: Role = 
         worker: worker?.stop(),
         'webhook dispatcher': webhooks?.stop(),
         'notification worker': notifications?.stop(),
+        'database watch': databaseWatch?.stop(),
         'deposit watcher': deposits?.stop(),
         live: live.stop(),
       });

@@ -1,3 +1,4 @@
+import os from 'node:os';
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
 import type { Mode } from '../domain/api-key.js';
@@ -76,6 +77,22 @@ export async function walletCover(tx: Kysely<Database>, low: boolean, spendable:
     );
   }
 }
+
+/**
+ * A node could not reach its database for `lostMs`, and can again: told by the node itself
+ * (its notification worker, or on an API-only node its database watch), once it is back.
+ */
+export async function nodeLostDatabase(tx: Kysely<Database>, node: string, lostMs: number, now: number): Promise<void> {
+  await notifyOperator(
+    tx,
+    { subject: 'A node lost its database', parts: [`Node ${node} could not reach its database for ${formatDuration(lostMs)}; it is back now.`] },
+    'incident:database',
+    now,
+  );
+}
+
+/** This process, as the operator's alerts name it. */
+export const thisNode = () => `${os.hostname()} (pid ${process.pid})`;
 
 /** Live orders held for review (a payment whose fate is unknown: docs/operations.md). */
 export async function ordersHeld(tx: Kysely<Database>, orderIds: string[], messageHash: string, now: number): Promise<void> {

@@ -43,7 +43,10 @@ export class SmtpTransport implements MailTransport {
       })
       .then((): SendOutcome => ({ ok: true }))
       .catch((error: unknown): SendOutcome => classify(error));
-    return withDeadline(attempt, timeoutMs, () => ({ ok: false, permanent: false, error: `no answer from ${this.config.display} within ${timeoutMs} ms` }));
+    // nodemailer's own timeouts end a hung attempt and close its socket, so an attempt given up
+    // cannot complete later (a duplicate); this outer deadline only bounds a server that
+    // answers, slowly, every step (the lease outlasts it: NotificationWorker.leaseMs).
+    return withDeadline(attempt, timeoutMs + 1000, () => ({ ok: false, permanent: false, error: `no answer from ${this.config.display} within ${timeoutMs} ms` }));
   }
 
   close(): void {

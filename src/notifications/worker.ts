@@ -1,12 +1,12 @@
-import os from 'node:os';
 import type { Logger } from 'pino';
 import type { NotificationConfig } from './config.js';
 import type { Db } from '../db/engine.js';
 import { Outage } from '../db/outage.js';
 import { randomBase62 } from '../domain/random.js';
 import type { MailTransport, SendOutcome } from './channels.js';
-import { formatDuration, remindIncidents } from './incidents.js';
-import { enqueueMail, enqueueTelegram, type NotificationRow, notifyOperator, onNotificationsQueued, operatorMessage } from './outbox.js';
+import { remindIncidents } from './incidents.js';
+import { nodeLostDatabase, thisNode } from './notices.js';
+import { enqueueMail, enqueueTelegram, type NotificationRow, onNotificationsQueued, operatorMessage } from './outbox.js';
 import { markChatGone, OPERATOR_OWNER } from './telegram-links.js';
 import type { TelegramBot } from './telegram.js';
 import { pollTelegramUpdates } from './telegram-updates.js';
@@ -135,17 +135,7 @@ export class NotificationWorker {
     this.outage.recovered(this.options.logger);
     if (this.lostSince === undefined) return;
     const lost = this.now() - this.lostSince;
-    const node = `${os.hostname()} (pid ${process.pid})`;
-    await this.options.db.kysely
-      .transaction()
-      .execute((tx) =>
-        notifyOperator(
-          tx,
-          { subject: 'A node lost its database', parts: [`Node ${node} could not reach its database for ${formatDuration(lost)}; it is back now.`] },
-          'incident:database',
-          this.now(),
-        ),
-      );
+    await this.options.db.kysely.transaction().execute((tx) => nodeLostDatabase(tx, thisNode(), lost, this.now()));
     this.lostSince = undefined;
   }
 

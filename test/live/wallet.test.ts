@@ -3,6 +3,8 @@ import { afterAll, beforeAll, beforeEach, describe, expect, test, vi } from 'vit
 import { findPayment } from '../../src/live/live-payments.js';
 import { resolveOrder } from '../../src/orders/admin.js';
 import { payloadCell, type SigningWallet } from '../../src/live/wallet/signing-wallet.js';
+import { listMails } from '../../src/notifications/outbox.js';
+import { transfer } from '../support/ton/chain.js';
 import { verifyLedger } from '../../src/ledger/verify.js';
 import { FAKE_SESSION, FakeFragment } from '../support/fragment/fake-fragment.js';
 import { testEngine } from '../support/database.js';
@@ -27,6 +29,10 @@ let h: Harness;
 let mnemonic: string;
 let wallet: SigningWallet;
 const seen = new Set<string>();
+/** The operator's address: without SMTP_URL its alerts are kept (starport mail list). */
+const OPS = 'ops-wallet@example.com';
+/** The operator's alerts kept so far whose subject matches. */
+const opsMails = async (kysely: Harness['service']['db']['kysely'], subject: RegExp) => (await listMails(kysely, { limit: 100, to: OPS })).filter((m) => subject.test(m.subject));
 
 beforeAll(async () => {
   [fragment, ton] = await Promise.all([FakeFragment.start({ anyoneExists: true }), FakeToncenter.start()]);
@@ -43,6 +49,7 @@ beforeAll(async () => {
     WALLET_MESSAGE_TTL_SECONDS: '5',
     WALLET_CONFIRM_MARGIN_SECONDS: '1',
     LIVE_BREAKER_COOLDOWN_SECONDS: '1',
+    OPERATOR_EMAILS: OPS,
   });
 });
 afterAll(async () => {
@@ -209,6 +216,13 @@ describe('paying live orders from the wallet', () => {
     expect(fragment.paymentsByRef.get((await invoiceOf(res.body.id))?.ref ?? '') ?? 0).toBe(0);
     const metrics = (await h.inject({ method: 'GET', url: '/metrics' })).body;
     expect(metrics).toMatch(/^starport_wallet_payments_held_total 1$/m);
+    // The operator is told, naming the order.
+    const [alert] = await pollUntil(
+      () => opsMails(db(), /held for review/),
+      (list) => list.length > 0,
+      { what: 'the held-order alert' },
+    );
+    expect(alert?.body_text).toContain(res.body.id);
     const { orderDetails } = await import('../../src/orders/admin.js');
     const details = await orderDetails(db(), res.body.id, { feeAllowance: 10_000_000n });
     expect(details?.upstream?.wallet_messages).toEqual([expect.objectContaining({ state: 'held', outcome: 'held', seqno: Number(signed?.seqno), tx_hash: null })]);
@@ -376,6 +390,52 @@ describe('batches', () => {
       expect((await getOrder(poor, a.liveKey, res.body.id)).body.status).toBe('processing');
     } finally {
       await poor.close();
+    }
+  });
+});
+
+describe('the paying wallet running low', () => {
+  test('the operator is told once while it cannot cover the next orders, and once when it can again', async () => {
+    const lowMnemonic = (await mnemonicNew()).join(' ');
+    // 4 TON, 1 kept (WALLET_MIN_BALANCE_TON): about 2.75 TON to spend after one 50-star order.
+    const lowWallet = await fundedWallet(ton, lowMnemonic, '4');
+    const t = await startHarness({
+      FRAGMENT_BASE_URL: fragment.url,
+      FRAGMENT_COOKIES: FAKE_SESSION,
+      FRAGMENT_MAX_RPS: '1000',
+      WALLET_MNEMONIC: lowMnemonic,
+      TON_API_URL: ton.url,
+      WALLET_POLL_MS: '100',
+      NOTIFY_WALLET_LOW_TON: '2.9',
+      OPERATOR_EMAILS: OPS,
+    });
+    try {
+      const a = await t.account({ live: '10' });
+      const low = /cannot cover the next orders/;
+      const resolved = /^Resolved: the paying wallet covers/;
+      for (const recipient of ['low_one', 'low_two']) {
+        const res = await postOrder(t, a.liveKey, { product: 'stars', recipient, quantity: 50 });
+        expect((await waitForStatus(t, a.liveKey, res.body.id, ['delivered'], 20_000)).status).toBe('delivered');
+      }
+      const [alert] = await pollUntil(
+        () => opsMails(t.service.db.kysely, low),
+        (list) => list.length > 0,
+        { what: 'the wallet-low alert' },
+      );
+      expect(alert?.body_text).toMatch(/The paying wallet has 2\.\d+ TON to spend/);
+      await transfer(ton, { to: lowWallet.address, value: toNano('100'), from: 'wallet-top-up' });
+      const res = await postOrder(t, a.liveKey, { product: 'stars', recipient: 'low_three', quantity: 50 });
+      expect((await waitForStatus(t, a.liveKey, res.body.id, ['delivered'], 20_000)).status).toBe('delivered');
+      await pollUntil(
+        () => opsMails(t.service.db.kysely, resolved),
+        (list) => list.length > 0,
+        { what: 'the resolved message' },
+      );
+      // One alert for the two orders paid while low (the incident was open), one resolution.
+      expect(await opsMails(t.service.db.kysely, low)).toHaveLength(1);
+      expect(await opsMails(t.service.db.kysely, resolved)).toHaveLength(1);
+    } finally {
+      await t.close();
     }
   });
 });

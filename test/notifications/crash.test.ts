@@ -1,7 +1,8 @@
-import { afterAll, beforeAll, expect, test } from 'vitest';
+import { afterAll, afterEach, beforeAll, expect, test } from 'vitest';
 import type { Db } from '../../src/db/engine.js';
 import { openDatabase } from '../../src/db/open.js';
-import { enqueueMail } from '../../src/notifications/outbox.js';
+import { enqueueMail, enqueueTelegram } from '../../src/notifications/outbox.js';
+import { startBotApi, type TestBotApi } from '../support/bot-api.js';
 import { type FreshDatabase, freshDatabase } from '../support/database.js';
 import { pollUntil } from '../support/http.js';
 import { type ServeProcess, startServe } from '../support/serve-process.js';
@@ -10,24 +11,31 @@ import { startSmtpServer, type TestSmtpServer } from '../support/smtp-server.js'
 /**
  * A worker killed with SIGKILL in the middle of an SMTP conversation (the server holds its
  * answer to the message): the notification is not lost, another worker sends it once its lease
- * (NOTIFY_SEND_TIMEOUT_MS + 5 s) has run out, and it is sent at most once more. Both engines.
+ * (NOTIFY_SEND_TIMEOUT_MS + 5 s) has run out, and it is sent at most once more. The same for a
+ * Telegram message whose sendMessage the Bot API holds unanswered. Both engines.
  */
 
 let database: FreshDatabase;
 let db: Db;
 let smtp: TestSmtpServer;
+let bot: TestBotApi;
 const nodes: ServeProcess[] = [];
 
 beforeAll(async () => {
   database = await freshDatabase();
   db = await openDatabase({ dataDir: database.dataDir, databaseUrl: database.env.DATABASE_URL });
   smtp = await startSmtpServer();
+  bot = await startBotApi();
+});
+// Each test's nodes go with it: a node configured without Telegram would claim the next test's message.
+afterEach(async () => {
+  await Promise.all(nodes.splice(0).map((node) => node.stop('SIGKILL')));
 });
 afterAll(async () => {
-  await Promise.all(nodes.map((node) => node.stop('SIGKILL')));
   await db?.close();
   await database?.dispose();
   await smtp?.close();
+  await bot?.close();
 });
 
 test('kill -9 mid-send: the mail is sent by the next worker, once', async () => {
@@ -59,4 +67,32 @@ test('kill -9 mid-send: the mail is sent by the next worker, once', async () => 
   expect(Number(row.attempts)).toBe(2);
   expect(smtp.mails.filter((m) => m.to.includes(to))).toHaveLength(1);
   expect(smtp.mails.find((m) => m.to.includes(to))?.messageId).toBe(`<${id}@starport>`);
+}, 90_000);
+
+test('kill -9 while sendMessage is unanswered: the next worker sends the Telegram message, once', async () => {
+  const env = { ...database.env, TELEGRAM_BOT_TOKEN: bot.token, TELEGRAM_API_URL: bot.url, NOTIFY_SEND_TIMEOUT_MS: '1000' };
+  const first = await startServe(env);
+  nodes.push(first);
+  bot.hold = true;
+  const held = new Promise<void>((resolve) => {
+    bot.onHeld = resolve;
+  });
+  const chatId = '8880001';
+  const id = await db.kysely.transaction().execute((tx) => enqueueTelegram(tx, { chatId, message: { subject: 'Survives a crash', parts: ['body'] } }));
+  await held;
+  await first.stop('SIGKILL');
+  bot.hold = false;
+  bot.onHeld = undefined;
+  const claimed = await db.kysely.selectFrom('notifications').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+  expect(claimed.status).toBe('pending');
+  expect(claimed.lease_owner).not.toBeNull();
+
+  nodes.push(await startServe(env));
+  const row = await pollUntil(
+    () => db.kysely.selectFrom('notifications').selectAll().where('id', '=', id).executeTakeFirstOrThrow(),
+    (r) => r.status === 'sent',
+    { what: 'the message sent by the second worker', timeoutMs: 20_000 },
+  );
+  expect(Number(row.attempts)).toBe(2);
+  expect(bot.sent.filter((m) => m.chatId === chatId)).toHaveLength(1);
 }, 90_000);

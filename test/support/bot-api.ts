@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 /**
  * A Bot API stand-in on 127.0.0.1 speaking the Bot API's JSON (getMe, getUpdates with long
  * polling, sendMessage, setWebhook, deleteWebhook). Faults: a number of 429 answers with
- * retry_after, 5xx answers, chats that blocked the bot (403), a hang.
+ * retry_after, 5xx answers, chats that blocked the bot (403), sendMessage left unanswered (`hold`).
  */
 export interface SentMessage {
   chatId: string;
@@ -28,6 +28,11 @@ export interface TestBotApi {
   /** Chats that blocked the bot: sendMessage answers 403. */
   blocked: Set<string>;
   webhook: { url: string; secretToken: string } | undefined;
+  /** While set, sendMessage gets no answer (a hung Bot API); `onHeld` is told when one arrives. */
+  hold: boolean;
+  onHeld: (() => void) | undefined;
+  /** sendMessage calls received, answered or not. */
+  sendCalls: number;
   /** An update for getUpdates: `/start <payload>` from this chat. */
   pushStart(chatId: string, payload: string, title?: string): void;
   close(): Promise<void>;
@@ -50,6 +55,9 @@ export async function startBotApi(): Promise<TestBotApi> {
     serverErrorsFor: undefined,
     blocked: new Set(),
     webhook: undefined,
+    hold: false,
+    onHeld: undefined,
+    sendCalls: 0,
     pushStart(chatId, payload, title) {
       updates.push({
         update_id: nextUpdateId++,
@@ -82,6 +90,11 @@ export async function startBotApi(): Promise<TestBotApi> {
           return reply(res, 200, { ok: true, result: { id: 123456789, is_bot: true, first_name: 'Starport', username: api.username } });
         case 'sendMessage': {
           const chatId = String(body.chat_id);
+          api.sendCalls++;
+          if (api.hold) {
+            api.onHeld?.();
+            return;
+          }
           if (api.rateLimit.remaining > 0) {
             api.rateLimit.remaining--;
             return reply(res, 429, {

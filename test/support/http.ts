@@ -144,7 +144,10 @@ export async function pollUntil<T>(probe: () => Promise<T>, done: (value: T) => 
   const deadline = Date.now() + timeoutMs;
   let last: T = await probe();
   while (!done(last)) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}; last: ${JSON.stringify(last)}`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `timed out after ${timeoutMs} ms waiting for ${what}; last: ${JSON.stringify(last, (_key, value) => (typeof value === 'bigint' ? value.toString() : value))}`,
+      );
     await pause(intervalMs);
     last = await probe();
   }

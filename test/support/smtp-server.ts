@@ -95,6 +95,8 @@ export async function startSmtpServer(port = 0): Promise<TestSmtpServer> {
       });
     },
   });
+  // A connection the client (or a test's proxy) cuts is an 'error' of the server's: not the test's.
+  server.on('error', () => undefined);
   await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
   const address = server.server.address() as AddressInfo;
   state.port = address.port;
