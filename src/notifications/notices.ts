@@ -202,7 +202,7 @@ export async function passwordChanged(tx: Kysely<Database>, personId: string, no
     personId,
     {
       subject: 'Your Starport password was changed',
-      parts: ['The password of your dashboard sign-in was changed and every session was ended. If this was not you, ask your operator for a new link at once.'],
+      parts: ['The password of your dashboard sign-in was changed and every session was ended. If this was not you, choose a new password at once with “Forgot your password?” on the login page, and tell your operator.'],
     },
     { topic: 'security', now },
   );
