@@ -3,6 +3,8 @@ import { toNano } from '@ton/core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { verifyLedger } from '../../src/ledger/verify.js';
+import { listMails } from '../../src/notifications/outbox.js';
+import { notificationSwitches, setNotificationSwitches } from '../../src/notifications/settings.js';
 import { createLogger } from '../../src/logger.js';
 import { startService } from '../../src/service.js';
 import { freshDatabase } from '../support/database.js';
@@ -33,6 +35,14 @@ afterAll(async () => {
   await Promise.all([h?.close(), off?.close()]);
   await fake?.close();
 });
+
+/** The "Deposit credited" mails kept for an account's owner (no SMTP_URL: kept, as `mail list` shows). */
+async function creditedMails(harness: Harness, accountId: string): Promise<string[]> {
+  const { kysely } = harness.service.db;
+  const { email } = await kysely.selectFrom('accounts').select('email').where('id', '=', accountId).executeTakeFirstOrThrow();
+  const mails = await listMails(kysely, { limit: 50, to: email });
+  return mails.filter((m) => m.subject === 'Deposit credited').map((m) => m.body_text);
+}
 
 const nonBounceable = () => wallet.address.toString({ urlSafe: true, bounceable: false });
 
@@ -99,10 +109,25 @@ describe('deposits end to end', () => {
     const page2 = await call(h, { path: `/deposits?limit=2&starting_after=${page1.body.data[1].id}`, key: a.liveKey });
     expect(page2.body).toEqual({ ok: true, object: 'list', data: all.body.data.slice(2), has_more: false });
 
+    // Each credit is mailed to the owner, with its amount.
+    await expect.poll(async () => (await creditedMails(h, a.accountId)).length, { timeout: 10_000 }).toBe(3);
+    expect((await creditedMails(h, a.accountId)).some((text) => text.includes('123.456789012 TON was credited to your live balance.'))).toBe(true);
+
     // Another account sees none of them, and cannot page from them.
     const b = await h.account();
     expect((await call(h, { path: '/deposits', key: b.liveKey })).body.data).toEqual([]);
     expectError(await call(h, { path: `/deposits?starting_after=${newest.id}`, key: b.liveKey }), 400, 'invalid_request', 'starting_after');
+
+    // An owner who switched the deposit e-mail off is credited and not mailed.
+    const { person_id: person } = await h.service.db.kysely.selectFrom('memberships').select('person_id').where('account_id', '=', b.accountId).executeTakeFirstOrThrow();
+    const switches = await notificationSwitches(h.service.db.kysely, person, b.accountId);
+    switches.deposit_credited.email = false;
+    await setNotificationSwitches(h.service.db.kysely, person, b.accountId, switches);
+    const memoB = (await call(h, { path: '/deposit_address', key: b.liveKey })).body.memo as string;
+    await transfer(fake, { to: wallet.address, value: toNano('4'), text: memoB });
+    await expect.poll(async () => (await balanceOf(h, b.liveKey)).value, { timeout: 10_000, interval: 25 }).toBe('4');
+    // Mails are written in the crediting transaction: none now means none ever.
+    expect(await creditedMails(h, b.accountId)).toEqual([]);
   });
 
   test('the SDK lists deposits and reads the deposit address; a test key is a PermissionError', async () => {
@@ -184,6 +209,7 @@ describe('deposits end to end', () => {
       const history = await call(u, { path: '/balance/history', key: a.liveKey });
       expectOk(history);
       expect(history.body.data[0].deposit.reference).toBe(`USDT deposit ${list.body.data[0].tx_hash}: 25 USDT at 2.5 USD/TON less 1 %`);
+      expect(await creditedMails(u, a.accountId)).toEqual([expect.stringContaining('25 USDT (9.9 TON) was credited to your live balance.')]);
       const sdk = new Starport({ apiKey: a.liveKey, baseUrl: `${u.url}/api/v1` });
       expect((await sdk.listDeposits()).data[0]?.usdt).toEqual({ amount: '25', rate: '2.5', rate_at: expect.stringMatching(TIMESTAMP) });
     } finally {
