@@ -20,12 +20,15 @@ export const WALLET_INCIDENT = 'wallet_low';
 
 /** The live breaker opened (src/live/breaker.ts): one alert however many nodes saw the fault. */
 export async function liveFulfilmentPaused(tx: Kysely<Database>, reason: string, upstreamMessage: string | null, now: number): Promise<void> {
-  const session = reason === 'session_expired';
+  // "Access denied" means the session's account lacks the right (wallet not linked, no KYC:
+  // docs/upstreams.md) or the session is no longer logged in: either way the operator acts on it.
+  const session = reason === 'session_expired' || reason === 'access_denied';
   const parts = [
     session
       ? 'Fragment refused the session: live fulfilment is paused until new cookies are set (starport fragment session set).'
       : `Live fulfilment is paused (${reason}). New live orders answer 503 live_unavailable; queued ones wait up to LIVE_MAX_WAIT_SECONDS, then fail.`,
   ];
+  if (reason === 'access_denied') parts.push('If new cookies do not help, check that the Fragment account has its TON wallet linked and KYC done (starport live check).');
   if (upstreamMessage) parts.push(`Fragment said: ${upstreamMessage.slice(0, 500)}`);
   await openIncident(
     tx,
@@ -202,7 +205,9 @@ export async function passwordChanged(tx: Kysely<Database>, personId: string, no
     personId,
     {
       subject: 'Your Starport password was changed',
-      parts: ['The password of your dashboard sign-in was changed and every session was ended. If this was not you, choose a new password at once with “Forgot your password?” on the login page, and tell your operator.'],
+      parts: [
+        'The password of your dashboard sign-in was changed and every session was ended. If this was not you, choose a new password at once with “Forgot your password?” on the login page, and tell your operator.',
+      ],
     },
     { topic: 'security', now },
   );

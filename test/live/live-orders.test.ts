@@ -3,6 +3,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest'
 import { storeFragmentSession } from '../../src/live/fragment/session-store.js';
 import { findPayment } from '../../src/live/live-payments.js';
 import { verifyLedger } from '../../src/ledger/verify.js';
+import { listMails } from '../../src/notifications/outbox.js';
 import { FAKE_SESSION, FakeFragment, FRAGMENT_ADDRESS } from '../support/fragment/fake-fragment.js';
 import { type Harness, startHarness } from '../support/harness.js';
 import { balanceOf, expectError, expectOk, expectRejected, getOrder, pollUntil, postOrder, validate, waitForStatus } from '../support/http.js';
@@ -17,6 +18,8 @@ import { balanceOf, expectError, expectOk, expectRejected, getOrder, pollUntil, 
 let fake: FakeFragment;
 let h: Harness;
 let mnemonic: string;
+/** The operator's address: without SMTP_URL its alerts are kept (starport mail list). */
+const OPS = 'ops-live@example.com';
 
 const liveEnv = (extra: Record<string, string> = {}) => ({
   FRAGMENT_BASE_URL: fake.url,
@@ -25,6 +28,7 @@ const liveEnv = (extra: Record<string, string> = {}) => ({
   WALLET_MNEMONIC: mnemonic,
   LIVE_BREAKER_COOLDOWN_SECONDS: '1',
   LIVE_BREAKER_THRESHOLD: '3',
+  OPERATOR_EMAILS: OPS,
   ...extra,
 });
 
@@ -263,8 +267,23 @@ describe('circuit breaker: upstream unavailable', () => {
     // (Orders of earlier tests may be moving in the background: no count of written rows here.)
     expectError(await validate(h, liveKey, { product: 'stars', recipient: 'sessiontest', quantity: 50 }), 503, 'live_unavailable');
     expect(await breakerState()).toBe('open');
+    // The operator is told Fragment refuses the session, without the cookies.
+    const opsMails = async (subject: RegExp) => (await listMails(h.service.db.kysely, { limit: 100, to: OPS })).filter((m) => subject.test(m.subject));
+    const [refused] = await pollUntil(
+      () => opsMails(/^Fragment refused the session: new cookies needed$/),
+      (list) => list.length > 0,
+      { what: 'the session alert' },
+    );
+    expect(refused?.body_text).toContain('starport fragment session set');
+    for (const cookie of [renewed, FAKE_SESSION]) expect(`${refused?.body_text}${refused?.body_html}`).not.toContain(cookie.split(';')[0]);
+    const resolvedBefore = (await opsMails(/^Resolved: live fulfilment resumed/)).length;
     await storeFragmentSession(h.service.db.kysely, renewed);
     await pollUntil(breakerState, (s) => s === 'closed', { what: 'the probe with the new session' });
+    await pollUntil(
+      () => opsMails(/^Resolved: live fulfilment resumed/),
+      (list) => list.length === resolvedBefore + 1,
+      { what: 'the resolved message' },
+    );
     expectOk(await validate(h, liveKey, { product: 'stars', recipient: 'sessiontest', quantity: 50 }));
     expect(fake.calls.at(-1)?.cookie).toBe(renewed);
     await storeFragmentSession(h.service.db.kysely, FAKE_SESSION);
