@@ -38,61 +38,53 @@ afterAll(async () => {
   await bot?.close();
 });
 
-test('kill -9 mid-send: the mail is sent by the next worker, once', async () => {
-  const env = { ...database.env, SMTP_URL: smtp.url, MAIL_FROM: 'Starport <noreply@example.com>', NOTIFY_SEND_TIMEOUT_MS: '1000' };
-  const first = await startServe(env);
+/** A peer that holds its answer to a send until told: the test SMTP server or Bot API. */
+interface Holding {
+  hold: boolean;
+  onHeld: (() => void) | undefined;
+}
+
+/**
+ * Starts a worker, lets `peer` hold the send of the notification `enqueue` writes, kills the
+ * worker with SIGKILL, and starts another: returns the row once that one sent it.
+ */
+async function killedMidSend(env: Record<string, string | undefined>, peer: Holding, enqueue: () => Promise<string>) {
+  const first = await startServe({ ...env, NOTIFY_SEND_TIMEOUT_MS: '1000' });
   nodes.push(first);
-  smtp.hold = true;
+  peer.hold = true;
   const held = new Promise<void>((resolve) => {
-    smtp.onHeld = resolve;
+    peer.onHeld = resolve;
   });
-  const to = `crash-${Date.now()}@example.com`;
-  const id = await db.kysely.transaction().execute((tx) => enqueueMail(tx, { to, message: { subject: 'Survives a crash', parts: ['body'] } }));
+  const id = await enqueue();
   await held;
   await first.stop('SIGKILL');
-  smtp.hold = false;
-  smtp.onHeld = undefined;
-  // The held message was never answered: it was not delivered.
-  expect(smtp.mails.filter((m) => m.to.includes(to))).toHaveLength(0);
-  const claimed = await db.kysely.selectFrom('notifications').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+  peer.hold = false;
+  peer.onHeld = undefined;
+  const row = () => db.kysely.selectFrom('notifications').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+  const claimed = await row();
   expect(claimed.status).toBe('pending');
   expect(claimed.lease_owner).not.toBeNull();
 
-  nodes.push(await startServe(env));
-  const row = await pollUntil(
-    () => db.kysely.selectFrom('notifications').selectAll().where('id', '=', id).executeTakeFirstOrThrow(),
-    (r) => r.status === 'sent',
-    { what: 'the mail sent by the second worker', timeoutMs: 20_000 },
+  nodes.push(await startServe({ ...env, NOTIFY_SEND_TIMEOUT_MS: '1000' }));
+  const sent = await pollUntil(row, (r) => r.status === 'sent', { what: 'the notification sent by the second worker', timeoutMs: 20_000 });
+  expect(Number(sent.attempts)).toBe(2);
+  return sent;
+}
+
+test('kill -9 mid-send: the mail is sent by the next worker, once', async () => {
+  const to = `crash-${Date.now()}@example.com`;
+  const row = await killedMidSend({ ...database.env, SMTP_URL: smtp.url, MAIL_FROM: 'Starport <noreply@example.com>' }, smtp, () =>
+    db.kysely.transaction().execute((tx) => enqueueMail(tx, { to, message: { subject: 'Survives a crash', parts: ['body'] } })),
   );
-  expect(Number(row.attempts)).toBe(2);
+  // The held message was never answered, so not delivered: only the second worker's arrived.
   expect(smtp.mails.filter((m) => m.to.includes(to))).toHaveLength(1);
-  expect(smtp.mails.find((m) => m.to.includes(to))?.messageId).toBe(`<${id}@starport>`);
+  expect(smtp.mails.find((m) => m.to.includes(to))?.messageId).toBe(`<${row.id}@starport>`);
 }, 90_000);
 
 test('kill -9 while sendMessage is unanswered: the next worker sends the Telegram message, once', async () => {
-  const env = { ...database.env, TELEGRAM_BOT_TOKEN: bot.token, TELEGRAM_API_URL: bot.url, NOTIFY_SEND_TIMEOUT_MS: '1000' };
-  const first = await startServe(env);
-  nodes.push(first);
-  bot.hold = true;
-  const held = new Promise<void>((resolve) => {
-    bot.onHeld = resolve;
-  });
   const chatId = '8880001';
-  const id = await db.kysely.transaction().execute((tx) => enqueueTelegram(tx, { chatId, message: { subject: 'Survives a crash', parts: ['body'] } }));
-  await held;
-  await first.stop('SIGKILL');
-  bot.hold = false;
-  bot.onHeld = undefined;
-  const claimed = await db.kysely.selectFrom('notifications').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
-  expect(claimed.status).toBe('pending');
-  expect(claimed.lease_owner).not.toBeNull();
-
-  nodes.push(await startServe(env));
-  const row = await pollUntil(
-    () => db.kysely.selectFrom('notifications').selectAll().where('id', '=', id).executeTakeFirstOrThrow(),
-    (r) => r.status === 'sent',
-    { what: 'the message sent by the second worker', timeoutMs: 20_000 },
+  await killedMidSend({ ...database.env, TELEGRAM_BOT_TOKEN: bot.token, TELEGRAM_API_URL: bot.url }, bot, () =>
+    db.kysely.transaction().execute((tx) => enqueueTelegram(tx, { chatId, message: { subject: 'Survives a crash', parts: ['body'] } })),
   );
-  expect(Number(row.attempts)).toBe(2);
   expect(bot.sent.filter((m) => m.chatId === chatId)).toHaveLength(1);
 }, 90_000);
