@@ -26,10 +26,7 @@ test('existing accounts stay on the default; plans and assignments are constrain
   await migrateToLatest(db, engine);
 
   expect(await db.selectFrom('account_plans').selectAll().execute()).toEqual([]);
-  await db
-    .insertInto('price_plans')
-    .values({ name: 'gold', kind: 'markup', tiers: '[{"from_ton":"0","markup_percent":"5"}]', created_at: 2, created_by: 'ops' })
-    .execute();
+  await db.insertInto('price_plans').values({ name: 'gold', kind: 'markup', tiers: '[{"from_ton":"0","markup_percent":"5"}]', created_at: 2, created_by: 'ops' }).execute();
   await db.insertInto('account_plans').values({ account_id: 'acct_a', plan_name: 'gold', assigned_at: 3 }).execute();
   const rows = await db.selectFrom('account_plans').select(['account_id', 'plan_name']).execute();
   expect(rows).toEqual([{ account_id: 'acct_a', plan_name: 'gold' }]);
