@@ -101,6 +101,7 @@ export async function startService(config: Config, logger: Logger, role: Role = 
             publicUrl: config.publicUrl,
             linkOrigin: () => publicOrigin({ publicUrl: config.publicUrl, trustProxy: false }, boundUrl),
             webhooks: config.webhooks,
+            prices: live.prices,
             notifications: notificationsForWeb(config),
           };
     app = await buildApp({ logger, db, metrics, api, web, trustProxy: config.trustProxy, limits: config.http, liveStatus: () => live.status(), depositAddress: depositRaw });

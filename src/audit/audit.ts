@@ -45,6 +45,9 @@ const AUDIT_ACTIONS = [
   'two_factor.disable',
   'two_factor.reset',
   'settings.change',
+  // Price plans (docs/operations.md "Price plans").
+  'plan.create',
+  'plan.assign',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

@@ -1,6 +1,7 @@
 import { ActorError, type AuditRecord, resolveActor } from '../audit/audit.js';
 import { AccountError } from '../accounts/accounts.js';
 import { isMode, type Mode } from '../domain/api-key.js';
+import { PlanError } from '../domain/price-plan.js';
 import { formatTon } from '../domain/money.js';
 import { formatTimestamp } from '../domain/time.js';
 import { SchemaTooNewError } from '../db/migrate.js';
@@ -106,7 +107,7 @@ export function table(headers: string[], rows: (string | number | null)[][]): st
 }
 
 /** Errors that mean "the operator asked for something that cannot be done": exit 1, no stack. */
-const REFUSALS = [AccountError, AdjustmentError, ResolveError, SqliteFileError, CopyError, SchemaTooNewError];
+const REFUSALS = [AccountError, AdjustmentError, ResolveError, SqliteFileError, CopyError, SchemaTooNewError, PlanError];
 
 /**
  * Wraps a command so that domain refusals (unknown account, balance too low, database in use…)

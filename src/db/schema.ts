@@ -29,6 +29,7 @@ import type {
   NotificationStateTable,
   SignInAddressesTable,
 } from './tables/notifications.js';
+import type { AccountPlansTable, PricePlansTable } from './tables/plans.js';
 
 /**
  * The database's tables, one file per area under tables/ (each names the migrations that made
@@ -43,6 +44,7 @@ export type * from './tables/live.js';
 export type * from './tables/deposits.js';
 export type * from './tables/webhooks.js';
 export type * from './tables/notifications.js';
+export type * from './tables/plans.js';
 
 export interface Database {
   accounts: AccountsTable;
@@ -87,6 +89,8 @@ export interface Database {
   notification_incidents: NotificationIncidentsTable;
   notification_state: NotificationStateTable;
   sign_in_addresses: SignInAddressesTable;
+  price_plans: PricePlansTable;
+  account_plans: AccountPlansTable;
 }
 
 export type OrderRow = Selectable<OrdersTable>;

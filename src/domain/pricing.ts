@@ -9,8 +9,18 @@ export interface PriceList {
   markupPercent: Decimal;
 }
 
+/**
+ * How an account is priced when it has a price plan (src/domain/price-plan.ts): the plan's
+ * markup replaces PRICE_MARKUP_PERCENT, and a plan of its own USD prices replaces the list
+ * (with a markup of 0). Without a rule the configured list and markup apply.
+ */
+export interface PriceRule {
+  markupPercent: Decimal;
+  usd?: Pick<PriceList, 'starUsd' | 'premiumUsd'>;
+}
+
 /** The USD price of (product, quantity) before markup. */
-export function listPriceUsd(prices: PriceList, product: Product, quantity: number): Decimal {
+export function listPriceUsd(prices: Pick<PriceList, 'starUsd' | 'premiumUsd'>, product: Product, quantity: number): Decimal {
   if (product === 'stars') {
     return { units: prices.starUsd.units * BigInt(quantity), scale: prices.starUsd.scale };
   }

@@ -199,7 +199,8 @@ export class Live {
     const { pricing } = this.config.live;
     const refreshMs = pricing.refreshSeconds * 1000;
     const maxAgeMs = pricing.maxAgeSeconds * 1000;
-    if (pricing.source === 'fragment') return new FragmentPriceSource({ client: this.client, markupPercent: this.config.prices.markupPercent, refreshMs, maxAgeMs });
+    if (pricing.source === 'fragment')
+      return new FragmentPriceSource({ client: this.client, markupPercent: this.config.prices.markupPercent, rates: this.tonUsdFeed, refreshMs, maxAgeMs });
     return new ListPriceSource(this.config.prices, this.tonUsdFeed);
   }
 

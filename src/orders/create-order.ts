@@ -7,12 +7,12 @@ import type { Db } from '../db/engine.js';
 import { preparedQuery } from '../db/prepared.js';
 import { applyMovement, readBalance } from '../ledger/ledger.js';
 import type { PriceSource } from '../providers/ports.js';
-import { freshPrice } from './fresh-price.js';
 import { IDEMPOTENCY_WAIT_MS, type IdempotencyGate, keyInUse } from './idempotency-gate.js';
 import { type Order, orderFingerprint } from './order.js';
 import { appendEvent, findOrderByIdempotencyKey, nextOrderNumber } from './order-store.js';
 import { placeInOneStatement, placesInOneStatement } from './place-in-one-statement.js';
 import { claimQuote, type Quote, usableQuote } from '../quotes/quotes.js';
+import { accountPrice } from '../plans/account-price.js';
 import { enqueueBalanceLowEvent } from '../webhooks/outbox.js';
 import { balanceLow } from '../notifications/notices.js';
 
@@ -103,7 +103,8 @@ async function priceOrder(deps: CreateOrderDeps, input: CreateOrderInput): Promi
     throw new ApiError('live_unavailable');
   }
   // A valid quote locks its price: docs/api.md "GET /quote"'s "can differ slightly" no longer applies.
-  const amount = quote ? quote.amount : await freshPrice(deps.prices, input.product, input.quantity, input.mode);
+  // Else the account's price now (its plan's, else PRICE_MARKUP_PERCENT): docs/operations.md "Price plans".
+  const amount = quote ? quote.amount : await accountPrice({ db: deps.db.kysely, prices: deps.prices }, input, input.product, input.quantity, now);
   return { amount, quote };
 }
 

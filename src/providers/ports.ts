@@ -1,5 +1,6 @@
 import type { Mode } from '../domain/api-key.js';
 import type { Decimal } from '../domain/decimal.js';
+import type { PriceRule } from '../domain/pricing.js';
 import type { Product } from '../domain/products.js';
 import type { RecipientRefusal } from '../domain/recipient-refusal.js';
 
@@ -14,9 +15,10 @@ export class PriceUnavailableError extends Error {}
 export interface PriceSource {
   /**
    * What (product, quantity) costs right now, in nanotons, for orders of `mode` (test mode may
-   * be priced without any upstream). May throw PriceUnavailableError.
+   * be priced without any upstream), under the account's price plan `rule` when it has one
+   * (else PRICE_MARKUP_PERCENT). May throw PriceUnavailableError.
    */
-  priceNanotons(product: Product, quantity: number, mode?: Mode): Promise<bigint>;
+  priceNanotons(product: Product, quantity: number, mode?: Mode, rule?: PriceRule): Promise<bigint>;
 }
 
 /**

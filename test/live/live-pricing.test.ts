@@ -5,7 +5,9 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { decimalFromJson } from '../../src/live/pricing/rate-feed.js';
 import { FAKE_SESSION, FakeFragment } from '../support/fragment/fake-fragment.js';
 import { type Harness, startHarness } from '../support/harness.js';
-import { expectError, expectOk, expectRejected, getQuote, pollUntil, postOrder } from '../support/http.js';
+import { call, expectError, expectOk, expectRejected, getQuote, pollUntil, postOrder } from '../support/http.js';
+import { definePricePlan, parseMarkupPercent, parseTierSpec } from '../../src/domain/price-plan.js';
+import { assignPlan, definePlan } from '../../src/plans/plan-store.js';
 
 /**
  * Live pricing: PRICE_SOURCE=usd with an HTTP rate feed (tonapi and CoinGecko shapes, served by
@@ -149,6 +151,31 @@ describe('PRICE_SOURCE=fragment', () => {
     expect(order.body.amount.value).toBe('0.2695');
     // Test mode: the USD list with the same markup at TON_USD_RATE.
     expect(await quote(h, a.testKey, '?product=stars&quantity=50')).toBe('0.275');
+  });
+
+  test("a price plan: its markup replaces PRICE_MARKUP_PERCENT over Fragment's price; its USD prices go at the rate feed", async () => {
+    const h = await harness({ PRICE_SOURCE: 'fragment', PRICE_MARKUP_PERCENT: '10', FRAGMENT_BASE_URL: fragment.url, FRAGMENT_COOKIES: FAKE_SESSION, WALLET_MNEMONIC: mnemonic });
+    const [marked, priced] = [await h.account({ live: '10' }), await h.account({ live: '10' })];
+    const now = Date.now();
+    await definePlan(h.service.db, definePricePlan('flat', 'markup', [{ fromNanotons: 0n, markupPercent: parseMarkupPercent('0') }]), { actor: 'test', now });
+    await definePlan(h.service.db, definePricePlan('usd', 'prices', [parseTierSpec('prices', '0:star=0.012,premium3=9,premium6=15,premium12=27', undefined)]), {
+      actor: 'test',
+      now,
+    });
+    await assignPlan(h.service.db, { accountId: marked.accountId, plan: 'flat', actor: 'test', reason: 'test', now });
+    await assignPlan(h.service.db, { accountId: priced.accountId, plan: 'usd', actor: 'test', reason: 'test', now });
+    // Fragment's own price (0.2695 and 4.29 with 10% above), without markup.
+    expect(await quote(h, marked.liveKey, '?product=stars&quantity=50')).toBe('0.245');
+    expect(await quote(h, marked.liveKey, '?product=premium&quantity=3')).toBe('3.9');
+    // 50 × 0.012 USD and 9 USD at TON_USD_RATE 3 (RATE_FEED=fixed).
+    expect(await quote(h, priced.liveKey, '?product=stars&quantity=50')).toBe('0.2');
+    expect(await quote(h, priced.liveKey, '?product=premium&quantity=3')).toBe('3');
+    const order = await postOrder(h, marked.liveKey, { product: 'stars', recipient: 'durov', quantity: 50 });
+    expectOk(order, 201);
+    expect(order.body.amount.value).toBe('0.245');
+    const prices = await call(h, { path: '/prices', key: priced.liveKey });
+    expectOk(prices);
+    expect(prices.body.prices.map((line: { unit_price: { value: string } }) => line.unit_price.value)).toEqual(['0.004', '3', '5', '9']);
   });
 
   test('without a Fragment session → 503 price_unavailable', async () => {

@@ -79,6 +79,23 @@ describe('methods', () => {
     expect(premium.amount.value).toBe('3.996666667');
   });
 
+  test('getPrices', async () => {
+    const prices = await starport.getPrices();
+    expect(prices).toEqual({
+      mode: 'test',
+      prices: [
+        { product: 'stars', quantity_rule: 'an integer from 50 to 10000', min_quantity: 50, max_quantity: 10000, unit_price: { value: '0.005', currency: 'TON' } },
+        { product: 'premium', quantity_rule: '3 (months)', min_quantity: 3, max_quantity: 3, unit_price: { value: '3.996666667', currency: 'TON' } },
+        { product: 'premium', quantity_rule: '6 (months)', min_quantity: 6, max_quantity: 6, unit_price: { value: '5.33', currency: 'TON' } },
+        { product: 'premium', quantity_rule: '12 (months)', min_quantity: 12, max_quantity: 12, unit_price: { value: '9.663333334', currency: 'TON' } },
+      ],
+      volume: { value: '0', currency: 'TON' },
+      tier: { number: 1, of: 1 },
+      next_tier: null,
+    });
+    expect(prices.lastResponse.status).toBe(200);
+  });
+
   test('validateRecipient', async () => {
     const result = await starport.validateRecipient({ product: 'stars', recipient: '@Durov', quantity: 50 });
     expect(result).toEqual({ recipient: { username: 'Durov', display_name: 'Durov', eligible: true } });

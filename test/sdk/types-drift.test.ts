@@ -33,6 +33,8 @@ const PAIRS: [sdk: string, generated: string][] = [
   ['sdk.OrderDeliveredEvent', "S['OrderEventDelivered']"],
   ['sdk.OrderFailedEvent', "S['OrderEventFailed']"],
   ['sdk.Quote', "Body<S['Quote']>"],
+  ['sdk.Prices', "Body<S['Prices']>"],
+  ['sdk.PriceLine', "S['PriceLine']"],
   ['sdk.RecipientValidation', "Body<S['RecipientValidation']>"],
   ['sdk.Balance', "Body<S['Balance']>"],
   ['sdk.Deposit', "S['Deposit']"],

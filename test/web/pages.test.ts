@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { reissueKey } from '../../src/accounts/accounts.js';
 import { MEMO_PATTERN } from '../../src/accounts/deposit-memo.js';
+import { definePricePlan, parseMarkupPercent } from '../../src/domain/price-plan.js';
 import { verifyLedger } from '../../src/ledger/verify.js';
+import { assignPlan, definePlan } from '../../src/plans/plan-store.js';
 import { type Harness, startHarness } from '../support/harness.js';
 import { balanceOf, expectError, expectOk, getBalance, postOrder, quiesce, waitForStatus } from '../support/http.js';
 import { accountIdOf, signedUp, WebClient } from '../support/web.js';
@@ -341,6 +343,17 @@ describe('guide, assets and headers', () => {
     expect(page.body).toContain(`export STARPORT_API_KEY=&quot;${prefix}…&quot;`);
     expect(page.body).toContain('curl -X POST http://localhost:80/api/v1/orders');
     expect(page.body).toContain('href="/docs"');
+  });
+
+  test("the guide quotes the first order at the account's price: its plan's once it has one", async () => {
+    const { client, email } = await signedUp(h, '10.4.4.2');
+    const accountId = await accountIdOf(h, email);
+    const price = async () => /id="first-order-price">([^<]+)</.exec((await client.get('/test/guide')).body)?.[1];
+    expect(await price()).toBe('0.25 TON');
+    const now = Date.now();
+    await definePlan(h.service.db, definePricePlan(`guide-${now}`, 'markup', [{ fromNanotons: 0n, markupPercent: parseMarkupPercent('20') }]), { actor: 'test', now });
+    await assignPlan(h.service.db, { accountId, plan: `guide-${now}`, actor: 'test', reason: 'guide test', now });
+    expect(await price()).toBe('0.3 TON');
   });
 
   test('assets are our own files with long-lived caching; pages are never cached', async () => {

@@ -9,10 +9,13 @@ from decimal import Decimal
 
 import support
 from starport import (
+    Amount,
     Balance,
     BalanceEntry,
     Order,
     PermissionDeniedError,
+    PriceLine,
+    Prices,
     Quote,
     Starport,
     WaitTimeout,
@@ -77,6 +80,18 @@ class Methods(unittest.TestCase):
         self.assertEqual(quote.amount.value, Decimal("0.25"))
         self.assertEqual(self.starport.get_quote("premium", 3).amount.value, Decimal("3.996666667"))
         self.assertGreater(quote.expires_at, datetime.now(timezone.utc))
+
+    def test_get_prices_keeps_money_as_decimal(self) -> None:
+        prices = client(service.account()["test_key"]).get_prices()
+        self.assertIsInstance(prices, Prices)
+        self.assertEqual((prices.mode, prices.tier, prices.tiers, prices.next_tier), ("test", 1, 1, None))
+        self.assertEqual(prices.volume.value, Decimal("0"))
+        self.assertEqual(prices.prices[0], PriceLine("stars", "an integer from 50 to 10000", 50, 10000, Amount(Decimal("0.005"), "TON")))
+        self.assertEqual([(p.product, p.min_quantity, p.unit_price.value) for p in prices.prices[1:]], [
+            ("premium", 3, Decimal("3.996666667")),
+            ("premium", 6, Decimal("5.33")),
+            ("premium", 12, Decimal("9.663333334")),
+        ])
 
     def test_validate_recipient(self) -> None:
         result = self.starport.validate_recipient("stars", "@Durov", 50)

@@ -26,6 +26,7 @@ import type {
   Mode,
   Order,
   OrderWithEvents,
+  Prices,
   Quote,
   QuoteParams,
   RecipientValidation,
@@ -179,6 +180,11 @@ export class Starport {
   /** GET /quote: what the order would cost now. */
   getQuote(params: QuoteParams, options: RequestOptions = {}): Promise<WithResponse<Quote>> {
     return this.request<Quote>({ ...options, method: 'GET', path: '/quote', query: { product: params.product, quantity: params.quantity } });
+  }
+
+  /** GET /prices: this account's prices in the key's mode, its volume tier and what the next tier needs. */
+  getPrices(options: RequestOptions = {}): Promise<WithResponse<Prices>> {
+    return this.request<Prices>({ ...options, method: 'GET', path: '/prices' });
   }
 
   /** GET /balance: the balance of the key's mode. */

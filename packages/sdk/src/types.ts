@@ -57,6 +57,16 @@ export type OrderEvent = Schemas['OrderEvent'];
 /** `id` (quo_…) is what to pass as `quote_id` to createOrder to be charged exactly `amount` until `expires_at`. */
 export type Quote = Body<Schemas['Quote']>;
 
+/**
+ * GET /prices: the account's price list in the key's mode (its price plan's, else the service's
+ * markup), the volume tier it is in and what the next tier needs. For display: an order is
+ * charged GET /quote's amount.
+ */
+export type Prices = Body<Schemas['Prices']>;
+
+/** One product and quantity rule of GET /prices, with its unit price (one star; a Premium period). */
+export type PriceLine = Schemas['PriceLine'];
+
 export type RecipientValidation = Body<Schemas['RecipientValidation']>;
 
 export type Balance = Body<Schemas['Balance']>;

@@ -2,6 +2,7 @@ import type { WebhookConfig } from '../../config.js';
 import type { Db } from '../../db/engine.js';
 import type { Decimal } from '../../domain/decimal.js';
 import type { TelegramBot } from '../../notifications/telegram.js';
+import type { PriceSource } from '../../providers/ports.js';
 
 /** What the dashboard needs from the composition root (src/service.ts). */
 export interface WebContext {
@@ -24,5 +25,7 @@ export interface WebContext {
   /** Webhook URL rules and the rotation grace (webhooks page). */
   webhooks?: WebhookConfig;
   /** The notifications page: the Telegram bot when TELEGRAM_BOT_TOKEN is set (deep links). */
+  /** The API's price source: pages quote the account's price (its plan's) with it. */
+  prices?: PriceSource;
   notifications?: { telegram: TelegramBot | undefined; telegramWebhookSecret: string | undefined; emailConfigured: boolean };
 }

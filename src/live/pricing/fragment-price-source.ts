@@ -1,7 +1,8 @@
 import type { Mode } from '../../domain/api-key.js';
 import { type Decimal, divideRoundingUp, pow10 } from '../../domain/decimal.js';
+import { listPriceUsd, type PriceRule, priceInNanotons } from '../../domain/pricing.js';
 import type { Product } from '../../domain/products.js';
-import { type PriceSource, PriceUnavailableError } from '../../providers/ports.js';
+import { type PriceSource, PriceUnavailableError, type RateFeed } from '../../providers/ports.js';
 import type { FragmentClient } from '../fragment/client.js';
 
 /**
@@ -11,12 +12,16 @@ import type { FragmentClient } from '../fragment/client.js';
  * linearly in USD; the 4-decimal rounding of one reference quote is far below a nanoton per
  * star). Premium: the /premium/gift page's period prices. Reused for RATE_REFRESH_SECONDS,
  * served up to RATE_MAX_AGE_SECONDS when refreshing fails, then 503 price_unavailable.
+ * An account whose price plan gives its own USD prices is priced from them at the RATE_FEED
+ * rate (`rates`) instead; a plan's markup replaces PRICE_MARKUP_PERCENT over Fragment's price.
  */
 const STARS_REFERENCE = 1000;
 
 export interface FragmentPriceOptions {
   client: FragmentClient;
   markupPercent: Decimal;
+  /** USD per TON, for plans with their own USD prices. */
+  rates: RateFeed;
   refreshMs: number;
   maxAgeMs: number;
   now?: () => number;
@@ -34,11 +39,12 @@ export class FragmentPriceSource implements PriceSource {
 
   constructor(private readonly options: FragmentPriceOptions) {}
 
-  async priceNanotons(product: Product, quantity: number, _mode?: Mode): Promise<bigint> {
+  async priceNanotons(product: Product, quantity: number, _mode?: Mode, rule?: PriceRule): Promise<bigint> {
+    if (rule?.usd) return priceInNanotons(listPriceUsd(rule.usd, product, quantity), rule.markupPercent, await this.options.rates.tonUsdRate());
     const snapshot = await this.snapshot();
     const base = product === 'stars' ? divideRoundingUp(snapshot.starsReference * BigInt(quantity), BigInt(STARS_REFERENCE)) : snapshot.premium[quantity];
     if (base === undefined) throw new PriceUnavailableError(`Fragment shows no price for ${quantity} months of Premium`);
-    const { markupPercent } = this.options;
+    const markupPercent = rule ? rule.markupPercent : this.options.markupPercent;
     return divideRoundingUp(base * (100n * pow10(markupPercent.scale) + markupPercent.units), 100n * pow10(markupPercent.scale));
   }
 
@@ -68,7 +74,7 @@ export class FragmentPriceSource implements PriceSource {
 export class PerModePriceSource implements PriceSource {
   constructor(private readonly sources: { test: PriceSource; live: PriceSource }) {}
 
-  priceNanotons(product: Product, quantity: number, mode: Mode = 'live'): Promise<bigint> {
-    return this.sources[mode].priceNanotons(product, quantity, mode);
+  priceNanotons(product: Product, quantity: number, mode: Mode = 'live', rule?: PriceRule): Promise<bigint> {
+    return this.sources[mode].priceNanotons(product, quantity, mode, rule);
   }
 }

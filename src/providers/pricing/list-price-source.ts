@@ -1,5 +1,6 @@
 import type { Decimal } from '../../domain/decimal.js';
-import { listPriceUsd, type PriceList, priceInNanotons } from '../../domain/pricing.js';
+import type { Mode } from '../../domain/api-key.js';
+import { listPriceUsd, type PriceList, type PriceRule, priceInNanotons } from '../../domain/pricing.js';
 import type { Product } from '../../domain/products.js';
 import type { PriceSource, RateFeed } from '../ports.js';
 
@@ -10,9 +11,10 @@ export class ListPriceSource implements PriceSource {
     private readonly rates: RateFeed,
   ) {}
 
-  async priceNanotons(product: Product, quantity: number): Promise<bigint> {
+  async priceNanotons(product: Product, quantity: number, _mode?: Mode, rule?: PriceRule): Promise<bigint> {
     const rate = await this.rates.tonUsdRate();
-    return priceInNanotons(listPriceUsd(this.prices, product, quantity), this.prices.markupPercent, rate);
+    const usd = listPriceUsd(rule?.usd ?? this.prices, product, quantity);
+    return priceInNanotons(usd, rule ? rule.markupPercent : this.prices.markupPercent, rate);
   }
 }
 

@@ -36,6 +36,7 @@ from ._types import (
     Deposit,
     DepositAddress,
     Order,
+    Prices,
     Quote,
     RecipientValidation,
     ResponseInfo,
@@ -62,6 +63,7 @@ OPERATIONS: Dict[Tuple[str, str], str] = {
     ("GET", "/orders/{id}"): "get_order",
     ("POST", "/recipients/validate"): "validate_recipient",
     ("GET", "/quote"): "get_quote",
+    ("GET", "/prices"): "get_prices",
     ("GET", "/balance"): "get_balance",
     ("GET", "/balance/history"): "balance_history",
     ("GET", "/deposits"): "list_deposits",
@@ -168,6 +170,11 @@ class Starport:
         """GET /quote: what the order would cost now, and a quote id that locks that price."""
         body, info = self.request("GET", "/quote", query={"product": product, "quantity": quantity})
         return Quote.from_json(body, info)
+
+    def get_prices(self) -> Prices:
+        """GET /prices: this account's prices in the key's mode, its volume tier and what the next tier needs."""
+        body, info = self.request("GET", "/prices")
+        return Prices.from_json(body, info)
 
     def create_order(
         self,

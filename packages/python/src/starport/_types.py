@@ -147,6 +147,66 @@ class Quote:
 
 
 @dataclass(frozen=True)
+class PriceLine:
+    """One product and quantity rule of GET /prices. ``unit_price``: one star (an order of N stars
+    costs at most N times it: it is priced as a whole and rounded up once), or the Premium period."""
+
+    product: str
+    quantity_rule: str
+    min_quantity: int
+    max_quantity: int
+    unit_price: Amount
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> "PriceLine":
+        return cls(
+            product=data["product"],
+            quantity_rule=data["quantity_rule"],
+            min_quantity=data["min_quantity"],
+            max_quantity=data["max_quantity"],
+            unit_price=Amount.from_json(data["unit_price"]),
+        )
+
+
+@dataclass(frozen=True)
+class NextTier:
+    """The next volume tier: it applies from ``start`` of delivered volume; ``needs`` is what is left."""
+
+    start: Amount
+    needs: Amount
+
+
+@dataclass(frozen=True)
+class Prices:
+    """GET /prices: the account's prices in the key's mode (its price plan's, else the service's
+    markup), for display: an order is charged GET /quote's amount. ``volume`` (delivered orders,
+    last 30 days) picks the tier ``tier`` of ``tiers``; ``next_tier`` is None in the last one."""
+
+    mode: str
+    prices: List[PriceLine]
+    volume: Amount
+    tier: int
+    tiers: int
+    next_tier: Optional[NextTier]
+    raw: Dict[str, Any] = _meta()
+    last_response: Optional[ResponseInfo] = _meta()
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any], response: Optional[ResponseInfo] = None) -> "Prices":
+        nxt = data["next_tier"]
+        return cls(
+            mode=data["mode"],
+            prices=[PriceLine.from_json(line) for line in data["prices"]],
+            volume=Amount.from_json(data["volume"]),
+            tier=data["tier"]["number"],
+            tiers=data["tier"]["of"],
+            next_tier=None if nxt is None else NextTier(start=Amount.from_json(nxt["from"]), needs=Amount.from_json(nxt["needs"])),
+            raw=dict(data),
+            last_response=response,
+        )
+
+
+@dataclass(frozen=True)
 class RecipientValidation:
     #: Without ``@``.
     username: str

@@ -88,6 +88,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/prices": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List your prices
+         * @description What each product costs this account now, in the key’s mode, priced exactly as GET /quote prices it (the account’s price plan, if the operator gave it one). Prices move with the TON/USD rate (or the upstream’s price) and with the volume tier, so an order is charged GET /quote’s amount, not this list’s: this is for display. With volume tiers, `volume` (delivered orders over the last 30 days) picks the tier, and `next_tier` says what the next one needs.
+         */
+        get: operations["getPrices"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/balance": {
         parameters: {
             query?: never;
@@ -634,6 +654,52 @@ export interface components {
              * @example 2026-11-25T21:30:00.123Z
              */
             expires_at: string;
+        };
+        /** @description The account’s prices now. */
+        Prices: {
+            /**
+             * @description Always `true` on success.
+             * @constant
+             */
+            ok: true;
+            /**
+             * @description The mode of the key used: test keys get test prices, live keys live ones.
+             * @enum {string}
+             */
+            mode: "live" | "test";
+            /** @description Stars, then each Premium period. */
+            prices: components["schemas"]["PriceLine"][];
+            /** @description The account’s delivered orders of this mode created in the last 30 days (UTC days, today included): what picks the tier. */
+            volume: components["schemas"]["Amount"];
+            /** @description The volume tier the account is in. */
+            tier: {
+                /** @description The tier the account is in, from 1. */
+                number: number;
+                /** @description The number of tiers of the account’s price plan (1 without volume tiers). */
+                of: number;
+            };
+            /** @description `null` in the last (or only) tier. */
+            next_tier: {
+                /** @description The volume from which the next tier applies. */
+                from: components["schemas"]["Amount"];
+                /** @description How much more delivered volume reaches it. */
+                needs: components["schemas"]["Amount"];
+            } | null;
+        };
+        /** @description A product and quantity rule with its price. */
+        PriceLine: {
+            /** @enum {string} */
+            product: "stars" | "premium";
+            /**
+             * @description The quantities GET /quote and POST /orders accept for this line.
+             * @example an integer from 50 to 10000
+             */
+            quantity_rule: string;
+            min_quantity: number;
+            /** @description Equal to `min_quantity` for a Premium period. */
+            max_quantity: number;
+            /** @description Stars: one star (an order of N stars costs at most N × this: it is priced as a whole and rounded up once). Premium: the period. */
+            unit_price: components["schemas"]["Amount"];
         };
         /** @description The balance of the key’s mode. */
         Balance: {
@@ -1913,6 +1979,159 @@ export interface operations {
                         error?: {
                             /** @enum {unknown} */
                             code?: "invalid_request" | "invalid_product" | "invalid_quantity";
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    } & {
+                        [key: string]: unknown;
+                    });
+                };
+            };
+            /** @description Unauthorized: `missing_api_key`, `invalid_api_key`, `api_key_revoked`, `account_disabled`. */
+            401: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & ({
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "missing_api_key" | "invalid_api_key" | "api_key_revoked" | "account_disabled";
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    } & {
+                        [key: string]: unknown;
+                    });
+                };
+            };
+            /** @description Forbidden: `email_unverified`. */
+            403: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & ({
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "email_unverified";
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    } & {
+                        [key: string]: unknown;
+                    });
+                };
+            };
+            /** @description Too Many Requests: `rate_limited`. */
+            429: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & ({
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "rate_limited";
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    } & {
+                        [key: string]: unknown;
+                    });
+                };
+            };
+            /** @description Internal Server Error: `internal_error`. */
+            500: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & ({
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "internal_error";
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    } & {
+                        [key: string]: unknown;
+                    });
+                };
+            };
+            /** @description Service Unavailable: `price_unavailable`, `service_unavailable`. */
+            503: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    /**
+                     * @description With `service_unavailable`: seconds to wait before retrying.
+                     * @example 1
+                     */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & ({
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "price_unavailable" | "service_unavailable";
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    } & {
+                        [key: string]: unknown;
+                    });
+                };
+            };
+        };
+    };
+    getPrices: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The account’s prices now. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Prices"];
+                };
+            };
+            /** @description Bad Request: `invalid_request`. */
+            400: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & ({
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "invalid_request";
                         } & {
                             [key: string]: unknown;
                         };

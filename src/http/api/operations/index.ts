@@ -7,6 +7,7 @@ import { listDeposits } from './deposits/list-deposits.js';
 import { createOrder } from './orders/create-order.js';
 import { getOrder } from './orders/get-order.js';
 import { listOrders } from './orders/list-orders.js';
+import { getPrices } from './prices/get-prices.js';
 import { getQuote } from './quotes/get-quote.js';
 import { validateRecipient } from './recipients/validate-recipient.js';
 import { fundTestBalance } from './test-helpers/fund-test-balance.js';
@@ -25,6 +26,7 @@ const OPERATIONS = [
   getOrder,
   validateRecipient,
   getQuote,
+  getPrices,
   getBalance,
   listBalanceHistory,
   listDeposits,

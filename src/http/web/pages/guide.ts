@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { activeKeys } from '../../../accounts/accounts.js';
 import { readBalance } from '../../../ledger/ledger.js';
+import { accountPrice } from '../../../plans/account-price.js';
 import { copyBlock } from '../components.js';
 import { modePath, ton } from '../format.js';
 import { html } from '../html.js';
@@ -18,6 +19,8 @@ export function guideRoutes(_app: FastifyInstance, web: Web): void {
     const prefix = keys.test?.displayPrefix ?? 'sk_test_';
     const base = `${originOf(request, web.ctx.publicUrl)}/api/v1`;
     const available = balance?.available ?? 0n;
+    // The account's test price (its plan's, else PRICE_MARKUP_PERCENT): docs/operations.md "Price plans".
+    const firstOrder = web.ctx.prices && (await accountPrice({ db: web.ctx.db.kysely, prices: web.ctx.prices }, { accountId, mode: 'test' }, 'stars', 50));
     const { role } = view.session;
     const topUp = modePath('test', '/top-up');
     const reissue = modePath('test', '/keys/reissue?mode=test');
@@ -26,7 +29,7 @@ export function guideRoutes(_app: FastifyInstance, web: Web): void {
 <ol class="guide">
   <li>
     <h2>Add test funds</h2>
-    <p>Your test balance is <strong>${ton(available)}</strong>. ${available > 0n ? 'That is enough for a first order of 50 Stars (0.25 TON at the default price).' : may(role, 'POST', topUp) ? html`<a href="${topUp}">Add test funds</a> first.` : `The account's ${whoMay('POST', topUp)} can add test funds.`}</p>
+    <p>Your test balance is <strong>${ton(available)}</strong>. ${firstOrder === undefined ? '' : html`A first order of 50 Stars costs <strong id="first-order-price">${ton(firstOrder)}</strong> at your price. `}${available > 0n && (firstOrder === undefined || available >= firstOrder) ? 'That is enough for it.' : may(role, 'POST', topUp) ? html`<a href="${topUp}">Add test funds</a> first.` : `The account's ${whoMay('POST', topUp)} can add test funds.`}</p>
   </li>
   <li>
     <h2>Put your test key in your shell</h2>

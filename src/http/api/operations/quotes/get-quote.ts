@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { tonAmount } from '../../../../domain/money.js';
 import { isValidQuantity, PREMIUM_MONTHS, STARS_MAX, STARS_MIN } from '../../../../domain/products.js';
 import { formatTimestamp } from '../../../../domain/time.js';
-import { freshPrice } from '../../../../orders/fresh-price.js';
+import { accountPrice } from '../../../../plans/account-price.js';
 import { issueQuote, quoteKey } from '../../../../quotes/quotes.js';
 import type { ApiContext } from '../../context.js';
 import type { OperationDoc } from '../../openapi/document.js';
@@ -70,9 +70,10 @@ export function getQuote(app: FastifyInstance, ctx: ApiContext): void {
     const { product } = request.query;
     const quantity = Number(request.query.quantity);
     if (!isValidQuantity(product, quantity)) throw malformedField('quantity');
-    const amount = await freshPrice(ctx.prices, product, quantity, request.caller.mode);
-    // The id is the signed quote (quotes.ts): POST /orders with it is charged this amount.
     const { accountId, mode } = request.caller;
+    // The account's price (its plan's, else PRICE_MARKUP_PERCENT): docs/operations.md "Price plans".
+    const amount = await accountPrice({ db: ctx.db.kysely, prices: ctx.prices }, { accountId, mode }, product, quantity);
+    // The id is the signed quote (quotes.ts): POST /orders with it is charged this amount.
     const quote = issueQuote(await quoteKey(ctx.db), { accountId, mode, product, quantity, amount, now: Date.now(), ttlSeconds: ctx.quoteTtlSeconds });
     return {
       ok: true,
