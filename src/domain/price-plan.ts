@@ -12,9 +12,8 @@ import { formatDecimal } from './usdt.js';
  * Everything is exact decimals and bigint nanotons; nothing here touches floating point.
  */
 export type PlanKind = 'markup' | 'prices';
-export const PLAN_KINDS: readonly PlanKind[] = ['markup', 'prices'];
 
-export interface UsdPrices {
+interface UsdPrices {
   starUsd: Decimal;
   premiumUsd: Record<PremiumMonths, Decimal>;
 }
@@ -34,14 +33,14 @@ export class PlanError extends Error {}
 /** The name `plan assign` takes for "no plan": the global PRICE_MARKUP_PERCENT. */
 export const DEFAULT_PLAN = 'default';
 const PLAN_NAME = /^[a-z0-9][a-z0-9_-]{0,39}$/;
-export const MAX_TIERS = 10;
+const MAX_TIERS = 10;
 /** Bounds of a sane plan; beyond them the number is a typo (docs/operations.md "Price plans"). */
-export const MAX_MARKUP_PERCENT = 1000n;
+const MAX_MARKUP_PERCENT = 1000n;
 const STAR_USD = { min: '0.0001', max: '1' };
 const PREMIUM_USD = { min: '0.01', max: '1000' };
 const MAX_DECIMALS = 9;
 
-export function checkPlanName(name: string): string {
+function checkPlanName(name: string): string {
   if (!PLAN_NAME.test(name)) throw new PlanError(`a plan name is 1 to 40 lowercase letters, digits, - or _, starting with a letter or digit; got "${name}"`);
   if (name === DEFAULT_PLAN) throw new PlanError(`"${DEFAULT_PLAN}" is the global PRICE_MARKUP_PERCENT, not a plan that can be defined`);
   return name;

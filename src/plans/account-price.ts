@@ -17,9 +17,9 @@ import { planOfAccount, type StoredPlan } from './plan-store.js';
  */
 
 /** The window of the volume that picks a tier: the UTC day of `now` and the 29 before it. */
-export const VOLUME_DAYS = 30;
+const VOLUME_DAYS = 30;
 
-export interface AccountPricing {
+interface AccountPricing {
   plan: StoredPlan | undefined;
   /** TON of the account's delivered orders of this mode created in the window (read only when it matters, or asked for). */
   volumeNanotons: bigint;
@@ -33,7 +33,7 @@ export interface AccountPricing {
  * The delivered volume of (account, mode) over the window, from the `order_days` rollup (at
  * most 30 rows): delivered orders by the UTC day they were created.
  */
-export async function deliveredVolume(db: Kysely<Database>, ref: { accountId: string; mode: Mode }, now: number): Promise<bigint> {
+async function deliveredVolume(db: Kysely<Database>, ref: { accountId: string; mode: Mode }, now: number): Promise<bigint> {
   const today = utcDay(now);
   const days = await orderDays(db, ref, today - (VOLUME_DAYS - 1), today);
   return days.reduce((sum, day) => sum + day.deliveredAmount, 0n);

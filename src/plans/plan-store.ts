@@ -17,7 +17,7 @@ export interface StoredPlan extends PricePlan {
   createdBy: string;
 }
 
-export interface PlanSummary extends StoredPlan {
+interface PlanSummary extends StoredPlan {
   accounts: number;
 }
 
@@ -81,7 +81,7 @@ export async function planOfAccount(db: Kysely<Database>, accountId: string): Pr
   return row && planFromRow(row);
 }
 
-export interface Assignment {
+interface Assignment {
   accountId: string;
   /** A plan's name, or DEFAULT_PLAN for the global PRICE_MARKUP_PERCENT. */
   plan: string;

@@ -13,7 +13,7 @@ import { accountPricing } from './account-price.js';
  * its `unitPrice`; a quote of N stars is the N stars' price rounded up once, which is at most
  * N × the one-star `unitPrice`.
  */
-export interface PriceLine {
+interface PriceLine {
   product: Product;
   quantityRule: string;
   minQuantity: number;
@@ -22,7 +22,7 @@ export interface PriceLine {
   unitPrice: bigint;
 }
 
-export interface PriceListing {
+interface PriceListing {
   lines: PriceLine[];
   /** Delivered orders of the mode created in the last 30 UTC days, nanotons. */
   volume: bigint;
