@@ -22,6 +22,8 @@ import { FixedRateFeed, ListPriceSource } from '../../src/providers/pricing/list
  */
 export interface SeededYear {
   accountId: string;
+  liveKey: string;
+  testKey: string;
   createdAt: number;
   /** Per month of 2025 (0 = January): what was planned, for the suites to compare. */
   months: Array<{ tonDeposits: number; usdtDeposits: number; delivered: { stars: number; premium: number }; failed: number; placed: number; adjustments: number }>;
@@ -35,7 +37,7 @@ let seeded = 0;
 
 export async function seedYear(db: Db, email = `statements-${++seeded}-${Date.now()}@example.com`): Promise<SeededYear> {
   const createdAt = Date.UTC(2025, 0, 15, 9);
-  const { accountId } = await createAccount(db, email, createdAt);
+  const { accountId, liveKey, testKey } = await createAccount(db, email, createdAt);
   const memo = await depositMemo(db, accountId, createdAt);
   const gate = new IdempotencyGate();
   const hashOf = () => (lt++).toString(16).padStart(64, 'a');
@@ -95,5 +97,5 @@ export async function seedYear(db: Db, email = `statements-${++seeded}-${Date.no
     carried = await order(Date.UTC(2025, m + 1, 1) - 1000, 'stars', 77);
     months.push(plan);
   }
-  return { accountId, createdAt, months };
+  return { accountId, liveKey, testKey, createdAt, months };
 }

@@ -9,6 +9,7 @@ import { getOrder } from './orders/get-order.js';
 import { listOrders } from './orders/list-orders.js';
 import { getQuote } from './quotes/get-quote.js';
 import { validateRecipient } from './recipients/validate-recipient.js';
+import { getStatement } from './statements/get-statement.js';
 import { fundTestBalance } from './test-helpers/fund-test-balance.js';
 import { createWebhookEndpoint } from './webhooks/create-webhook-endpoint.js';
 import { deleteWebhookEndpoint } from './webhooks/delete-webhook-endpoint.js';
@@ -27,6 +28,7 @@ const OPERATIONS = [
   getQuote,
   getBalance,
   listBalanceHistory,
+  getStatement,
   listDeposits,
   getDepositAddress,
   createWebhookEndpoint,
