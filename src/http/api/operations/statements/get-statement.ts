@@ -2,11 +2,9 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { ApiError } from '../../../../domain/api-error.js';
-import { formatTon } from '../../../../domain/money.js';
-import { formatTimestamp } from '../../../../domain/time.js';
-import { formatUsdt } from '../../../../domain/usdt.js';
 import { parseMonth } from '../../../../statements/month.js';
-import { accountStatement, type Statement, StatementUnavailable } from '../../../../statements/statement.js';
+import { accountStatement, StatementUnavailable } from '../../../../statements/statement.js';
+import { statementBody } from '../../../../statements/wire.js';
 import type { ApiContext } from '../../context.js';
 import type { OperationDoc } from '../../openapi/document.js';
 import { Closed, component, Money, NullableString, OneOf, ProductName, SignedMoney, SuccessBody, Timestamp, Ton } from '../shared.js';
@@ -101,51 +99,6 @@ const StatementBody = component(
 
 type Answer = Static<typeof StatementBody.schema>;
 
-export function statementBody(s: Statement): Answer {
-  const totals = (t: { count: number; amount: bigint }) => ({ count: t.count, amount: formatTon(t.amount) });
-  const balance = (b: { available: bigint; reserved: bigint }) => ({ value: formatTon(b.available), reserved: formatTon(b.reserved), currency: 'TON' as const });
-  return {
-    ok: true,
-    object: 'statement',
-    month: s.month,
-    mode: s.mode,
-    period_start: formatTimestamp(s.from),
-    period_end: formatTimestamp(s.to),
-    complete: s.complete,
-    generated_at: formatTimestamp(s.generatedAt),
-    opening_balance: balance(s.opening),
-    deposits: {
-      ...totals(s.deposits),
-      ton: totals(s.deposits.ton),
-      usdt: {
-        ...totals(s.deposits.usdt),
-        usdt: formatUsdt(s.deposits.usdt.usdt),
-        items: s.deposits.usdt.lines.map((l) => ({
-          tx_hash: l.txHash,
-          usdt: formatUsdt(l.usdt),
-          rate: l.rate,
-          amount: formatTon(l.amount),
-          credited_at: formatTimestamp(l.creditedAt),
-        })),
-      },
-    },
-    orders_placed: totals(s.placed),
-    orders_delivered: {
-      ...totals(s.delivered),
-      by_product: s.delivered.products.map((p) => ({ product: p.product, count: p.count, quantity: Number(p.quantity), amount: formatTon(p.amount) })),
-    },
-    orders_failed: totals(s.failed),
-    adjustments: {
-      count: s.adjustments.count,
-      credits: formatTon(s.adjustments.credits),
-      debits: formatTon(s.adjustments.debits),
-      net: formatTon(s.adjustments.amount),
-      items: s.adjustments.lines.map((a) => ({ amount: formatTon(a.amount), created_at: formatTimestamp(a.createdAt) })),
-    },
-    closing_balance: balance(s.closing),
-  };
-}
-
 const EXAMPLE: Answer = {
   ok: true,
   object: 'statement',
@@ -205,7 +158,9 @@ export function getStatement(app: FastifyInstance, ctx: ApiContext): void {
         const statement = await accountStatement(ctx.db.kysely, { accountId, mode, month });
         // The key authenticated, so its account exists.
         if (!statement) throw new Error(`no account ${accountId}`);
-        return statementBody(statement);
+        // Typed by the answer's schema: the wire form (src/statements/wire.ts) cannot drift from it.
+        const body: Omit<Answer, 'ok'> = statementBody(statement);
+        return { ok: true, ...body };
       } catch (error) {
         if (error instanceof StatementUnavailable) throw new ApiError('statement_not_found', error.message, 'month', { reason: error.why.reason });
         throw error;
