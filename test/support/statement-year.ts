@@ -35,9 +35,13 @@ const ADDRESS = 'EQDepositWalletForStatementsTests000000000000000000';
 let lt = 1_000_000n;
 let seeded = 0;
 
-export async function seedYear(db: Db, email = `statements-${++seeded}-${Date.now()}@example.com`): Promise<SeededYear> {
+/** A new account, or (`accountId`: a dashboard user's) an existing one, its opening moved back to January 2025. */
+export async function seedYear(db: Db, options: { accountId?: string } = {}): Promise<SeededYear> {
   const createdAt = Date.UTC(2025, 0, 15, 9);
-  const { accountId, liveKey, testKey } = await createAccount(db, email, createdAt);
+  let created = { accountId: options.accountId ?? '', liveKey: '', testKey: '' };
+  if (options.accountId) await db.kysely.updateTable('accounts').set({ created_at: createdAt }).where('id', '=', options.accountId).execute();
+  else created = await createAccount(db, `statements-${++seeded}-${Date.now()}@example.com`, createdAt);
+  const { accountId, liveKey, testKey } = created;
   const memo = await depositMemo(db, accountId, createdAt);
   const gate = new IdempotencyGate();
   const hashOf = () => (lt++).toString(16).padStart(64, 'a');

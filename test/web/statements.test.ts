@@ -48,16 +48,16 @@ test('a month as a printable page, with the print button and no operator notes',
   expect(page.status).toBe(200);
   expect(page.body).toContain('Live balance statement, March 2025');
   expect(page.body).toContain('data-print');
-  expect(page.body).toMatch(/Adjustments: credits<\/th><td class="num"><\/td><td class="num">7\.5 TON/);
-  expect(page.body).toMatch(/Adjustments: debits<\/th><td class="num"><\/td><td class="num">-0\.5 TON/);
-  expect(page.body).toMatch(/Closing balance: available<\/th><td class="num"><\/td><td class="num">7 TON/);
+  expect(page.body).toMatch(/Adjustments: credits<\/th><td class="num"><\/td><td class="num" data-label="Amount">7\.5 TON/);
+  expect(page.body).toMatch(/Adjustments: debits<\/th><td class="num"><\/td><td class="num" data-label="Amount">-0\.5 TON/);
+  expect(page.body).toMatch(/Closing balance: available<\/th><td class="num"><\/td><td class="num" data-label="Amount">7 TON/);
   expect(page.body).not.toContain('HYPERLINK');
   expect(page.body).not.toContain('internal note');
   const april = await client.get('/statements/2025-04');
-  expect(april.body).toMatch(/Opening balance: available<\/th><td class="num"><\/td><td class="num">7 TON/);
+  expect(april.body).toMatch(/Opening balance: available<\/th><td class="num"><\/td><td class="num" data-label="Amount">7 TON/);
   const test = await client.get('/test/statements/2025-05');
   expect(test.body).toContain('Test balance statement, May 2025');
-  expect(test.body).toMatch(/Deposits in TON<\/th><td class="num">1<\/td><td class="num">2 TON/);
+  expect(test.body).toMatch(/Deposits in TON<\/th><td class="num" data-label="Count">1<\/td><td class="num" data-label="Amount">2 TON/);
 });
 
 test('the CSV download', async () => {

@@ -82,7 +82,7 @@ function statementBody(s: Statement, email: string, mode: Mode): Html {
   const month = parseMonth(s.month) as Month;
   const end = Math.min(s.to, s.generatedAt);
   const row = (label: Html | string, count: number | null, amount: string, className = '') =>
-    html`<tr${className ? html` class="${className}"` : ''}><th scope="row">${label}</th><td class="num">${count === null ? '' : String(count)}</td><td class="num">${amount}</td></tr>`;
+    html`<tr${className ? html` class="${className}"` : ''}><th scope="row">${label}</th>${count === null ? html`<td class="num"></td>` : html`<td class="num" data-label="Count">${String(count)}</td>`}<td class="num" data-label="Amount">${amount}</td></tr>`;
   const usdt = s.deposits.usdt.lines.map(
     (l) => html`<li>${time(l.creditedAt)}: ${formatUsdt(l.usdt)} USDT at ${l.rate ?? '?'} USD/TON → ${ton(l.amount)} <span class="mono wrap-any">${l.txHash}</span></li>`,
   );
