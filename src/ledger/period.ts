@@ -14,7 +14,7 @@ import type { Balance, BalanceRef } from './ledger.js';
 
 type Kind = JournalTable['kind'];
 
-export interface PeriodMovements {
+interface PeriodMovements {
   kind: Kind;
   /** The order's product; null for deposits and adjustments. */
   product: 'stars' | 'premium' | null;

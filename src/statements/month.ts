@@ -33,7 +33,7 @@ export function monthOf(epochMs: number): Month {
   return { year: date.getUTCFullYear(), month: date.getUTCMonth() + 1 };
 }
 
-export function nextMonth(m: Month): Month {
+function nextMonth(m: Month): Month {
   return m.month === 12 ? { year: m.year + 1, month: 1 } : { year: m.year, month: m.month + 1 };
 }
 

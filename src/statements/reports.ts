@@ -73,7 +73,7 @@ export function everyAccountCsv(rows: { email: string; statement: Statement }[])
   );
 }
 
-export interface RevenueLine {
+interface RevenueLine {
   accountId: string;
   email: string;
   product: 'stars' | 'premium';

@@ -21,18 +21,18 @@ import { compareMonths, formatMonth, type Month, monthOf, monthRange, monthsBetw
  *   closing.reserved  = opening.reserved  + placed − delivered − failed
  */
 
-export interface Amounts {
+interface Amounts {
   count: number;
   amount: bigint;
 }
 
-export interface ProductLine extends Amounts {
+interface ProductLine extends Amounts {
   product: 'stars' | 'premium';
   /** Stars, or Premium months. */
   quantity: bigint;
 }
 
-export interface UsdtLine {
+interface UsdtLine {
   txHash: string;
   /** USDT units (6 decimals). */
   usdt: bigint;
@@ -62,7 +62,7 @@ export interface Statement {
   closing: Balance;
 }
 
-export type Unavailable = { reason: 'not_begun' | 'before_account'; message: string };
+type Unavailable = { reason: 'not_begun' | 'before_account'; message: string };
 
 /** The months an account has statements for: from the month it was created to the current one. */
 export function statementMonths(createdAt: number, now: number): Month[] {
@@ -70,7 +70,7 @@ export function statementMonths(createdAt: number, now: number): Month[] {
 }
 
 /** Why `month` has no statement for an account created at `createdAt`, or undefined if it has one. */
-export function unavailable(month: Month, createdAt: number, now: number): Unavailable | undefined {
+function unavailable(month: Month, createdAt: number, now: number): Unavailable | undefined {
   const first = monthOf(createdAt);
   const last = monthOf(now);
   const span = `statements cover ${formatMonth(first)} to ${formatMonth(last)}`;
