@@ -200,3 +200,9 @@ export async function recentJournal(db: Kysely<Database>, accountId: string, lim
     createdAt: Number(r.created_at),
   }));
 }
+
+/** Every account created before `before` (epoch ms), oldest first: the operator's monthly reports (src/statements/reports.ts). */
+export async function accountsCreatedBefore(db: Kysely<Database>, before: number): Promise<{ id: string; email: string; createdAt: number }[]> {
+  const rows = await db.selectFrom('accounts').select(['id', 'email', 'created_at']).where('created_at', '<', BigInt(before)).orderBy('created_at').orderBy('id').execute();
+  return rows.map((row) => ({ id: row.id, email: row.email, createdAt: Number(row.created_at) }));
+}

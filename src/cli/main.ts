@@ -10,6 +10,7 @@ import { balanceCredit, balanceDebit, ledgerVerify } from './commands/ledger.js'
 import { auditList, backup, dbCopy, restore, stats } from './commands/operations.js';
 import { orderList, orderResolve, orderShow } from './commands/orders.js';
 import { migrate, serve } from './commands/serve.js';
+import { statement, statementAll, statementRevenue } from './commands/statements.js';
 import { fragmentSessionSet, liveCheck } from './commands/live.js';
 import { walletStatus } from './commands/wallet.js';
 import { planAssign, planCreate, planList, planShow } from './commands/plans.js';
@@ -55,6 +56,10 @@ const COMMANDS: Command[] = [
   planList,
   planShow,
   planAssign,
+  // `statement all` and `statement revenue` before `statement`: the first command whose words lead the arguments runs.
+  statementAll,
+  statementRevenue,
+  statement,
 ];
 
 /**

@@ -293,3 +293,22 @@ export async function unmatchedCount(db: Kysely<Database>): Promise<number> {
   const row = await db.selectFrom('deposits').select(sql<string | bigint>`count(*)`.as('n')).where('status', '=', 'unmatched').executeTakeFirstOrThrow();
   return Number(row.n);
 }
+
+/**
+ * The USDT deposits credited to an account in [from, to), oldest first: their conversion for a
+ * monthly statement (src/statements/). `credited_at` is the time of their ledger credit.
+ */
+export async function usdtCreditedBetween(db: Kysely<Database>, accountId: string, from: number, to: number): Promise<Deposit[]> {
+  const rows = await db
+    .selectFrom('deposits')
+    .selectAll()
+    .where('account_id', '=', accountId)
+    .where('status', '=', 'credited')
+    .where('asset', '=', 'USDT')
+    .where('credited_at', '>=', BigInt(from))
+    .where('credited_at', '<', BigInt(to))
+    .orderBy('credited_at')
+    .orderBy('id')
+    .execute();
+  return rows.map(depositFromRow);
+}

@@ -68,6 +68,12 @@ export const API_ERRORS = {
   },
   order_not_found: { status: 404, message: 'No order ord_7hQ2mZ0bV4nC8xK1pL5sWd in test mode for this account.', param: 'id' },
   not_found: { status: 404, message: 'No route GET /api/v1/order.' },
+  statement_not_found: {
+    status: 404,
+    message: 'No statement for 2027-01: that month has not begun (statements cover 2026-03 to 2026-11).',
+    param: 'month',
+    details: { reason: 'not_begun' },
+  },
   payload_too_large: { status: 413, message: 'The request body is larger than 16 KiB.' },
   unsupported_media_type: { status: 415, message: 'Send the request body as JSON with "Content-Type: application/json".' },
   rate_limited: { status: 429, message: 'Too many requests for this API key; retry after the number of seconds in Retry-After.' },

@@ -126,6 +126,16 @@ describe('methods', () => {
     expect((await starport.getBalance()).balance.reserved).toMatch(MONEY);
   });
 
+  test('getStatement: the current month of the key’s balance', async () => {
+    const now = new Date();
+    const month = `${now.getUTCFullYear()}-${String(now.getUTCMonth() + 1).padStart(2, '0')}`;
+    const statement = await starport.getStatement(month);
+    expect(statement).toMatchObject({ object: 'statement', month, mode: 'test', complete: false, opening_balance: { value: '0', reserved: '0', currency: 'TON' } });
+    // The harness funds the account with an operator adjustment of 100 TON.
+    expect(statement.adjustments).toMatchObject({ count: 1, credits: '100', net: '100' });
+    expect(statement.lastResponse.status).toBe(200);
+  });
+
   test('createOrder with the caller’s key: the same key replays the same order', async () => {
     const idempotencyKey = `order-${Date.now()}`;
     const params = { product: 'premium', recipient: 'durov', quantity: 6 } as const;
@@ -242,6 +252,13 @@ describe('typed errors, one per reachable contract code', () => {
   test('404 order_not_found and not_found → NotFoundError', async () => {
     expectApiError(await rejection(starport.getOrder('ord_doesnotexist')), NotFoundError, 404, 'order_not_found', 'id');
     expectApiError(await rejection(starport.request({ method: 'GET', path: '/no-such-route' })), NotFoundError, 404, 'not_found');
+  });
+
+  test('404 statement_not_found → NotFoundError with details.reason; a malformed month → InvalidRequestError', async () => {
+    const error = await rejection(starport.getStatement('2099-01'));
+    expectApiError(error, NotFoundError, 404, 'statement_not_found', 'month');
+    expect(error.details).toEqual({ reason: 'not_begun' });
+    expectApiError(await rejection(starport.getStatement('2026-13')), InvalidRequestError, 400, 'invalid_request', 'month');
   });
 
   test('409 idempotency_conflict → IdempotencyConflictError (not retried)', async () => {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { parseTon } from '../../src/domain/money.js';
-import { csvCell } from '../../src/http/web/pages/balance-history.js';
+import { csvCell } from '../../src/domain/csv.js';
 import { fundTestBalance } from '../../src/ledger/test-funding.js';
 import { type Harness, startHarness } from '../support/harness.js';
 import { accountIdOf, signedUp, type WebClient } from '../support/web.js';

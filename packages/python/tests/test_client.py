@@ -12,12 +12,15 @@ from starport import (
     Amount,
     Balance,
     BalanceEntry,
+    InvalidRequest,
     Order,
     PermissionDeniedError,
     PriceLine,
     Prices,
     Quote,
     Starport,
+    Statement,
+    StatementNotFound,
     WaitTimeout,
 )
 
@@ -187,6 +190,26 @@ class Methods(unittest.TestCase):
         self.assertEqual(entries[0].reserved_change, Decimal("0.25"))
         self.assertEqual(entries[0].balance_after.value, Decimal("5.75"))
         self.assertIsNotNone(entries[0].order_id)
+
+    def test_get_statement_of_the_current_month(self) -> None:
+        account = service.account()
+        starport = client(account["test_key"])
+        starport.fund_test_balance("5")
+        starport.create_order("stars", "@pystatement", 50)
+        now = datetime.now(timezone.utc)
+        statement = starport.get_statement(f"{now.year:04d}-{now.month:02d}")
+        self.assertIsInstance(statement, Statement)
+        self.assertEqual((statement.mode, statement.complete), ("test", False))
+        self.assertEqual(statement.deposits, Decimal("5"))
+        self.assertEqual(statement.orders_placed, Decimal("0.25"))
+        self.assertEqual(statement.opening_balance.value, Decimal("0"))
+        closing = statement.closing_balance
+        self.assertEqual(closing.value + closing.reserved, Decimal("5") - statement.orders_delivered)
+        with self.assertRaises(StatementNotFound) as raised:
+            starport.get_statement("2099-01")
+        self.assertEqual((raised.exception.status, raised.exception.reason), (404, "not_begun"))
+        with self.assertRaises(InvalidRequest):
+            starport.get_statement("2026-13")
 
     def test_list_deposits_and_deposit_address_with_a_live_key(self) -> None:
         deposits = self.live.list_deposits(limit=5)

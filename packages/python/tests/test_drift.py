@@ -11,7 +11,7 @@ import urllib.request
 from typing import Any, Dict
 
 import support
-from starport import ERROR_CLASSES, OPERATIONS, RECIPIENT_REFUSAL_REASONS, Starport
+from starport import ERROR_CLASSES, OPERATIONS, RECIPIENT_REFUSAL_REASONS, STATEMENT_UNAVAILABLE_REASONS, Starport
 
 service: support.Service
 document: Dict[str, Any]
@@ -78,7 +78,7 @@ class Drift(unittest.TestCase):
 
     def test_every_refusal_reason_is_known(self) -> None:
         reasons = document["components"]["schemas"]["Error"]["properties"]["error"]["properties"]["details"]["properties"]["reason"]["enum"]
-        self.assertEqual(sorted(reasons), sorted(RECIPIENT_REFUSAL_REASONS), "recipient_invalid reasons")
+        self.assertEqual(sorted(reasons), sorted(RECIPIENT_REFUSAL_REASONS + STATEMENT_UNAVAILABLE_REASONS), "recipient_invalid and statement_not_found reasons")
 
 
 if __name__ == "__main__":

@@ -31,6 +31,7 @@ import type {
   QuoteParams,
   RecipientValidation,
   ResponseInfo,
+  Statement,
   ValidateRecipientParams,
   CreateWebhookEndpointParams,
   WebhookEndpointDeleted,
@@ -253,6 +254,15 @@ export class Starport {
   /** Every balance history entry, newest first, fetching pages as you iterate. */
   balanceHistory(params: Omit<PageParams, 'ending_before'> = {}, options: RequestOptions = {}): AsyncGenerator<BalanceEntry> {
     return this.paginate<BalanceEntry>((after) => this.listBalanceHistory({ ...params, ...(after !== undefined && { starting_after: after }) }, options), params.starting_after);
+  }
+
+  /**
+   * GET /statements/{month}: the statement of the key's balance for a calendar month in UTC,
+   * `month` written `YYYY-MM` (e.g. `2026-10`). A month not begun or before the account was
+   * created rejects with a NotFoundError (`statement_not_found`, `details.reason`).
+   */
+  getStatement(month: string, options: RequestOptions = {}): Promise<WithResponse<Statement>> {
+    return this.request<Statement>({ ...options, method: 'GET', path: `/statements/${encodeURIComponent(month)}` });
   }
 
   /**

@@ -74,7 +74,7 @@ export class InsufficientBalanceError extends StarportError {
     return typeof this.details?.required === 'string' ? this.details.required : undefined;
   }
 }
-/** 404: `order_not_found` (unknown id, another account's or the other mode's order) or `not_found`. */
+/** 404: `order_not_found` (unknown id, another account's or the other mode's order), `statement_not_found`, `webhook_endpoint_not_found` or `not_found`. */
 export class NotFoundError extends StarportError {}
 /** 409. */
 export class ConflictError extends StarportError {}
@@ -151,6 +151,7 @@ export const ERROR_CLASSES: Record<ErrorCode, ErrorClass> = {
   quote_expired: QuoteExpiredError,
   quote_mismatch: InvalidRequestError,
   order_not_found: NotFoundError,
+  statement_not_found: NotFoundError,
   not_found: NotFoundError,
   payload_too_large: InvalidRequestError,
   unsupported_media_type: InvalidRequestError,

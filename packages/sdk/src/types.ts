@@ -150,6 +150,9 @@ export type BalanceEntryType = BalanceEntry['type'];
 
 export type BalanceHistory = Body<Schemas['BalanceHistory']>;
 
+/** A monthly statement of the key's balance (GET /statements/{month}). */
+export type Statement = Body<Schemas['Statement']>;
+
 /** The answer of fundTestBalance. */
 export type TestFunding = Body<Schemas['TestFunding']>;
 

@@ -7,7 +7,7 @@ import { may } from './rules.js';
 import { verifyBanner } from './verify-banner.js';
 
 /** The page shell and the dashboard's chrome: top bar, navigation, test-mode switch and banner. */
-export type Section = 'overview' | 'top-up' | 'keys' | 'orders' | 'balance' | 'webhooks' | 'alerts' | 'guide' | 'team' | 'activity' | 'account';
+export type Section = 'overview' | 'top-up' | 'keys' | 'orders' | 'balance' | 'statements' | 'webhooks' | 'alerts' | 'guide' | 'team' | 'activity' | 'account';
 
 export interface View {
   session: Session;
@@ -23,6 +23,7 @@ const NAV: { section: Section; label: string; path: string }[] = [
   { section: 'keys', label: 'API keys', path: '/keys' },
   { section: 'orders', label: 'Orders', path: '/orders' },
   { section: 'balance', label: 'Balance history', path: '/balance' },
+  { section: 'statements', label: 'Statements', path: '/statements' },
   { section: 'webhooks', label: 'Webhooks', path: '/webhooks' },
   { section: 'alerts', label: 'Alerts', path: '/alerts' },
   { section: 'guide', label: 'First order', path: '/guide' },

@@ -21,6 +21,7 @@ import { guideRoutes } from './pages/guide.js';
 import { webhookRoutes } from './pages/webhooks.js';
 import { badRequestPage, notFoundPage, serverErrorPage, unavailablePage } from './pages/error.js';
 import { balanceHistoryRoutes } from './pages/balance-history.js';
+import { statementRoutes } from './pages/statements.js';
 import { alertRoutes } from './pages/alerts.js';
 import { accountRoutes } from './pages/account.js';
 import { activityRoutes } from './pages/activity.js';
@@ -119,6 +120,7 @@ export async function webPlugin(app: FastifyInstance, ctx: WebContext): Promise<
   guideRoutes(app, web);
   webhookRoutes(app, web);
   balanceHistoryRoutes(app, web);
+  statementRoutes(app, web);
   alertRoutes(app, web);
   accountRoutes(app, web);
   teamRoutes(app, web);

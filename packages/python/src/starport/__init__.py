@@ -5,6 +5,7 @@ from ._client import DEFAULT_BASE_URL, OPERATIONS, Starport
 from ._errors import (
     ERROR_CLASSES,
     RECIPIENT_REFUSAL_REASONS,
+    STATEMENT_UNAVAILABLE_REASONS,
     error_from_response,
     StarportError,
     InvalidRequestError,
@@ -35,6 +36,7 @@ from ._errors import (
     QuoteExpired,
     QuoteMismatch,
     OrderNotFound,
+    StatementNotFound,
     NotFound,
     PayloadTooLarge,
     UnsupportedMediaType,
@@ -55,6 +57,7 @@ from ._errors import (
     WebhookVerificationError,
 )
 from ._types import (
+    Statement,
     ResponseInfo,
     Amount,
     OrderEvent,
@@ -86,6 +89,7 @@ __all__ = [
     "Starport",
     "ERROR_CLASSES",
     "RECIPIENT_REFUSAL_REASONS",
+    "STATEMENT_UNAVAILABLE_REASONS",
     "error_from_response",
     "StarportError",
     "InvalidRequestError",
@@ -116,6 +120,7 @@ __all__ = [
     "QuoteExpired",
     "QuoteMismatch",
     "OrderNotFound",
+    "StatementNotFound",
     "NotFound",
     "PayloadTooLarge",
     "UnsupportedMediaType",
@@ -145,6 +150,7 @@ __all__ = [
     "RecipientValidation",
     "BalanceSnapshot",
     "Balance",
+    "Statement",
     "BalanceEntry",
     "TestFunding",
     "Deposit",

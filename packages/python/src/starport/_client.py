@@ -40,6 +40,7 @@ from ._types import (
     Quote,
     RecipientValidation,
     ResponseInfo,
+    Statement,
     TestFunding,
     WebhookEndpoint,
 )
@@ -66,6 +67,7 @@ OPERATIONS: Dict[Tuple[str, str], str] = {
     ("GET", "/prices"): "get_prices",
     ("GET", "/balance"): "get_balance",
     ("GET", "/balance/history"): "balance_history",
+    ("GET", "/statements/{month}"): "get_statement",
     ("GET", "/deposits"): "list_deposits",
     ("GET", "/deposit_address"): "get_deposit_address",
     ("POST", "/webhook_endpoints"): "create_webhook_endpoint",
@@ -269,6 +271,13 @@ class Starport:
     def balance_history(self, *, limit: Optional[int] = None, starting_after: Optional[str] = None) -> Iterator[BalanceEntry]:
         """GET /balance/history: every movement of the balance of the key's mode, newest first, paging as you iterate."""
         return self._paginate("/balance/history", {"limit": limit}, starting_after, BalanceEntry.from_json)
+
+    def get_statement(self, month: str) -> Statement:
+        """GET /statements/{month}: the statement of the key's balance for a calendar month in UTC,
+        ``month`` written ``YYYY-MM``. A month not begun or before the account raises
+        StatementNotFound (``reason``)."""
+        body, info = self.request("GET", f"/statements/{urllib.parse.quote(month, safe='')}")
+        return Statement.from_json(body, info)
 
     def list_deposits(self, *, limit: Optional[int] = None, starting_after: Optional[str] = None) -> Iterator[Deposit]:
         """GET /deposits (live keys only): TON transfers credited to the live balance, newest first, paging as you iterate."""

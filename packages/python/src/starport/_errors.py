@@ -121,6 +121,9 @@ class IdempotencyKeyInUse(ConflictError):
 #: an order the upstream refused for its recipient).
 RECIPIENT_REFUSAL_REASONS = ("not_found", "not_a_user", "already_premium", "not_eligible")
 
+#: Every ``details["reason"]`` of a ``statement_not_found``.
+STATEMENT_UNAVAILABLE_REASONS = ("not_begun", "before_account")
+
 
 class RecipientInvalid(InvalidRequestError):
     """400 ``recipient_invalid``: the username is malformed, unknown or cannot receive the product."""
@@ -202,6 +205,16 @@ class QuoteMismatch(InvalidRequestError):
 
 class OrderNotFound(NotFoundError):
     """404 ``order_not_found``."""
+
+
+class StatementNotFound(NotFoundError):
+    """404 ``statement_not_found``: the month has not begun, or ended before the account was
+    created; ``reason`` says which (``not_begun`` or ``before_account``)."""
+
+    @property
+    def reason(self) -> Optional[str]:
+        value = (self.details or {}).get("reason")
+        return value if isinstance(value, str) else None
 
 
 class NotFound(NotFoundError):
@@ -307,6 +320,7 @@ ERROR_CLASSES: Dict[str, Type[StarportError]] = {
     "quote_expired": QuoteExpired,
     "quote_mismatch": QuoteMismatch,
     "order_not_found": OrderNotFound,
+    "statement_not_found": StatementNotFound,
     "not_found": NotFound,
     "payload_too_large": PayloadTooLarge,
     "unsupported_media_type": UnsupportedMediaType,

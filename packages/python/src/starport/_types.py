@@ -284,6 +284,57 @@ class BalanceEntry:
 
 
 @dataclass(frozen=True)
+class Statement:
+    """A monthly statement of the key's balance (GET /statements/{month}). The totals are
+    Decimals; ``raw`` keeps the whole answer (each USDT deposit, each adjustment, each product).
+    ``closing_balance.value`` = opening value + deposits + adjustments − placed + failed;
+    ``closing_balance.reserved`` = opening reserved + placed − delivered − failed."""
+
+    month: str
+    mode: str
+    period_start: datetime
+    period_end: datetime
+    #: False for the current month: its figures run to ``generated_at``.
+    complete: bool
+    generated_at: datetime
+    opening_balance: BalanceSnapshot
+    deposits: Decimal
+    #: The USDT received this month and the TON it was credited as.
+    usdt_deposits: Decimal
+    usdt_deposits_ton: Decimal
+    orders_placed: Decimal
+    orders_delivered: Decimal
+    orders_failed: Decimal
+    #: Operator credits less debits.
+    adjustments: Decimal
+    closing_balance: BalanceSnapshot
+    raw: Dict[str, Any] = _meta()
+    last_response: Optional[ResponseInfo] = _meta()
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any], response: Optional[ResponseInfo] = None) -> "Statement":
+        return cls(
+            month=data["month"],
+            mode=data["mode"],
+            period_start=timestamp(data["period_start"]),  # type: ignore[arg-type]
+            period_end=timestamp(data["period_end"]),  # type: ignore[arg-type]
+            complete=data["complete"],
+            generated_at=timestamp(data["generated_at"]),  # type: ignore[arg-type]
+            opening_balance=BalanceSnapshot.from_json(data["opening_balance"]),
+            deposits=money(data["deposits"]["amount"]),
+            usdt_deposits=Decimal(data["deposits"]["usdt"]["usdt"]),
+            usdt_deposits_ton=money(data["deposits"]["usdt"]["amount"]),
+            orders_placed=money(data["orders_placed"]["amount"]),
+            orders_delivered=money(data["orders_delivered"]["amount"]),
+            orders_failed=money(data["orders_failed"]["amount"]),
+            adjustments=money(data["adjustments"]["net"]),
+            closing_balance=BalanceSnapshot.from_json(data["closing_balance"]),
+            raw=dict(data),
+            last_response=response,
+        )
+
+
+@dataclass(frozen=True)
 class TestFunding:
     """fund_test_balance's answer: the deposit entry written and the test balance after it."""
 

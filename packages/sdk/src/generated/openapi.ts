@@ -148,6 +148,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/statements/{month}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a monthly statement
+         * @description The statement of the key’s balance (its mode) for a calendar month in UTC: the opening balance, deposits (TON, and USDT with their conversion), orders placed, delivered (by product) and failed, operator adjustments and the closing balance. Every figure is read from the ledger and adds up to the nanoton: each closing balance is the next month’s opening one. Months run from the one the account was created in to the current one (`complete: false`). `month` is `YYYY-MM`.
+         */
+        get: operations["getStatement"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/deposits": {
         parameters: {
             query?: never;
@@ -790,6 +810,206 @@ export interface components {
              */
             created_at: string;
         };
+        /** @description A monthly statement of the key’s balance. */
+        Statement: {
+            /**
+             * @description Always `true` on success.
+             * @constant
+             */
+            ok: true;
+            /** @constant */
+            object: "statement";
+            /** @description The month, `YYYY-MM`. */
+            month: string;
+            /**
+             * @description The balance the statement covers: the key’s mode.
+             * @enum {string}
+             */
+            mode: "live" | "test";
+            /**
+             * Format: date-time
+             * @description The month’s first millisecond (UTC), included.
+             * @example 2026-11-25T21:30:00.123Z
+             */
+            period_start: string;
+            /**
+             * Format: date-time
+             * @description The next month’s first millisecond, excluded.
+             * @example 2026-11-25T21:30:00.123Z
+             */
+            period_end: string;
+            /** @description `false` for the current month: its figures run to `generated_at` and change until the month ends. */
+            complete: boolean;
+            /**
+             * Format: date-time
+             * @description RFC 3339, UTC, millisecond precision, `Z` suffix.
+             * @example 2026-11-25T21:30:00.123Z
+             */
+            generated_at: string;
+            /** @description The balance at `period_start`. */
+            opening_balance: {
+                /**
+                 * @description Available: what could be spent.
+                 * @example 0.25
+                 */
+                value: string;
+                /**
+                 * @description Held for orders not yet final.
+                 * @example 0.25
+                 */
+                reserved: string;
+                /** @constant */
+                currency: "TON";
+            };
+            /** @description Money in. */
+            deposits: {
+                /** @description Deposits credited. */
+                count: number;
+                /**
+                 * @description TON credited, TON and USDT deposits together.
+                 * @example 0.25
+                 */
+                amount: string;
+                /** @description TON deposits (and test funds on a test statement). */
+                ton: {
+                    /** @description How many movements. */
+                    count: number;
+                    /**
+                     * @description Their sum.
+                     * @example 0.25
+                     */
+                    amount: string;
+                };
+                /** @description USDT deposits, converted to TON when credited. */
+                usdt: {
+                    /** @description USDT deposits credited. */
+                    count: number;
+                    /**
+                     * @description The TON they were credited as.
+                     * @example 0.25
+                     */
+                    amount: string;
+                    /**
+                     * @description The USDT received, decimal (6 digits at most).
+                     * @example 12.345678
+                     */
+                    usdt: string;
+                    /** @description Each USDT deposit with its conversion, oldest first. */
+                    items: {
+                        /** @description The chain transaction. */
+                        tx_hash: string;
+                        /** @description USDT received. */
+                        usdt: string;
+                        /** @description USD per TON it was converted at (decimal text). */
+                        rate: string | null;
+                        /**
+                         * @description TON credited (the rate less the conversion spread, rounded down to the nanoton).
+                         * @example 0.25
+                         */
+                        amount: string;
+                        /**
+                         * Format: date-time
+                         * @description RFC 3339, UTC, millisecond precision, `Z` suffix.
+                         * @example 2026-11-25T21:30:00.123Z
+                         */
+                        credited_at: string;
+                    }[];
+                };
+            };
+            /** @description Orders created this month: their amounts moved from `value` to `reserved`. */
+            orders_placed: {
+                /** @description How many movements. */
+                count: number;
+                /**
+                 * @description Their sum.
+                 * @example 0.25
+                 */
+                amount: string;
+            };
+            /** @description Orders delivered this month (placed this month or before). */
+            orders_delivered: {
+                /** @description Orders delivered this month. */
+                count: number;
+                /**
+                 * @description Their reserved amounts, spent.
+                 * @example 0.25
+                 */
+                amount: string;
+                /** @description Per product (stars first); a product with no delivery is left out. */
+                by_product: {
+                    /** @enum {string} */
+                    product: "stars" | "premium";
+                    /** @description Orders delivered. */
+                    count: number;
+                    /** @description Stars, or Premium months, delivered. */
+                    quantity: number;
+                    /**
+                     * @description TON as a decimal string: at most 9 fractional digits, trailing zeros trimmed, no exponent.
+                     * @example 0.25
+                     */
+                    amount: string;
+                }[];
+            };
+            /** @description Orders that failed this month: their reserved amounts were released to `value`. */
+            orders_failed: {
+                /** @description How many movements. */
+                count: number;
+                /**
+                 * @description Their sum.
+                 * @example 0.25
+                 */
+                amount: string;
+            };
+            /** @description Corrections by the operator. */
+            adjustments: {
+                /** @description Operator adjustments. */
+                count: number;
+                /**
+                 * @description Credited.
+                 * @example 0.25
+                 */
+                credits: string;
+                /**
+                 * @description Debited.
+                 * @example 0.25
+                 */
+                debits: string;
+                /**
+                 * @description `credits` less `debits`.
+                 * @example -0.25
+                 */
+                net: string;
+                /** @description Each adjustment, oldest first. */
+                items: {
+                    /**
+                     * @description A signed TON amount as a decimal string ("-0.25", "12.5", "0").
+                     * @example -0.25
+                     */
+                    amount: string;
+                    /**
+                     * Format: date-time
+                     * @description RFC 3339, UTC, millisecond precision, `Z` suffix.
+                     * @example 2026-11-25T21:30:00.123Z
+                     */
+                    created_at: string;
+                }[];
+            };
+            /** @description The balance at `period_end` (at `generated_at` for the current month). `value` = opening `value` + deposits + adjustments − placed + failed; `reserved` = opening `reserved` + placed − delivered − failed. */
+            closing_balance: {
+                /**
+                 * @description Available: what could be spent.
+                 * @example 0.25
+                 */
+                value: string;
+                /**
+                 * @description Held for orders not yet final.
+                 * @example 0.25
+                 */
+                reserved: string;
+                /** @constant */
+                currency: "TON";
+            };
+        };
         /** @description A page of deposits. */
         DepositList: {
             /**
@@ -1011,13 +1231,13 @@ export interface components {
                 message: string;
                 /** @description The input field at fault, when there is one. */
                 param?: string;
-                /** @description Where the code says so: `insufficient_balance`: `{available, required}`; `recipient_invalid`: `{reason}`. */
+                /** @description Where the code says so: `insufficient_balance`: `{available, required}`; `recipient_invalid` and `statement_not_found`: `{reason}`. */
                 details?: {
                     /**
-                     * @description `recipient_invalid` only: why the recipient cannot receive the product. `not_found`: no account has this username (a malformed one neither); `not_a_user`: a bot, channel or group; `already_premium`: has Telegram Premium, cannot be gifted it now; `not_eligible`: cannot receive the product right now.
+                     * @description `recipient_invalid`: why the recipient cannot receive the product. `not_found`: no account has this username (a malformed one neither); `not_a_user`: a bot, channel or group; `already_premium`: has Telegram Premium, cannot be gifted it now; `not_eligible`: cannot receive the product right now. `statement_not_found`: `not_begun` (the month has not begun) or `before_account` (it ended before the account was created).
                      * @enum {string}
                      */
-                    reason?: "not_found" | "not_a_user" | "already_premium" | "not_eligible";
+                    reason?: "not_found" | "not_a_user" | "already_premium" | "not_eligible" | "not_begun" | "before_account";
                 } & {
                     [key: string]: unknown;
                 };
@@ -1029,7 +1249,7 @@ export interface components {
          * @description See the error table in the API description.
          * @enum {string}
          */
-        ErrorCode: "insufficient_balance" | "idempotency_conflict" | "idempotency_key_in_use" | "recipient_invalid" | "idempotency_key_required" | "idempotency_key_invalid" | "invalid_json" | "invalid_request" | "invalid_product" | "invalid_quantity" | "invalid_external_id" | "missing_api_key" | "invalid_api_key" | "api_key_revoked" | "account_disabled" | "live_key_required" | "test_key_required" | "email_unverified" | "quote_expired" | "quote_mismatch" | "order_not_found" | "not_found" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "live_unavailable" | "price_unavailable" | "service_unavailable" | "request_timeout" | "internal_error" | "invalid_url" | "invalid_events" | "webhook_endpoint_not_found" | "webhook_endpoint_limit";
+        ErrorCode: "insufficient_balance" | "idempotency_conflict" | "idempotency_key_in_use" | "recipient_invalid" | "idempotency_key_required" | "idempotency_key_invalid" | "invalid_json" | "invalid_request" | "invalid_product" | "invalid_quantity" | "invalid_external_id" | "missing_api_key" | "invalid_api_key" | "api_key_revoked" | "account_disabled" | "live_key_required" | "test_key_required" | "email_unverified" | "quote_expired" | "quote_mismatch" | "order_not_found" | "not_found" | "statement_not_found" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "live_unavailable" | "price_unavailable" | "service_unavailable" | "request_timeout" | "internal_error" | "invalid_url" | "invalid_events" | "webhook_endpoint_not_found" | "webhook_endpoint_limit";
         CreateOrderRequest: {
             /**
              * @description What to buy.
@@ -2488,6 +2708,186 @@ export interface operations {
                         error?: {
                             /** @enum {unknown} */
                             code?: "email_unverified";
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    } & {
+                        [key: string]: unknown;
+                    });
+                };
+            };
+            /** @description Too Many Requests: `rate_limited`. */
+            429: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & ({
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "rate_limited";
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    } & {
+                        [key: string]: unknown;
+                    });
+                };
+            };
+            /** @description Internal Server Error: `internal_error`. */
+            500: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & ({
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "internal_error";
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    } & {
+                        [key: string]: unknown;
+                    });
+                };
+            };
+            /** @description Service Unavailable: `service_unavailable`. */
+            503: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    /**
+                     * @description With `service_unavailable`: seconds to wait before retrying.
+                     * @example 1
+                     */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & ({
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "service_unavailable";
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    } & {
+                        [key: string]: unknown;
+                    });
+                };
+            };
+        };
+    };
+    getStatement: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A calendar month in UTC, `YYYY-MM` (e.g. `2026-11`).
+                 * @example 2026-10
+                 */
+                month: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The month’s statement. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Statement"];
+                };
+            };
+            /** @description Bad Request: `invalid_request`. */
+            400: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & ({
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "invalid_request";
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    } & {
+                        [key: string]: unknown;
+                    });
+                };
+            };
+            /** @description Unauthorized: `missing_api_key`, `invalid_api_key`, `api_key_revoked`, `account_disabled`. */
+            401: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & ({
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "missing_api_key" | "invalid_api_key" | "api_key_revoked" | "account_disabled";
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    } & {
+                        [key: string]: unknown;
+                    });
+                };
+            };
+            /** @description Forbidden: `email_unverified`. */
+            403: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & ({
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "email_unverified";
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    } & {
+                        [key: string]: unknown;
+                    });
+                };
+            };
+            /** @description Not Found: `statement_not_found`. */
+            404: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & ({
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "statement_not_found";
                         } & {
                             [key: string]: unknown;
                         };

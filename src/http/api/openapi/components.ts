@@ -13,6 +13,9 @@ export type JsonSchema = Record<string, unknown>;
 
 // --- The error body ------------------------------------------------------------------------------
 
+/** `statement_not_found`'s reasons (src/statements/statement.ts). */
+const STATEMENT_UNAVAILABLE = ['not_begun', 'before_account'] as const;
+
 const ErrorCodeSchema = component('ErrorCode', Type.Unsafe<ErrorCode>({ type: 'string', enum: ERROR_CODES, description: 'See the error table in the API description.' }));
 
 export const ErrorBody = component(
@@ -31,16 +34,17 @@ export const ErrorBody = component(
                 reason: Type.Optional(
                   Type.Unsafe({
                     type: 'string',
-                    enum: [...RECIPIENT_REFUSALS],
+                    enum: [...RECIPIENT_REFUSALS, ...STATEMENT_UNAVAILABLE],
                     description:
-                      '`recipient_invalid` only: why the recipient cannot receive the product. `not_found`: no account has this username (a malformed one neither); ' +
-                      '`not_a_user`: a bot, channel or group; `already_premium`: has Telegram Premium, cannot be gifted it now; `not_eligible`: cannot receive the product right now.',
+                      '`recipient_invalid`: why the recipient cannot receive the product. `not_found`: no account has this username (a malformed one neither); ' +
+                      '`not_a_user`: a bot, channel or group; `already_premium`: has Telegram Premium, cannot be gifted it now; `not_eligible`: cannot receive the product right now. ' +
+                      '`statement_not_found`: `not_begun` (the month has not begun) or `before_account` (it ended before the account was created).',
                   }),
                 ),
               },
               {
                 additionalProperties: true,
-                description: 'Where the code says so: `insufficient_balance`: `{available, required}`; `recipient_invalid`: `{reason}`.',
+                description: 'Where the code says so: `insufficient_balance`: `{available, required}`; `recipient_invalid` and `statement_not_found`: `{reason}`.',
               },
             ),
           ),
@@ -134,6 +138,9 @@ export const ERROR_DOCS = {
   quote_mismatch: { when: 'A `quote_id` for another product, quantity or account, or already used (extension).' },
   order_not_found: { when: 'Unknown or malformed id, another account’s order, or an order of the other mode.' },
   not_found: { when: 'Unknown route.' },
+  statement_not_found: {
+    when: 'GET /statements/{month} for a month that has not begun (`details.reason`: `not_begun`) or ended before the account was created (`before_account`) (extension).',
+  },
   payload_too_large: { when: 'The body is over 16 KiB.' },
   unsupported_media_type: { when: 'A POST body that is not `application/json`.' },
   rate_limited: { when: 'Over the per-key rate; wait the `Retry-After` seconds.' },

@@ -10,6 +10,7 @@ import { listOrders } from './orders/list-orders.js';
 import { getPrices } from './prices/get-prices.js';
 import { getQuote } from './quotes/get-quote.js';
 import { validateRecipient } from './recipients/validate-recipient.js';
+import { getStatement } from './statements/get-statement.js';
 import { fundTestBalance } from './test-helpers/fund-test-balance.js';
 import { createWebhookEndpoint } from './webhooks/create-webhook-endpoint.js';
 import { deleteWebhookEndpoint } from './webhooks/delete-webhook-endpoint.js';
@@ -29,6 +30,7 @@ const OPERATIONS = [
   getPrices,
   getBalance,
   listBalanceHistory,
+  getStatement,
   listDeposits,
   getDepositAddress,
   createWebhookEndpoint,

@@ -261,3 +261,15 @@
   var live = document.getElementById('order-live');
   if (live) schedule(live);
 })();
+
+// ---- Statements: "Print or save as PDF" (the print stylesheet in app.css lays it out on A4) ----
+(function () {
+  'use strict';
+  var buttons = document.querySelectorAll('[data-print]');
+  for (var i = 0; i < buttons.length; i++) {
+    buttons[i].hidden = false;
+    buttons[i].addEventListener('click', function () {
+      window.print();
+    });
+  }
+})();

@@ -7,7 +7,7 @@ import { html } from '../html.js';
 import { sendHtml } from '../http.js';
 import { dashboardPage } from '../layout.js';
 import type { Web } from '../web.js';
-import { csvCell } from '../csv.js';
+import { csvCell } from '../../../domain/csv.js';
 
 /**
  * The account's activity for its owners (docs/dashboard.md, "Activity"): read from the audit

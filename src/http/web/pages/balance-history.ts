@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { Mode } from '../../../domain/api-key.js';
+import { csvCell } from '../../../domain/csv.js';
 import { formatTon } from '../../../domain/money.js';
 import { formatTimestamp } from '../../../domain/time.js';
 import { balanceHistory, findEntry } from '../../../ledger/history.js';
@@ -110,16 +111,6 @@ function historyTable(entries: JournalEntry[], mode: Mode): Html {
 // --- CSV --------------------------------------------------------------------------------------
 
 const CSV_HEADER = ['id', 'created_at', 'type', 'amount', 'reserved_change', 'balance_value_after', 'balance_reserved_after', 'order_id', 'deposit_reference'];
-
-/**
- * One RFC 4180 cell. Text that a spreadsheet would run as a formula (= + - @, tab, CR) gets a
- * leading apostrophe (OWASP "CSV injection"); amounts are numbers and keep their minus sign.
- */
-export function csvCell(value: string | null, kind: 'text' | 'number' = 'text'): string {
-  if (value === null) return '';
-  const safe = kind === 'text' && /^[=+\-@\t\r]/.test(value) ? `'${value}` : value;
-  return /[",\r\n]/.test(safe) ? `"${safe.replace(/"/g, '""')}"` : safe;
-}
 
 function csvRow(e: JournalEntry): string {
   return [
