@@ -91,6 +91,7 @@ export async function startService(config: Config, logger: Logger, role: Role = 
         ? undefined
         : {
             db,
+            brand: config.brand,
             signup: config.signup,
             depositAddress: config.depositAddress,
             tonNetwork: config.tonNetwork,

@@ -122,7 +122,7 @@ ${options.link ? html`<p data-testid="telegram-deep-link">Open <a href="${option
     const { session } = viewOf(request);
     const channel = field(request.body, 'channel');
     const message = {
-      subject: 'Starport test notification',
+      subject: `${ctx.brand.name} test notification`,
       parts: [`This is a test, sent from the dashboard by ${session.email}. Notifications for ${session.accountEmail} reach you here.`],
     };
     if (channel === 'telegram') {
