@@ -121,7 +121,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const { api } = options;
   if (api) {
     // One reference for the /api/v1 routes: GET /api/v1/openapi.json, /api/v1/docs and /docs.
-    const reference = new ApiReference(api.publicUrl);
+    const reference = new ApiReference(api.publicUrl, api.brand);
     app.addHook('onRoute', apiRoutes.add);
     await app.register(async (scope) => apiPlugin(scope, api, reference), { prefix: API_PREFIX });
     referenceRoutes(app, reference, { openapi: false });
