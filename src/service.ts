@@ -209,6 +209,7 @@ function createNotificationWorker(config: Config, db: Db, logger: Logger, metric
     mail: smtp ? new SmtpTransport(smtp, notifications.mailFrom, notifications.sendTimeoutMs) : undefined,
     telegram: telegram ? new TelegramBot(telegram.apiUrl, telegram.token) : undefined,
     depositAddress,
+    brand: config.brand,
     onAttempt: (channel, outcome) => metrics.notificationAttempts.inc({ channel, outcome }),
   });
 }
@@ -295,6 +296,7 @@ function apiContext(config: Config, db: Db, live: Live, publicUrl: ApiContext['p
     deposits: config.depositAddress ? { address: config.depositAddress, network: config.tonNetwork } : undefined,
     webhooks: config.webhooks,
     signupVerify: config.signupVerify,
+    brand: config.brand,
   };
 }
 

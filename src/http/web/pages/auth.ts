@@ -159,7 +159,7 @@ export function authRoutes(app: FastifyInstance, web: Web): void {
     const body = request.body;
     const email = field(body, 'email');
     const next = safeNext(field(body, 'next'));
-    const result = await logIn(ctx.db, { email, password: field(body, 'password'), ip: request.ip });
+    const result = await logIn(ctx.db, { email, password: field(body, 'password'), ip: request.ip, brand: brand.name });
     if (!result.ok) {
       if (result.reason === 'invalid') await auditFailure(request, email, 'password');
       const page = loginForm(preToken(request, reply), { email, next, status: notice('error', LOGIN_ERRORS[result.reason](brand.name)) });
@@ -224,7 +224,7 @@ export function authRoutes(app: FastifyInstance, web: Web): void {
     if (!preCsrfValid(request)) return refuse(request, reply);
     if (ctx.signup === 'closed') return sendHtml(reply, signupClosed(), 403);
     const email = field(request.body, 'email');
-    const result = await signUp(ctx.db, { email, password: field(request.body, 'password'), ip: request.ip, origin: ctx.linkOrigin() });
+    const result = await signUp(ctx.db, { email, password: field(request.body, 'password'), ip: request.ip, origin: ctx.linkOrigin(), brand: brand.name });
     if (!result.ok) {
       const status = result.reason === 'throttled' ? 429 : 400;
       return sendHtml(reply, signupForm(preToken(request, reply), { email, status: notice('error', result.message) }), status);

@@ -63,7 +63,7 @@ export function emailRoutes(app: FastifyInstance, web: Web): void {
 
   app.post('/account/verify-email', guarded, async (request, reply) => {
     const session = web.view(request, 'live').session;
-    const outcome = await resendVerification(ctx.db, { personId: session.personId, ip: request.ip, origin: ctx.linkOrigin() });
+    const outcome = await resendVerification(ctx.db, { personId: session.personId, ip: request.ip, origin: ctx.linkOrigin(), brand: ctx.brand.name });
     return redirect(reply, `/account?notice=${outcome === 'sent' ? 'verification_sent' : outcome === 'throttled' ? 'verification_throttled' : 'email_verified'}`);
   });
 
@@ -75,6 +75,7 @@ export function emailRoutes(app: FastifyInstance, web: Web): void {
       newEmail: field(request.body, 'email'),
       ip: request.ip,
       origin: ctx.linkOrigin(),
+      brand: ctx.brand.name,
     });
     return redirect(reply, `/account?notice=${result.ok ? 'email_change_sent' : `email_${result.reason === 'invalid_email' ? 'invalid' : result.reason}`}`);
   });
@@ -137,7 +138,7 @@ export function emailRoutes(app: FastifyInstance, web: Web): void {
     reply.header('referrer-policy', 'no-referrer');
     if (!preCsrfValid(request)) return refuse(request, reply);
     const { token } = request.params as { token: string };
-    const result = await confirmEmailChange(ctx.db, token);
+    const result = await confirmEmailChange(ctx.db, token, Date.now(), ctx.brand.name);
     if (!result.ok) return sendHtml(reply, linkProblem(`${result.message} Ask for the change again on your account page.`), 404);
     return redirect(reply, '/account?notice=email_changed');
   });

@@ -83,7 +83,7 @@ export function inviteLinkRoutes(app: FastifyInstance, web: Web): void {
         now: Date.now(),
       });
     if (active) {
-      const result = await acceptInvite(ctx.db, token, { personId: active.personId }, Date.now(), audit);
+      const result = await acceptInvite(ctx.db, token, { personId: active.personId }, Date.now(), audit, ctx.brand.name);
       if (!result.ok)
         return sendHtml(
           reply,
@@ -99,7 +99,7 @@ export function inviteLinkRoutes(app: FastifyInstance, web: Web): void {
     if (password !== field(request.body, 'password_again')) {
       return sendHtml(reply, invitePage(token, pending, preToken(request, reply), undefined, notice('error', 'The two passwords are different.')), 400);
     }
-    const result = await acceptInvite(ctx.db, token, { password }, Date.now(), audit);
+    const result = await acceptInvite(ctx.db, token, { password }, Date.now(), audit, ctx.brand.name);
     if (!result.ok) {
       if (isInviteProblem(result.reason)) return sendHtml(reply, invalidInvite(result.message), 404);
       return sendHtml(reply, invitePage(token, pending, preToken(request, reply), undefined, notice('error', result.message)), 400);

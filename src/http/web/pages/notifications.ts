@@ -160,7 +160,7 @@ ${options.link ? html`<p data-testid="telegram-deep-link">Open <a href="${option
       const given = request.headers['x-telegram-bot-api-secret-token'];
       if (typeof given !== 'string' || !safeEqual(given, secret)) return reply.code(401).send();
       const update = request.body as TelegramUpdate | undefined;
-      if (update && typeof update === 'object' && typeof update.update_id === 'number') await handleUpdate(ctx.db.kysely, update);
+      if (update && typeof update === 'object' && typeof update.update_id === 'number') await handleUpdate(ctx.db.kysely, update, Date.now(), ctx.brand.name);
       return reply.code(200).send();
     });
   }

@@ -64,7 +64,7 @@ export function passwordResetRoutes(app: FastifyInstance, web: Web): void {
     const email = await admitPasswordReset(ctx.db, { email: field(request.body, 'email'), ip: request.ip });
     if (email !== undefined) {
       const origin = ctx.linkOrigin();
-      afterAnswer.set(request, () => sendPasswordReset(ctx.db, { email, origin }));
+      afterAnswer.set(request, () => sendPasswordReset(ctx.db, { email, origin, brand: ctx.brand.name }));
     }
     return sendHtml(reply, sentPage);
   });
@@ -104,7 +104,7 @@ export function passwordResetRoutes(app: FastifyInstance, web: Web): void {
     if (password !== field(request.body, 'password_again')) {
       return sendHtml(reply, resetForm(preToken(request, reply), token, link.email, notice('error', 'The two passwords are different.')), 400);
     }
-    const result = await resetPassword(ctx.db, token, password);
+    const result = await resetPassword(ctx.db, token, password, Date.now(), ctx.brand.name);
     if (!result.ok) {
       if (result.reason === 'weak_password') return sendHtml(reply, resetForm(preToken(request, reply), token, link.email, notice('error', result.message)), 400);
       return sendHtml(reply, linkProblem(result.message), 404);
