@@ -175,6 +175,7 @@ export function errorPage(
     <p>${message}</p>
     <p><a class="button" href="${action.href}">${action.label}</a></p>
   </div>
+  ${authFooter(brand)}
 </main>`,
   });
 }
