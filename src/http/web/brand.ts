@@ -21,7 +21,7 @@ export interface BrandFiles {
 }
 
 /** An SVG logo is an image, never a document that runs script (docs/operations.md "Branding"). */
-export const LOGO_CSP = "default-src 'none'; sandbox";
+const LOGO_CSP = "default-src 'none'; sandbox";
 
 const made = new WeakMap<Brand, BrandFiles>();
 

@@ -76,7 +76,7 @@ function brandMark(brand: Brand): Html {
 }
 
 /** Support, terms and privacy, as far as the operator set them (nothing when none is). */
-export function brandLinks(brand: Brand): Html[] {
+function brandLinks(brand: Brand): Html[] {
   const links: Html[] = [];
   if (brand.supportUrl) links.push(html`<a href="${brand.supportUrl}" data-testid="support-link">Support</a>`);
   else if (brand.supportEmail) links.push(html`<a href="mailto:${brand.supportEmail}" data-testid="support-link">Support</a>`);
