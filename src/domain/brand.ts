@@ -43,7 +43,7 @@ export const MAX_LOGO_BYTES = 256 * 1024;
  * primary button. The tinted background of the current menu entry and of pills is derived from
  * the accent (`tint`), and checked with them.
  */
-export const ACCENT_BACKGROUNDS = [
+const ACCENT_BACKGROUNDS = [
   { name: 'the card background #ffffff', color: '#ffffff' },
   { name: 'the page background #f5f6f8', color: '#f5f6f8' },
 ] as const;

@@ -15,7 +15,7 @@ export interface BrandFile {
   csp?: string;
 }
 
-export interface BrandFiles {
+interface BrandFiles {
   logo: BrandFile | undefined;
   css: BrandFile | undefined;
 }
