@@ -2,13 +2,15 @@ import { fileURLToPath } from 'node:url';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
+import { type Brand, DEFAULT_BRAND_NAME, formatRatio, hexColor, logoType, MAX_LOGO_BYTES, MIN_TEXT_CONTRAST, weakestContrast } from './domain/brand.js';
 import type { Decimal } from './domain/decimal.js';
 import type { PriceList } from './domain/pricing.js';
 import { depositAddressForm, friendlyAddress, rawAddressForm, TonAddressError } from './domain/ton-address.js';
 import { MAINNET_USDT_MASTER, parseUsdt } from './domain/usdt.js';
 import { type LiveConfig, loadLiveConfig } from './live/config.js';
 import { DEFAULT_RETRY_DELAYS_MS } from './webhooks/schedule.js';
-import { ConfigError, decimal, type Env, flag, integer, millisecondList, tonAmount } from './env.js';
+import { ConfigError, decimal, type Env, flag, httpUrl, integer, millisecondList, tonAmount } from './env.js';
+import { isMailAddress } from './notifications/outbox.js';
 import { type NotificationConfig, notificationConfig } from './notifications/config.js';
 
 export { ConfigError } from './env.js';
@@ -88,6 +90,8 @@ export interface Config {
   http: HttpLimits;
   /** E-mail and Telegram (docs/operations.md "Notifications"). */
   notifications: NotificationConfig;
+  /** BRAND_*, SUPPORT_*, TERMS_URL, PRIVACY_URL (docs/operations.md "Branding"). */
+  brand: Brand;
 }
 
 export interface HttpLimits {
@@ -308,7 +312,54 @@ export function loadConfig(env: Env = process.env): Config {
     },
     http: httpLimits(env),
     notifications: notificationConfig(env),
+    brand: brandConfig(env),
   };
+}
+
+/** The brand: a logo checked by its content and size, an accent refused below WCAG AA contrast. */
+export function brandConfig(env: Env): Brand {
+  const name = (env.BRAND_NAME ?? '').trim() || DEFAULT_BRAND_NAME;
+  if (name.length > 60 || /[\u0000-\u001f\u007f]/.test(name)) throw new ConfigError(`BRAND_NAME must be one line of at most 60 characters, got "${name.slice(0, 80)}"`);
+  const supportEmail = env.SUPPORT_EMAIL?.trim() || undefined;
+  if (supportEmail && !isMailAddress(supportEmail)) throw new ConfigError(`SUPPORT_EMAIL must be an e-mail address, got "${supportEmail}"`);
+  return {
+    name,
+    logo: brandLogo(env.BRAND_LOGO_FILE),
+    color: brandColor(env.BRAND_COLOR),
+    supportEmail,
+    supportUrl: httpUrl(env, 'SUPPORT_URL'),
+    termsUrl: httpUrl(env, 'TERMS_URL'),
+    privacyUrl: httpUrl(env, 'PRIVACY_URL'),
+  };
+}
+
+function brandLogo(file: string | undefined): Brand['logo'] {
+  if (!file) return undefined;
+  let body: Buffer;
+  try {
+    const size = fs.statSync(file).size;
+    if (size > MAX_LOGO_BYTES) throw new ConfigError(`BRAND_LOGO_FILE must be at most ${MAX_LOGO_BYTES / 1024} KiB, "${file}" has ${size} bytes`);
+    body = fs.readFileSync(file);
+  } catch (error) {
+    if (error instanceof ConfigError) throw error;
+    throw new ConfigError(`BRAND_LOGO_FILE cannot be read: "${file}" (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
+  }
+  const type = logoType(body);
+  if (!type) throw new ConfigError(`BRAND_LOGO_FILE must be an SVG or PNG image, "${file}" is neither (checked by its content)`);
+  return { body, type };
+}
+
+function brandColor(raw: string | undefined): string | undefined {
+  if (!raw) return undefined;
+  const color = hexColor(raw);
+  if (!color) throw new ConfigError(`BRAND_COLOR must be a hex colour such as #4338ca, got "${raw}"`);
+  const weakest = weakestContrast(color);
+  if (weakest.ratio < MIN_TEXT_CONTRAST) {
+    throw new ConfigError(
+      `BRAND_COLOR ${color} has a contrast ratio of ${formatRatio(weakest.ratio)}:1 against ${weakest.background}; WCAG AA needs at least ${MIN_TEXT_CONTRAST}:1 for text: choose a darker colour`,
+    );
+  }
+  return color;
 }
 
 export function httpLimits(env: Env): HttpLimits {

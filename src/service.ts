@@ -94,6 +94,7 @@ export async function startService(config: Config, logger: Logger, role: Role = 
         ? undefined
         : {
             db,
+            brand: config.brand,
             signup: config.signup,
             depositAddress: config.depositAddress,
             tonNetwork: config.tonNetwork,
@@ -214,6 +215,7 @@ function createNotificationWorker(config: Config, db: Db, logger: Logger, metric
     mail: smtp ? new SmtpTransport(smtp, notifications.mailFrom, notifications.sendTimeoutMs) : undefined,
     telegram: telegram ? new TelegramBot(telegram.apiUrl, telegram.token) : undefined,
     depositAddress,
+    brand: config.brand,
     onAttempt: (channel, outcome) => metrics.notificationAttempts.inc({ channel, outcome }),
   });
 }
@@ -300,6 +302,7 @@ function apiContext(config: Config, db: Db, live: Live, publicUrl: ApiContext['p
     deposits: config.depositAddress ? { address: config.depositAddress, network: config.tonNetwork } : undefined,
     webhooks: config.webhooks,
     signupVerify: config.signupVerify,
+    brand: config.brand,
   };
 }
 

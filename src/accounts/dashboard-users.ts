@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import { DEFAULT_BRAND_NAME } from '../domain/brand.js';
 import type { Database } from '../db/schema.js';
 import type { Db } from '../db/engine.js';
 import { AccountError, createAccount, normalizeEmail } from './accounts.js';
@@ -34,7 +35,7 @@ const UNAVAILABLE = 'We could not create an account with this e-mail address. If
  * The address is unverified until the link mailed in the same transaction is opened
  * (email-verification.ts); `origin` is the links' base URL.
  */
-export async function signUp(db: Db, input: { email: string; password: string; ip: string; origin: string }, now = Date.now()): Promise<SignUpResult> {
+export async function signUp(db: Db, input: { email: string; password: string; ip: string; origin: string; brand: string }, now = Date.now()): Promise<SignUpResult> {
   const email = normalizeEmail(input.email);
   if (!isMailAddress(email)) return { ok: false, reason: 'invalid_email', message: 'Enter a valid e-mail address, like you@example.com.' };
   const weak = passwordProblem(input.password);
@@ -51,7 +52,7 @@ export async function signUp(db: Db, input: { email: string; password: string; i
       await tx.updateTable('people').set({ password_hash: passwordHash, updated_at: now }).where('email', '=', email).execute();
       personId = (await tx.selectFrom('people').select('id').where('email', '=', email).executeTakeFirstOrThrow()).id;
       await markUnverified(tx, personId, account.accountId, now);
-      await queueVerificationMail(tx, { personId, email, origin: input.origin }, now);
+      await queueVerificationMail(tx, { personId, email, origin: input.origin, brand: input.brand }, now);
     });
   } catch (error) {
     if (!(error instanceof AccountError)) throw error;
@@ -72,7 +73,7 @@ export type LogInResult = { ok: true; personId: string; accountId: string; twoFa
  * their oldest active membership; a person with no active membership is 'disabled'.
  * `twoFactor`: the password is not enough, the session must give a code next.
  */
-export async function logIn(db: Db, input: { email: string; password: string; ip: string }, now = Date.now()): Promise<LogInResult> {
+export async function logIn(db: Db, input: { email: string; password: string; ip: string; brand?: string }, now = Date.now()): Promise<LogInResult> {
   const email = normalizeEmail(input.email);
   const attempt = await reserveLoginAttempt(db, email, input.ip, now);
   if (!attempt) return { ok: false, reason: 'throttled' };
@@ -86,7 +87,7 @@ export async function logIn(db: Db, input: { email: string; password: string; ip
   if (!accountId) return { ok: false, reason: (await hasAnyMembership(db, row.id)) ? 'disabled' : 'removed' };
   // With two-factor on, failures are cleared only once the code is right as well.
   if (row.totp_enabled_at === null) await clearLoginFailures(db, email);
-  await db.kysely.transaction().execute((tx) => signedIn(tx, row.id, input.ip, now));
+  await db.kysely.transaction().execute((tx) => signedIn(tx, row.id, input.ip, now, input.brand));
   return { ok: true, personId: row.id, accountId, twoFactor: row.totp_enabled_at !== null };
 }
 
@@ -182,6 +183,7 @@ export async function usePasswordLink(
   password: string,
   now = Date.now(),
   record?: (tx: Kysely<Database>, used: { accountId: string; personId: string }) => Promise<void>,
+  brand = DEFAULT_BRAND_NAME,
 ): Promise<UsePasswordLinkResult> {
   const invalid = { ok: false, reason: 'invalid_link', message: 'This link is invalid, already used or expired. Ask your operator for a new one.' } as const;
   if (!(await checkPasswordLink(db, token, now))) return invalid;
@@ -207,7 +209,7 @@ export async function usePasswordLink(
         .where('t.token_hash', '=', tokenHash)
         .executeTakeFirstOrThrow();
       await tx.updateTable('people').set({ password_hash: passwordHash, updated_at: now }).where('id', '=', link.id).execute();
-      if (link.password_hash !== null) await passwordChanged(tx, link.id, now);
+      if (link.password_hash !== null) await passwordChanged(tx, link.id, now, brand);
       await deletePersonSessions(tx, link.id);
       await record?.(tx, { accountId: link.account_id, personId: link.id });
       return { personId: link.id, twoFactor: link.totp_enabled_at !== null };

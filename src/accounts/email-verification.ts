@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Db } from '../db/engine.js';
+import { DEFAULT_BRAND_NAME } from '../domain/brand.js';
 import type { Database } from '../db/schema.js';
 import { enqueueMail, isMailAddress } from '../notifications/outbox.js';
 import { normalizeEmail } from './accounts.js';
@@ -19,7 +20,7 @@ import { verifyPassword } from './passwords.js';
  */
 
 /** Queues the verification mail for `email` in the caller's transaction (a new link voids the older ones). */
-export async function queueVerificationMail(tx: Kysely<Database>, input: { personId: string; email: string; origin: string }, now = Date.now()): Promise<void> {
+export async function queueVerificationMail(tx: Kysely<Database>, input: { personId: string; email: string; origin: string; brand: string }, now = Date.now()): Promise<void> {
   const { token } = await issueEmailToken(tx, { purpose: 'verify_email', personId: input.personId, email: input.email }, now);
   const link = `${input.origin}/verify-email/${token}`;
   await enqueueMail(
@@ -30,9 +31,9 @@ export async function queueVerificationMail(tx: Kysely<Database>, input: { perso
       personId: input.personId,
       secrets: [token],
       message: {
-        subject: 'Verify your e-mail address for Starport',
+        subject: `Verify your e-mail address for ${input.brand}`,
         parts: [
-          `Someone, hopefully you, signed up to Starport with ${input.email}. Open this link within 24 hours to confirm that the address is yours:`,
+          `Someone, hopefully you, signed up to ${input.brand} with ${input.email}. Open this link within 24 hours to confirm that the address is yours:`,
           { link, label: 'Verify my address' },
           'The link works once. If you did not sign up, ignore this e-mail: the address will get nothing more from us.',
         ],
@@ -83,11 +84,15 @@ export async function verifyEmail(db: Db, token: unknown, now = Date.now()): Pro
 }
 
 /** A new verification link for a signed-in person whose address is not verified yet (throttled). */
-export async function resendVerification(db: Db, input: { personId: string; ip: string; origin: string }, now = Date.now()): Promise<'sent' | 'verified' | 'throttled'> {
+export async function resendVerification(
+  db: Db,
+  input: { personId: string; ip: string; origin: string; brand: string },
+  now = Date.now(),
+): Promise<'sent' | 'verified' | 'throttled'> {
   const person = await db.kysely.selectFrom('people').select(['email', 'email_unverified_since']).where('id', '=', input.personId).executeTakeFirst();
   if (!person || person.email_unverified_since === null) return 'verified';
   if (!(await reserveMailRequest(db, 'verify_email', person.email, input.ip, now))) return 'throttled';
-  await db.kysely.transaction().execute((tx) => queueVerificationMail(tx, { personId: input.personId, email: person.email, origin: input.origin }, now));
+  await db.kysely.transaction().execute((tx) => queueVerificationMail(tx, { personId: input.personId, email: person.email, origin: input.origin, brand: input.brand }, now));
   return 'sent';
 }
 
@@ -99,7 +104,7 @@ export type EmailChangeRequest = { ok: true; email: string } | { ok: false; reas
  */
 export async function requestEmailChange(
   db: Db,
-  input: { personId: string; password: string; newEmail: string; ip: string; origin: string },
+  input: { personId: string; password: string; newEmail: string; ip: string; origin: string; brand: string },
   now = Date.now(),
 ): Promise<EmailChangeRequest> {
   const email = normalizeEmail(input.newEmail);
@@ -114,7 +119,7 @@ export async function requestEmailChange(
   if (!person.password_hash || !(await verifyPassword(person.password_hash, input.password)))
     return { ok: false, reason: 'wrong_password', message: 'That password is not right.' };
   if (await db.kysely.selectFrom('people').select('id').where('email', '=', email).executeTakeFirst()) {
-    return { ok: false, reason: 'taken', message: 'That address already signs in to Starport: it cannot be yours too.' };
+    return { ok: false, reason: 'taken', message: `That address already signs in to ${input.brand}: it cannot be yours too.` };
   }
   await db.kysely.transaction().execute(async (tx) => {
     const { token } = await issueEmailToken(tx, { purpose: 'change_email', personId: input.personId, email }, now);
@@ -126,9 +131,9 @@ export async function requestEmailChange(
         personId: input.personId,
         secrets: [token],
         message: {
-          subject: 'Confirm your new Starport sign-in address',
+          subject: `Confirm your new ${input.brand} sign-in address`,
           parts: [
-            `Someone signed in as ${person.email} asked to sign in to Starport with ${email} from now on. Open this link within 24 hours to confirm it:`,
+            `Someone signed in as ${person.email} asked to sign in to ${input.brand} with ${email} from now on. Open this link within 24 hours to confirm it:`,
             { link: `${input.origin}/confirm-email/${token}`, label: 'Use this address' },
             'Nothing changes until the link is opened. If this was not you, ignore this e-mail.',
           ],
@@ -146,7 +151,7 @@ export type EmailChangeResult =
   | { ok: false; reason: 'taken'; message: string };
 
 /** Spends a change-of-address link: the new address signs in from now on (verified), and the old one is told. */
-export async function confirmEmailChange(db: Db, token: unknown, now = Date.now()): Promise<EmailChangeResult> {
+export async function confirmEmailChange(db: Db, token: unknown, now = Date.now(), brand = DEFAULT_BRAND_NAME): Promise<EmailChangeResult> {
   const lookup = await checkEmailToken(db.kysely, 'change_email', token, now);
   if (!lookup.ok) return lookup;
   try {
@@ -164,8 +169,8 @@ export async function confirmEmailChange(db: Db, token: unknown, now = Date.now(
             topic: 'security',
             personId: lookup.personId,
             message: {
-              subject: 'Your Starport sign-in address was changed',
-              parts: [`Your dashboard sign-in address is now ${lookup.email}; ${person.email} no longer signs in. If this was not you, contact your Starport operator at once.`],
+              subject: `Your ${brand} sign-in address was changed`,
+              parts: [`Your dashboard sign-in address is now ${lookup.email}; ${person.email} no longer signs in. If this was not you, contact your ${brand} operator at once.`],
             },
           },
           now,
@@ -179,7 +184,7 @@ export async function confirmEmailChange(db: Db, token: unknown, now = Date.now(
     }
     return { ok: true, personId: lookup.personId, email: lookup.email, previous };
   } catch (error) {
-    if (db.engine.isUniqueViolation(error)) return { ok: false, reason: 'taken', message: 'That address signs in to Starport already: it cannot be used for a second login.' };
+    if (db.engine.isUniqueViolation(error)) return { ok: false, reason: 'taken', message: `That address signs in to ${brand} already: it cannot be used for a second login.` };
     throw error;
   }
 }

@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Db } from '../db/engine.js';
+import { DEFAULT_BRAND_NAME } from '../domain/brand.js';
 import type { Database, TeamRole } from '../db/schema.js';
 import { newId } from '../domain/random.js';
 import { formatTimestamp } from '../domain/time.js';
@@ -126,7 +127,7 @@ export async function resendInvite(
  */
 export async function queueInviteMail(
   tx: Kysely<Database>,
-  input: { accountId: string; accountEmail: string; inviter: string; invite: Invite; link: string },
+  input: { accountId: string; accountEmail: string; inviter: string; invite: Invite; link: string; brand: string },
   now = Date.now(),
 ): Promise<boolean> {
   const person = await tx.selectFrom('people').select('email_unverified_since').where('email', '=', input.invite.email).executeTakeFirst();
@@ -139,9 +140,9 @@ export async function queueInviteMail(
       accountId: input.accountId,
       secrets: [input.invite.token],
       message: {
-        subject: `You are invited to a Starport account`,
+        subject: `You are invited to a ${input.brand} account`,
         parts: [
-          `${input.inviter} invites you to join the Starport account ${input.accountEmail} as ${input.invite.role}.`,
+          `${input.inviter} invites you to join the ${input.brand} account ${input.accountEmail} as ${input.invite.role}.`,
           { link: input.link, label: 'Open the invite' },
           `The link works once, until ${formatTimestamp(input.invite.expiresAt)}. If you do not know the sender, ignore this e-mail.`,
         ],
@@ -264,8 +265,8 @@ export type AcceptInviteResult =
   | { ok: false; reason: InviteProblem | 'weak_password' | 'wrong_person'; message: string };
 
 /** Someone with the invited address exists: a password chosen on the invite would be theirs. */
-const existingPersonMessage = (email: string) =>
-  `This invite is for ${email}, who already has a Starport login: log in as ${email} (or first set its password with the link you were given), then open this invite again.`;
+const existingPersonMessage = (email: string, brand: string) =>
+  `This invite is for ${email}, who already has a ${brand} login: log in as ${email} (or first set its password with the link you were given), then open this invite again.`;
 
 /**
  * Spends an invite (one conditional update: it works once) and adds the membership. Either the
@@ -281,13 +282,14 @@ export async function acceptInvite(
   how: { personId: string } | { password: string },
   now = Date.now(),
   within?: (tx: Kysely<Database>, accepted: { accountId: string; personId: string; email: string; role: TeamRole }) => Promise<unknown>,
+  brand = DEFAULT_BRAND_NAME,
 ): Promise<AcceptInviteResult> {
   const lookup = await checkInvite(db, token, now);
   if (!lookup.ok) return lookup;
   const pending = lookup.invite;
   let passwordHash: string | undefined;
   if ('password' in how) {
-    if (pending.existingPerson) return { ok: false, reason: 'wrong_person', message: existingPersonMessage(pending.email) };
+    if (pending.existingPerson) return { ok: false, reason: 'wrong_person', message: existingPersonMessage(pending.email, brand) };
     const weak = passwordProblem(how.password);
     if (weak) return { ok: false, reason: 'weak_password', message: weak };
     passwordHash = await hashPassword(how.password);
@@ -313,7 +315,7 @@ export async function acceptInvite(
         // Only a person this very invite creates chooses a password here (checked again inside
         // the transaction; a concurrent creation of the same e-mail fails the insert).
         if (await tx.selectFrom('people').select('id').where('email', '=', pending.email).executeTakeFirst()) {
-          return { ok: false, reason: 'wrong_person', message: existingPersonMessage(pending.email) };
+          return { ok: false, reason: 'wrong_person', message: existingPersonMessage(pending.email, brand) };
         }
         personId = newId('psn');
         await tx
@@ -343,7 +345,7 @@ export async function acceptInvite(
     .catch((error: unknown) => {
       if (error instanceof InviteSpent) return 'spent' as const;
       // Two acceptances creating the same person at once: the loser's insert is refused.
-      if (db.engine.isUniqueViolation(error)) return { ok: false, reason: 'wrong_person', message: existingPersonMessage(pending.email) } as const;
+      if (db.engine.isUniqueViolation(error)) return { ok: false, reason: 'wrong_person', message: existingPersonMessage(pending.email, brand) } as const;
       throw error;
     });
   if (outcome !== 'spent') return outcome;

@@ -1,3 +1,4 @@
+import { DEFAULT_BRAND_NAME } from '../domain/brand.js';
 import type { Db } from '../db/engine.js';
 import { passwordChanged } from '../notifications/notices.js';
 import { enqueueMail, isMailAddress } from '../notifications/outbox.js';
@@ -35,7 +36,7 @@ export async function admitPasswordReset(db: Db, input: { email: string; ip: str
 }
 
 /** Writes the link and queues its mail if the (admitted) address has a login; nothing is mailed otherwise. */
-export async function sendPasswordReset(db: Db, input: { email: string; origin: string }, now = Date.now()): Promise<void> {
+export async function sendPasswordReset(db: Db, input: { email: string; origin: string; brand: string }, now = Date.now()): Promise<void> {
   const { email } = input;
   await db.kysely.transaction().execute(async (tx) => {
     const person = await tx.selectFrom('people').select('id').where('email', '=', email).executeTakeFirst();
@@ -49,9 +50,9 @@ export async function sendPasswordReset(db: Db, input: { email: string; origin: 
         personId: person.id,
         secrets: [token],
         message: {
-          subject: 'Reset your Starport password',
+          subject: `Reset your ${input.brand} password`,
           parts: [
-            'Someone, hopefully you, asked to reset the password of your Starport dashboard sign-in. Open this link within an hour to choose a new one:',
+            `Someone, hopefully you, asked to reset the password of your ${input.brand} dashboard sign-in. Open this link within an hour to choose a new one:`,
             { link: `${input.origin}/reset-password/${token}`, label: 'Choose a new password' },
             'The link works once. If you did not ask for it, ignore this e-mail: your password stays as it is.',
           ],
@@ -69,7 +70,7 @@ export function checkResetLink(db: Db, token: unknown, now = Date.now()): Promis
 export type ResetResult = { ok: true; personId: string; email: string } | Extract<EmailTokenLookup, { ok: false }> | { ok: false; reason: 'weak_password'; message: string };
 
 /** Sets the new password through a reset link (spent by one conditional update) and ends every session of the person. */
-export async function resetPassword(db: Db, token: unknown, password: string, now = Date.now()): Promise<ResetResult> {
+export async function resetPassword(db: Db, token: unknown, password: string, now = Date.now(), brand = DEFAULT_BRAND_NAME): Promise<ResetResult> {
   const lookup = await checkResetLink(db, token, now);
   if (!lookup.ok) return lookup;
   const weak = passwordProblem(password);
@@ -87,7 +88,7 @@ export async function resetPassword(db: Db, token: unknown, password: string, no
     if (set.numUpdatedRows !== 1n) return 'moved';
     await releaseOwnedAccounts(tx, lookup.personId);
     await deletePersonSessions(tx, lookup.personId);
-    await passwordChanged(tx, lookup.personId, now);
+    await passwordChanged(tx, lookup.personId, now, brand);
     return true;
   });
   if (done === 'moved') return { ok: false, reason: 'invalid', message: 'This link is for an address that no longer signs in.' };

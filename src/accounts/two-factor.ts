@@ -2,6 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { generateSecret, generateURI, verify } from 'otplib';
 import type { Db } from '../db/engine.js';
+import { DEFAULT_BRAND_NAME } from '../domain/brand.js';
 import type { Database } from '../db/schema.js';
 import { deletePersonSessions } from './sessions.js';
 import { twoFactorTurnedOff } from '../notifications/notices.js';
@@ -17,7 +18,6 @@ import { twoFactorTurnedOff } from '../notifications/notices.js';
 const RECOVERY_CODE_COUNT = 10;
 /** Revealing a live key, changing a webhook endpoint or the team asks again after this long. */
 const STEP_UP_MS = 10 * 60 * 1000;
-const ISSUER = 'Starport';
 const BASE32 = 'abcdefghijklmnopqrstuvwxyz234567';
 const RECOVERY_FORMAT = /^[a-z2-7]{5}-?[a-z2-7]{5}$/;
 const TOTP_FORMAT = /^\d{6}$/;
@@ -49,7 +49,7 @@ export interface Enrolment {
  * Starts (or restarts) enrolment: a new secret, stored but not in force until a code computed
  * from it is confirmed. A person who already has two-factor on must turn it off first.
  */
-export async function startEnrolment(db: Db, personId: string, email: string, now = Date.now()): Promise<Enrolment> {
+export async function startEnrolment(db: Db, personId: string, email: string, issuer = DEFAULT_BRAND_NAME, now = Date.now()): Promise<Enrolment> {
   const secret = generateSecret();
   const updated = await db.kysely
     .updateTable('people')
@@ -58,14 +58,14 @@ export async function startEnrolment(db: Db, personId: string, email: string, no
     .where('totp_enabled_at', 'is', null)
     .executeTakeFirst();
   if (updated.numUpdatedRows !== 1n) throw new Error('two-factor sign-in is already on');
-  return { secret, uri: generateURI({ issuer: ISSUER, label: email, secret }) };
+  return { secret, uri: generateURI({ issuer, label: email, secret }) };
 }
 
 /** The secret of an enrolment in progress, to show again (the page is reloaded). */
-export async function pendingEnrolment(db: Db, personId: string, email: string): Promise<Enrolment | undefined> {
+export async function pendingEnrolment(db: Db, personId: string, email: string, issuer = DEFAULT_BRAND_NAME): Promise<Enrolment | undefined> {
   const row = await db.kysely.selectFrom('people').select(['totp_secret', 'totp_enabled_at']).where('id', '=', personId).executeTakeFirst();
   if (!row?.totp_secret || row.totp_enabled_at !== null) return undefined;
-  return { secret: row.totp_secret, uri: generateURI({ issuer: ISSUER, label: email, secret: row.totp_secret }) };
+  return { secret: row.totp_secret, uri: generateURI({ issuer, label: email, secret: row.totp_secret }) };
 }
 
 async function checkTotp(secret: string, code: string, lastStep: bigint | null, now: number): Promise<number | undefined> {

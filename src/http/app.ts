@@ -45,9 +45,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   // outside /api; API clients always get the contract's JSON error.
   const apiRoutes = new ApiRouteIndex(API_PREFIX);
   const hint = (request: FastifyRequest) => (options.api ? apiRoutes.suggestion(request.method, request.url.split('?')[0] ?? '') : undefined);
-  const notFound = (request: FastifyRequest, reply: FastifyReply) => (options.web ? notFoundForBrowsers : handleNotFound)(request, reply, hint(request));
-  const onError = options.web
-    ? (error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply) => errorForBrowsers(error, request, reply, engine)
+  const { web } = options;
+  const notFound = (request: FastifyRequest, reply: FastifyReply) =>
+    web ? notFoundForBrowsers(web.brand, request, reply, hint(request)) : handleNotFound(request, reply, hint(request));
+  const onError = web
+    ? (error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply) => errorForBrowsers(web.brand, error, request, reply, engine)
     : (error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply) => handleError(error, request, reply, engine);
   const app = Fastify({
     loggerInstance: options.logger,
@@ -119,7 +121,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const { api } = options;
   if (api) {
     // One reference for the /api/v1 routes: GET /api/v1/openapi.json, /api/v1/docs and /docs.
-    const reference = new ApiReference(api.publicUrl);
+    const reference = new ApiReference(api.publicUrl, api.brand);
     app.addHook('onRoute', apiRoutes.add);
     await app.register(async (scope) => apiPlugin(scope, api, reference), { prefix: API_PREFIX });
     referenceRoutes(app, reference, { openapi: false });

@@ -1,5 +1,6 @@
 import os from 'node:os';
 import type { Kysely } from 'kysely';
+import { DEFAULT_BRAND_NAME } from '../domain/brand.js';
 import type { Database } from '../db/schema.js';
 import type { Mode } from '../domain/api-key.js';
 import { formatTon } from '../domain/money.js';
@@ -199,12 +200,12 @@ export async function webhookDisabled(tx: Kysely<Database>, endpoint: { accountI
 
 // ---- Security notices (no switch) ----
 
-export async function passwordChanged(tx: Kysely<Database>, personId: string, now: number): Promise<void> {
+export async function passwordChanged(tx: Kysely<Database>, personId: string, now: number, brand = DEFAULT_BRAND_NAME): Promise<void> {
   await notifyPerson(
     tx,
     personId,
     {
-      subject: 'Your Starport password was changed',
+      subject: `Your ${brand} password was changed`,
       parts: [
         'The password of your dashboard sign-in was changed and every session was ended. If this was not you, choose a new password at once with “Forgot your password?” on the login page, and tell your operator.',
       ],
@@ -246,7 +247,7 @@ export async function apiKeyChanged(tx: Kysely<Database>, accountId: string, mod
  * A sign-in: the address is remembered, and a person who had signed in before, but never from
  * this address, is told. Returns whether the address was new.
  */
-export async function signedIn(tx: Kysely<Database>, personId: string, address: string, now: number): Promise<boolean> {
+export async function signedIn(tx: Kysely<Database>, personId: string, address: string, now: number, brand = DEFAULT_BRAND_NAME): Promise<boolean> {
   const known = await tx.selectFrom('sign_in_addresses').select('address').where('person_id', '=', personId).limit(1).execute();
   const inserted = await tx
     .insertInto('sign_in_addresses')
@@ -259,7 +260,7 @@ export async function signedIn(tx: Kysely<Database>, personId: string, address: 
       tx,
       personId,
       {
-        subject: 'New sign-in to Starport',
+        subject: `New sign-in to ${brand}`,
         parts: [`Someone signed in to your dashboard from ${address}, an address not seen before. If this was not you, change your password.`],
       },
       { topic: 'security', now },

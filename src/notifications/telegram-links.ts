@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import { hashSecret, newSecret } from '../accounts/secrets.js';
+import { DEFAULT_BRAND_NAME } from '../domain/brand.js';
 import type { Database } from '../db/schema.js';
 import { enqueueTelegram } from './outbox.js';
 import type { TelegramUpdate } from './telegram.js';
@@ -55,7 +56,7 @@ export async function markChatGone(tx: Kysely<Database>, chatId: string, now: nu
  * the chat is told either way (through the outbox). Anything else is ignored. Returns the owner
  * linked, if any.
  */
-export async function handleUpdate(db: Kysely<Database>, update: TelegramUpdate, now = Date.now()): Promise<string | undefined> {
+export async function handleUpdate(db: Kysely<Database>, update: TelegramUpdate, now = Date.now(), brand = DEFAULT_BRAND_NAME): Promise<string | undefined> {
   const message = update.message;
   const match = /^\/start(?:@\w+)?\s+([A-Za-z0-9_-]{1,64})\s*$/.exec(message?.text ?? '');
   if (!message || !match) return undefined;
@@ -79,7 +80,9 @@ export async function handleUpdate(db: Kysely<Database>, update: TelegramUpdate,
           topic: 'link',
           message: {
             subject: 'Link not accepted',
-            parts: ['This link is unknown, already used or expired. Open a new one from the dashboard (or starport notify link-telegram).'],
+            parts: [
+              `This link is unknown, already used or expired. Open a new one from the dashboard${brand === DEFAULT_BRAND_NAME ? ' (or starport notify link-telegram)' : ''}.`,
+            ],
           },
         },
         now,
@@ -88,7 +91,7 @@ export async function handleUpdate(db: Kysely<Database>, update: TelegramUpdate,
     }
     await tx.deleteFrom('telegram_chats').where('owner', '=', spent.owner).execute();
     await tx.insertInto('telegram_chats').values({ owner: spent.owner, chat_id: chatId, title, linked_at: now, blocked_at: null }).execute();
-    const who = spent.owner === OPERATOR_OWNER ? 'the operator’s alerts' : 'your Starport notifications';
+    const who = spent.owner === OPERATOR_OWNER ? 'the operator’s alerts' : `your ${brand} notifications`;
     await enqueueTelegram(tx, { chatId, topic: 'link', message: { subject: 'Chat linked', parts: [`This chat now receives ${who}.`] } }, now);
     return spent.owner;
   });

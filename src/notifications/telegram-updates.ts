@@ -23,6 +23,8 @@ export interface TelegramPollOptions {
   running: () => boolean;
   /** Aborted when the worker stops: ends a long poll and a wait. */
   signal: AbortSignal;
+  /** BRAND_NAME, in the chat's confirmation. */
+  brand: string;
 }
 
 /**
@@ -42,7 +44,7 @@ export async function pollTelegramUpdates(options: TelegramPollOptions): Promise
       else {
         const updates = await bot.getUpdates(offset, seconds, signal);
         for (const update of updates) {
-          await handleUpdate(db.kysely, update, options.now());
+          await handleUpdate(db.kysely, update, options.now(), options.brand);
           await db.kysely
             .updateTable('notification_state')
             .set({ value: String(update.update_id + 1) })

@@ -2,7 +2,9 @@ import type { Logger } from 'pino';
 import type { NotificationConfig } from './config.js';
 import type { Db } from '../db/engine.js';
 import { Outage } from '../db/outage.js';
+import type { Brand } from '../domain/brand.js';
 import { randomBase62 } from '../domain/random.js';
+import { signHtml, signOff, signText } from './message.js';
 import type { MailTransport, SendOutcome } from './channels.js';
 import { remindIncidents } from './incidents.js';
 import { nodeLostDatabase, thisNode } from './notices.js';
@@ -26,6 +28,8 @@ export interface NotificationWorkerOptions {
   telegram: TelegramBot | undefined;
   /** The deposit watcher's address (raw form) when it runs: its stalls are incidents. */
   depositAddress: string | undefined;
+  /** The name and support contact every e-mail is signed with, and Telegram chat links are told. */
+  brand: Brand;
   /** Told of each attempt (the metrics). */
   onAttempt?: (channel: string, outcome: 'sent' | 'kept' | 'failed' | 'retry') => void;
   pollMs?: number;
@@ -87,6 +91,7 @@ export class NotificationWorker {
           now: this.now,
           running: () => this.running,
           signal: this.abort.signal,
+          brand: this.options.brand.name,
         }),
       );
     }
@@ -207,7 +212,11 @@ export class NotificationWorker {
     let outcome: SendOutcome | 'kept';
     if (row.channel === 'email') {
       if (!this.options.mail) outcome = 'kept';
-      else outcome = await this.options.mail.send({ id: row.id, to: row.recipient, subject: row.subject, text: row.body_text, html: row.body_html }, config.sendTimeoutMs);
+      else {
+        const lines = signOff(this.options.brand);
+        const mail = { id: row.id, to: row.recipient, subject: row.subject, text: signText(row.body_text, lines), html: row.body_html && signHtml(row.body_html, lines) };
+        outcome = await this.options.mail.send(mail, config.sendTimeoutMs);
+      }
     } else if (!this.options.telegram) {
       outcome = { ok: false, permanent: true, error: 'TELEGRAM_BOT_TOKEN is not set' };
     } else {

@@ -139,7 +139,7 @@ export function parseWebhookUrl(raw: unknown, mode: Mode): { url: URL } | { erro
   try {
     url = new URL(raw);
   } catch {
-    return { error: 'url must be an absolute URL such as https://example.com/webhooks/starport.' };
+    return { error: 'url must be an absolute URL such as https://example.com/webhooks/orders.' };
   }
   if (url.protocol !== 'https:' && url.protocol !== 'http:') return { error: 'url must use https://.' };
   if (mode === 'live' && url.protocol !== 'https:') return { error: 'Live-mode webhook URLs must use https://.' };

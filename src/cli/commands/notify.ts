@@ -75,9 +75,10 @@ export const mailShow: Command = operatorCommand({
 
 /** Sends one notification now from the CLI, through the same code as the worker. */
 async function sendNow(db: Db, id: string): Promise<NotificationRow | undefined> {
-  const { notifications } = loadConfig();
+  const { notifications, brand } = loadConfig();
   const worker = new NotificationWorker({
     db,
+    brand,
     logger: createLogger('silent'),
     config: notifications,
     mail: notifications.smtp ? new SmtpTransport(notifications.smtp, notifications.mailFrom, notifications.sendTimeoutMs) : undefined,

@@ -1,5 +1,6 @@
 import type { WebhookConfig } from '../../config.js';
 import type { Mode } from '../../domain/api-key.js';
+import type { Brand } from '../../domain/brand.js';
 import type { Db } from '../../db/engine.js';
 import type { CreateOrderDeps } from '../../orders/create-order.js';
 import type { PriceSource, RecipientDirectory } from '../../providers/ports.js';
@@ -23,4 +24,6 @@ export interface ApiContext {
   webhooks?: WebhookConfig;
   /** SIGNUP_VERIFY: `required` refuses a live key (403 email_unverified) until an owner of its account verified an address. */
   signupVerify?: 'optional' | 'required';
+  /** The name on the OpenAPI document and /docs (docs/operations.md "Branding"); absent = Starport. */
+  brand?: Brand;
 }

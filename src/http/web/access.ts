@@ -1,5 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Session } from '../../accounts/sessions.js';
+import type { Brand } from '../../domain/brand.js';
 import { steppedUp } from '../../accounts/two-factor.js';
 import { modePath } from './format.js';
 import { html } from './html.js';
@@ -57,9 +58,9 @@ function stepUpPage(view: View, next: string) {
  * account that requires two-factor but has not enrolled goes to enrolment, a forbidden route
  * answers 403, a sensitive one without a recent second factor asks for it.
  */
-export function guard(request: FastifyRequest, reply: FastifyReply, session: Session, csrf: string): boolean {
+export function guard(request: FastifyRequest, reply: FastifyReply, session: Session, csrf: string, brand: Brand): boolean {
   const path = routePath(request);
-  const view: View = { session, mode: /^\/test([/?]|$)/.test(request.url) ? 'test' : 'live', csrf };
+  const view: View = { session, mode: /^\/test([/?]|$)/.test(request.url) ? 'test' : 'live', csrf, brand };
   if (session.stage === 'second_factor') {
     redirect(reply, '/login/code');
     return false;

@@ -1,5 +1,6 @@
 import type { WebhookConfig } from '../../config.js';
 import type { Db } from '../../db/engine.js';
+import type { Brand } from '../../domain/brand.js';
 import type { Decimal } from '../../domain/decimal.js';
 import type { TelegramBot } from '../../notifications/telegram.js';
 import type { PriceSource } from '../../providers/ports.js';
@@ -7,6 +8,8 @@ import type { PriceSource } from '../../providers/ports.js';
 /** What the dashboard needs from the composition root (src/service.ts). */
 export interface WebContext {
   db: Db;
+  /** The reseller's name, logo, accent and links (docs/operations.md "Branding"). */
+  brand: Brand;
   signup: 'open' | 'closed';
   /** User-friendly non-bounceable deposit address; undefined = live top-ups not configured. */
   depositAddress: string | undefined;

@@ -81,7 +81,8 @@ const CSP = [
 
 /** The security headers of every dashboard answer (pages, files, and the service's error pages for browsers). */
 export function pageHeaders(request: FastifyRequest, reply: FastifyReply): void {
-  reply.header('content-security-policy', CSP);
+  // A file may carry a stricter policy of its own (an SVG logo: src/http/web/brand.ts).
+  if (!reply.hasHeader('content-security-policy')) reply.header('content-security-policy', CSP);
   reply.header('x-content-type-options', 'nosniff');
   reply.header('x-frame-options', 'DENY');
   if (!reply.hasHeader('referrer-policy')) reply.header('referrer-policy', 'same-origin');

@@ -1,6 +1,8 @@
 import type { Mode } from '../../domain/api-key.js';
 import type { Session } from '../../accounts/sessions.js';
+import type { Brand } from '../../domain/brand.js';
 import { ASSET_URLS } from './assets.js';
+import { brandFiles } from './brand.js';
 import { modePath } from './format.js';
 import { type Html, html, type Slot } from './html.js';
 import { may } from './rules.js';
@@ -14,6 +16,7 @@ export interface View {
   mode: Mode;
   /** The CSRF token of this session, for every form. */
   csrf: string;
+  brand: Brand;
 }
 
 /** The menu; a role sees the entries it may open (src/http/web/rules.ts, the table the server's guard applies). */
@@ -31,15 +34,16 @@ const NAV: { section: Section; label: string; path: string }[] = [
 /** Pages outside the test/live pair (reached from the account page: the e-mail in the header). */
 const MODELESS: Section[] = ['team', 'activity', 'account'];
 
-function document(options: { title: string; body: Slot; bodyClass?: string; charts?: boolean }): Html {
+function document(brand: Brand, options: { title: string; body: Slot; bodyClass?: string; charts?: boolean }): Html {
+  const files = brandFiles(brand);
   return html`<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="color-scheme" content="light">
-<title>${options.title} · Starport</title>
-<link rel="icon" href="${ASSET_URLS.icon}" type="image/svg+xml">
+<title>${options.title} · ${brand.name}</title>
+<link rel="icon" href="${files.logo?.url ?? ASSET_URLS.icon}" type="${files.logo?.type ?? 'image/svg+xml'}">
 ${
   options.charts
     ? html`<link rel="stylesheet" href="${ASSET_URLS.chartCss}">
@@ -47,7 +51,12 @@ ${
 `
     : ''
 }<link rel="stylesheet" href="${ASSET_URLS.css}">
-<script src="${ASSET_URLS.js}" defer></script>
+${
+  files.css
+    ? html`<link rel="stylesheet" href="${files.css.url}">
+`
+    : ''
+}<script src="${ASSET_URLS.js}" defer></script>
 </head>
 <body class="${options.bodyClass ?? ''}">
 ${options.body}
@@ -60,11 +69,30 @@ export function csrfField(token: string): Html {
   return html`<input type="hidden" name="_csrf" value="${token}">`;
 }
 
-const brand = html`<span class="brand-mark" aria-hidden="true"></span><span class="brand-name">Starport</span>`;
+/** The logo (or the built-in mark) and the name; the link around it carries the accessible name. */
+function brandMark(brand: Brand): Html {
+  const logo = brandFiles(brand).logo;
+  const mark = logo ? html`<img class="brand-logo" src="${logo.url}" alt="" data-testid="brand-logo">` : html`<span class="brand-mark" aria-hidden="true"></span>`;
+  return html`${mark}<span class="brand-name">${brand.name}</span>`;
+}
+
+/** Support, terms and privacy, as far as the operator set them (nothing when none is). */
+function brandLinks(brand: Brand): Html[] {
+  const links: Html[] = [];
+  if (brand.supportUrl) links.push(html`<a href="${brand.supportUrl}" data-testid="support-link">Support</a>`);
+  else if (brand.supportEmail) links.push(html`<a href="mailto:${brand.supportEmail}" data-testid="support-link">Support</a>`);
+  if (brand.termsUrl) links.push(html`<a href="${brand.termsUrl}" data-testid="terms-link">Terms</a>`);
+  if (brand.privacyUrl) links.push(html`<a href="${brand.privacyUrl}" data-testid="privacy-link">Privacy</a>`);
+  return links;
+}
+
+function joined(parts: Html[]): Html[] {
+  return parts.flatMap((part, i) => (i === 0 ? [part] : [html` · `, part]));
+}
 
 /** A page of the signed-in dashboard; `section` is the menu entry it belongs to (none: an error page). */
 export function dashboardPage(view: View, options: { title: string; section?: Section; body: Slot; notice?: Slot; charts?: boolean }): Html {
-  const { mode } = view;
+  const { mode, brand } = view;
   const other: Mode = mode === 'live' ? 'test' : 'live';
   const section = options.section;
   const sectionPath = !section || MODELESS.includes(section) ? '/' : (NAV.find((n) => n.section === section)?.path ?? '/');
@@ -77,7 +105,7 @@ export function dashboardPage(view: View, options: { title: string; section?: Se
 ${testOn ? html`<div class="test-banner" role="note"><strong>Test mode</strong> <span class="banner-text">You are viewing test data. Test orders are simulated and never reach Telegram.</span> <a href="${modePath('live', sectionPath)}">Switch to live data</a></div>` : ''}
 <header class="topbar">
   <div class="topbar-inner">
-    <a class="brand" href="${modePath(mode, '/')}" aria-label="Starport overview">${brand}</a>
+    <a class="brand" href="${modePath(mode, '/')}" aria-label="${brand.name} overview">${brandMark(brand)}</a>
     <a class="mode-switch${testOn ? ' is-on' : ''}" href="${modePath(other, sectionPath)}" title="${testOn ? 'Switch to live data' : 'Switch to test data'}">
       <span class="switch-track" aria-hidden="true"><span class="switch-thumb"></span></span>
       <span>Test mode<span class="visually-hidden">${testOn ? ' is on: switch to live data' : ' is off: switch to test data'}</span></span>
@@ -101,21 +129,22 @@ ${view.session.emailUnverified ? verifyBanner(view.session.email, view.csrf) : '
 ${options.notice ?? ''}
 ${options.body}
 </main>
-<footer class="footer container"><span>Starport</span> · <a href="/docs">API reference</a> · <a href="${modePath('test', '/guide')}">First order guide</a></footer>`;
-  return document({ title: `${options.title}${testOn ? ' (test)' : ''}`, body, bodyClass: testOn ? 'mode-test' : 'mode-live', charts: options.charts });
+<footer class="footer container">${joined([html`<span>${brand.name}</span>`, html`<a href="/docs">API reference</a>`, html`<a href="${modePath('test', '/guide')}">First order guide</a>`, ...brandLinks(brand)])}</footer>`;
+  return document(brand, { title: `${options.title}${testOn ? ' (test)' : ''}`, body, bodyClass: testOn ? 'mode-test' : 'mode-live', charts: options.charts });
 }
 
 /** The centred card of the signed-out pages. */
-export function authPage(options: { title: string; heading: string; body: Slot; status?: Slot }): Html {
+export function authPage(brand: Brand, options: { title: string; heading: string; body: Slot; status?: Slot }): Html {
   const body = html`<main id="main" class="auth">
-  <a class="brand auth-brand" href="/login" aria-label="Starport">${brand}</a>
+  <a class="brand auth-brand" href="/login" aria-label="${brand.name}">${brandMark(brand)}</a>
   <div class="card auth-card">
     <h1>${options.heading}</h1>
     ${options.status ?? ''}
     ${options.body}
   </div>
+  ${authFooter(brand)}
 </main>`;
-  return document({ title: options.title, body, bodyClass: 'signed-out' });
+  return document(brand, { title: options.title, body, bodyClass: 'signed-out' });
 }
 
 export function notice(kind: 'success' | 'error' | 'info' | 'warning', message: Slot): Html {
@@ -123,24 +152,37 @@ export function notice(kind: 'success' | 'error' | 'info' | 'warning', message: 
   return html`<div class="notice notice-${kind}" role="${role}">${message}</div>`;
 }
 
-export function errorPage(status: number, heading: string, message: Slot, action: { href: string; label: string } = { href: '/', label: 'Go to the overview' }): Html {
-  return document({
+/** The signed-out pages' footer: the operator's support and legal links, when set. */
+function authFooter(brand: Brand): Slot {
+  const links = brandLinks(brand);
+  return links.length > 0 ? html`<footer class="auth-footer" data-testid="auth-footer">${joined(links)}</footer>` : '';
+}
+
+export function errorPage(
+  brand: Brand,
+  status: number,
+  heading: string,
+  message: Slot,
+  action: { href: string; label: string } = { href: '/', label: 'Go to the overview' },
+): Html {
+  return document(brand, {
     title: heading,
     bodyClass: 'signed-out',
     body: html`<main id="main" class="auth">
-  <a class="brand auth-brand" href="/" aria-label="Starport">${brand}</a>
+  <a class="brand auth-brand" href="/" aria-label="${brand.name}">${brandMark(brand)}</a>
   <div class="card auth-card">
     <p class="eyebrow">Error ${status}</p>
     <h1>${heading}</h1>
     <p>${message}</p>
     <p><a class="button" href="${action.href}">${action.label}</a></p>
   </div>
+  ${authFooter(brand)}
 </main>`,
   });
 }
 
-export function csrfErrorPage(): Html {
-  return errorPage(403, 'This form has expired', 'For your security the form could not be accepted. Reload the page and submit it again.', {
+export function csrfErrorPage(brand: Brand): Html {
+  return errorPage(brand, 403, 'This form has expired', 'For your security the form could not be accepted. Reload the page and submit it again.', {
     href: '/',
     label: 'Reload the dashboard',
   });

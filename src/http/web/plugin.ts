@@ -7,6 +7,7 @@ import { Outage } from '../../db/outage.js';
 import { UNAVAILABLE_RETRY_AFTER_S } from '../errors.js';
 import { guard } from './access.js';
 import { ASSETS } from './assets.js';
+import { brandFile } from './brand.js';
 import type { WebContext } from './context.js';
 import type { Web } from './web.js';
 import { CsrfTokens } from './csrf.js';
@@ -55,11 +56,11 @@ export async function webPlugin(app: FastifyInstance, ctx: WebContext): Promise<
     if (ctx.db.engine.isUnavailable(error)) {
       webOutage.failed(request.log, error);
       reply.header('Retry-After', String(UNAVAILABLE_RETRY_AFTER_S));
-      return sendHtml(reply, unavailablePage(), 503);
+      return sendHtml(reply, unavailablePage(ctx.brand), 503);
     }
     const status = error.statusCode && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;
     if (status === 500) request.log.error({ err: error }, 'dashboard error');
-    const page = status === 500 ? serverErrorPage(request.id) : badRequestPage(status);
+    const page = status === 500 ? serverErrorPage(ctx.brand, request.id) : badRequestPage(ctx.brand, status);
     return sendHtml(reply, page, status);
   });
 
@@ -68,7 +69,7 @@ export async function webPlugin(app: FastifyInstance, ctx: WebContext): Promise<
     const found = cookieValue ? await lookUpSession(ctx.db, cookieValue) : undefined;
     if (found && 'session' in found) {
       request.dashboardSession = found;
-      if (!guard(request, reply, found, csrf.forSession(found.idHash))) return reply;
+      if (!guard(request, reply, found, csrf.forSession(found.idHash), ctx.brand)) return reply;
       return;
     }
     if (cookieValue) reply.clearCookie(SESSION_COOKIE, cookieOptions(request));
@@ -85,7 +86,7 @@ export async function webPlugin(app: FastifyInstance, ctx: WebContext): Promise<
     const session = request.dashboardSession;
     if (session && !crossSite(request) && csrf.check(csrf.forSession(session.idHash), field(request.body, '_csrf'))) return;
     request.log.warn({ route: request.routeOptions.url }, 'dashboard form refused: CSRF token missing or wrong');
-    sendHtml(reply, csrfErrorPage(), 403);
+    sendHtml(reply, csrfErrorPage(ctx.brand), 403);
     return reply;
   };
 
@@ -96,7 +97,7 @@ export async function webPlugin(app: FastifyInstance, ctx: WebContext): Promise<
     sessionCsrf,
     view(request, mode) {
       const session = request.dashboardSession as Session;
-      return { session, mode, csrf: csrf.forSession(session.idHash) };
+      return { session, mode, csrf: csrf.forSession(session.idHash), brand: ctx.brand };
     },
     page(path, handler) {
       for (const mode of ['live', 'test'] as const) {
@@ -107,8 +108,10 @@ export async function webPlugin(app: FastifyInstance, ctx: WebContext): Promise<
   };
 
   app.get('/assets/:name', async (request, reply) => {
-    const asset = ASSETS.get((request.params as { name: string }).name);
-    if (!asset) return sendHtml(reply, notFoundPage(), 404);
+    const { name } = request.params as { name: string };
+    const asset = ASSETS.get(name) ?? brandFile(ctx.brand, name);
+    if (!asset) return sendHtml(reply, notFoundPage(ctx.brand), 404);
+    if ('csp' in asset && asset.csp) reply.header('content-security-policy', asset.csp);
     return reply.header('cache-control', 'public, max-age=31536000, immutable').type(asset.type).send(asset.body);
   });
 

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { PASSWORD_MIN_LENGTH } from '../../accounts/passwords.js';
 import { isSecretFormat, newSecret } from '../../accounts/secrets.js';
+import type { Brand } from '../../domain/brand.js';
 import type { CsrfTokens } from './csrf.js';
 import { type Html, html } from './html.js';
 import { cookieOptions, crossSite, field, PRE_SESSION_COOKIE, sendHtml } from './http.js';
@@ -11,7 +12,7 @@ import { csrfErrorPage } from './layout.js';
  * passwords): a CSRF token bound to the random `sp_pre` cookie (docs/dashboard.md "Security"),
  * its check, and the refusal of a form without it.
  */
-export function signedOutForms(csrf: CsrfTokens) {
+export function signedOutForms(csrf: CsrfTokens, brand: Brand) {
   return {
     /** The form's CSRF token, setting the pre-session cookie it is bound to when needed. */
     preToken(request: FastifyRequest, reply: FastifyReply): string {
@@ -28,7 +29,7 @@ export function signedOutForms(csrf: CsrfTokens) {
     },
     refuse(request: FastifyRequest, reply: FastifyReply) {
       request.log.warn({ route: request.routeOptions.url }, 'dashboard form refused: CSRF token missing or wrong');
-      return sendHtml(reply, csrfErrorPage(), 403);
+      return sendHtml(reply, csrfErrorPage(brand), 403);
     },
   };
 }

@@ -1299,7 +1299,7 @@ export interface components {
         CreateWebhookEndpointRequest: {
             /**
              * @description Where to POST events: https:// (plain http:// only in test mode), a public address, at most 2048 characters.
-             * @example https://example.com/webhooks/starport
+             * @example https://example.com/webhooks/orders
              */
             url: string;
             /**

@@ -1,4 +1,5 @@
 import type { FastifyInstance, RouteOptions } from 'fastify';
+import { type Brand, DEFAULT_BRAND } from '../../../domain/brand.js';
 import { API_ERRORS, ERROR_STATUS, type ErrorCode } from '../../../domain/api-error.js';
 import { type ReferenceDocument, renderReferencePage } from './page.js';
 import { type Component, componentsIn, ref } from '../operations/shared.js';
@@ -90,7 +91,10 @@ export class ApiReference {
   private built: Document | undefined;
   private renderedPage: { origin: string; html: string } | undefined;
 
-  constructor(private readonly publicUrl: () => string) {}
+  constructor(
+    private readonly publicUrl: () => string,
+    private readonly brand: Brand = DEFAULT_BRAND,
+  ) {}
 
   /** Registers the hook that records the routes of `scope`; call it before adding routes. */
   collect(scope: FastifyInstance): void {
@@ -113,7 +117,7 @@ export class ApiReference {
     const origin = this.publicUrl();
     return {
       ...this.built,
-      servers: [{ url: `${origin}${API_PREFIX}`, description: 'This Starport service' }],
+      servers: [{ url: `${origin}${API_PREFIX}`, description: `This ${this.brand.name} service` }],
       externalDocs: { description: 'API reference with a first-order walkthrough', url: `${origin}/docs` },
     };
   }
@@ -122,7 +126,7 @@ export class ApiReference {
   page(): string {
     const origin = this.publicUrl();
     if (this.renderedPage?.origin !== origin) {
-      this.renderedPage = { origin, html: renderReferencePage(this.document() as ReferenceDocument) };
+      this.renderedPage = { origin, html: renderReferencePage(this.document() as ReferenceDocument, this.brand) };
     }
     return this.renderedPage.html;
   }
@@ -142,10 +146,10 @@ export class ApiReference {
     return {
       openapi: '3.1.0',
       info: {
-        title: 'Starport API',
+        title: `${this.brand.name} API`,
         version: '1.0.0',
         summary: 'Telegram Stars and Premium for your bot, shop or service, paid from a prepaid TON balance.',
-        description: API_DESCRIPTION,
+        description: `${this.brand.name} ${API_DESCRIPTION}`,
         // The API is the operator's service to its clients, not open source: no licence is granted.
         license: { name: 'Proprietary: use of this API is governed by your agreement with its operator', identifier: 'LicenseRef-Proprietary' },
       },
@@ -336,7 +340,8 @@ const TAG_DESCRIPTIONS: Record<string, string> = {
 const cell = (text: string) => text.replace(/\|/g, '\\|');
 const errorTable = ERROR_CODES.map((code) => `| ${ERROR_STATUS[code]} | \`${code}\` | ${cell(ERROR_DOCS[code].when)} | ${cell(API_ERRORS[code].message)} |`).join('\n');
 
-const API_DESCRIPTION = `Starport sells Telegram Stars and Premium subscriptions over HTTP, paid from your prepaid TON balance.
+/** After the brand's name (docs/operations.md "Branding"). */
+const API_DESCRIPTION = `sells Telegram Stars and Premium subscriptions over HTTP, paid from your prepaid TON balance.
 
 **Flow.** Check the recipient (\`POST /recipients/validate\`, optional), ask for a price (\`GET /quote\`, optional), create the order (\`POST /orders\` with an \`Idempotency-Key\`: the price is reserved), then poll \`GET /orders/{id}\` every 5–15 s until \`status\` is \`delivered\` or \`failed\`. The reserve is debited on delivery and released on failure.
 

@@ -1,4 +1,5 @@
-import { createHash } from 'node:crypto';
+import { STYLE } from './page-style.js';
+import { type Brand, DEFAULT_BRAND_NAME, envPrefix } from '../../../domain/brand.js';
 import { API_ERRORS, ERROR_STATUS } from '../../../domain/api-error.js';
 import { ERROR_CODES, ERROR_DOCS } from './components.js';
 
@@ -95,10 +96,10 @@ function fieldTable(rows: Row[], caption: string): string {
     .join('')}</tbody></table>`;
 }
 
-function curlFor(path: string, method: string, operation: Json): string {
+function curlFor(path: string, method: string, operation: Json, env: string): string {
   const lines = [
-    `curl -sS${method === 'get' ? '' : ` -X ${method.toUpperCase()}`} "$STARPORT_BASE_URL${examplePath(path, operation)}" \\`,
-    '  -H "Authorization: Bearer $STARPORT_API_KEY"',
+    `curl -sS${method === 'get' ? '' : ` -X ${method.toUpperCase()}`} "$${env}_BASE_URL${examplePath(path, operation)}" \\`,
+    `  -H "Authorization: Bearer $${env}_API_KEY"`,
   ];
   const parameters = (operation.parameters ?? []) as Json[];
   if (parameters.some((p) => p.name === 'Idempotency-Key')) lines[lines.length - 1] += ' \\\n  -H "Idempotency-Key: $(uuidgen)"';
@@ -117,7 +118,7 @@ function examplePath(path: string, operation: Json): string {
   return out;
 }
 
-function operationSection(doc: ReferenceDocument, path: string, method: string, operation: Json): string {
+function operationSection(doc: ReferenceDocument, path: string, method: string, operation: Json, env: string): string {
   const id = String(operation.operationId);
   const parameters = (operation.parameters ?? []) as Json[];
   const paramRows = parameters.map((p) => ({
@@ -145,7 +146,7 @@ function operationSection(doc: ReferenceDocument, path: string, method: string, 
 ${paramRows.length > 0 ? fieldTable(paramRows, 'Parameters and headers (besides Authorization)') : ''}
 ${body ? `<p>${inline((operation.requestBody as Json).description ?? '')}</p>${fieldTable(fieldRows(doc, body.schema as Json), 'Request body (JSON)')}` : ''}
 <h4>Example</h4>
-${pre(curlFor(path, method, operation), `curl ${id}`)}
+${pre(curlFor(path, method, operation, env), `curl ${id}`)}
 <h4>Responses</h4>
 <ul class="responses">${responseItems}</ul>
 </section>`;
@@ -170,54 +171,36 @@ function objectSection(doc: ReferenceDocument, name: string): string {
   return `<section id="schema-${esc(name)}"><h3>${esc(name)}</h3><p>${inline(schema.description ?? '')}</p>${body}</section>`;
 }
 
-const STYLE = `
-:root{--fg:#1d2330;--muted:#5b6475;--bg:#fff;--panel:#f5f7fa;--line:#dde2ea;--accent:#2563eb;--ok:#15803d;--warn:#b45309;--bad:#b91c1c}
-*{box-sizing:border-box}
-body{margin:0;font:16px/1.55 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:var(--fg);background:var(--bg)}
-a{color:var(--accent)}
-code,pre{font:0.9em/1.45 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}
-:not(pre)>code{background:var(--panel);padding:0.05em 0.3em;border-radius:4px;overflow-wrap:anywhere}
-pre{background:#0f172a;color:#e2e8f0;padding:12px 14px;border-radius:8px;overflow-x:auto}
-.layout{display:grid;grid-template-columns:260px minmax(0,1fr);max-width:1200px;margin:0 auto}
-nav{position:sticky;top:0;align-self:start;height:100vh;overflow-y:auto;padding:24px 16px;border-right:1px solid var(--line);font-size:0.92em}
-nav ul{list-style:none;padding-left:0;margin:0 0 12px}
-nav li{margin:3px 0;overflow-wrap:anywhere}
-nav .group{font-weight:600;margin-top:14px;color:var(--muted);text-transform:uppercase;font-size:0.78em;letter-spacing:0.04em}
-main{padding:24px 40px 80px;min-width:0}
-h1{margin-top:0}
-h2{margin-top:2.4em;padding-top:0.6em;border-top:1px solid var(--line)}
-h3{margin-top:1.8em}
-table{border-collapse:collapse;width:100%;margin:12px 0;font-size:0.93em}
-caption{text-align:left;color:var(--muted);font-size:0.85em;padding-bottom:4px}
-th,td{border:1px solid var(--line);padding:6px 8px;text-align:left;vertical-align:top;overflow-wrap:anywhere}
-th{background:var(--panel)}
-.muted{color:var(--muted)}
-.req{color:var(--bad);font-size:0.85em}
-.method{display:inline-block;min-width:3.6em;text-align:center;border-radius:4px;color:#fff;font-size:0.8em;padding:1px 6px;margin-right:4px}
-.m-get{background:var(--ok)}.m-post{background:var(--accent)}
-.summary{color:var(--muted);font-weight:normal}
-.op{border:1px solid var(--line);border-radius:10px;padding:4px 20px 12px;margin:20px 0}
-.responses{padding-left:1.1em}
-.responses li{margin:6px 0}
-.status{font-weight:700;font-family:ui-monospace,monospace}
-.s2{color:var(--ok)}.s4{color:var(--warn)}.s5{color:var(--bad)}
-.callout{background:var(--panel);border-left:4px solid var(--accent);padding:10px 14px;border-radius:4px}
-@media (max-width:860px){.layout{grid-template-columns:minmax(0,1fr)}nav{position:static;height:auto;border-right:0;border-bottom:1px solid var(--line)}main{padding:16px}}
-`;
+/** The SDKs, by the project's own name (left out of a branded page). */
+function sdkSection(base: string): string {
+  return `<h2 id="sdk">SDKs</h2>
+<p>Two clients ship with the service, in its repository. The TypeScript one, <code>@starport/sdk</code> (<code>packages/sdk</code>), wraps every endpoint with types, generates Idempotency-Keys, retries safely with backoff, raises typed errors and polls for you:</p>
+${pre(`import { Starport, InsufficientBalanceError } from '@starport/sdk';
+
+const starport = new Starport({ apiKey: process.env.STARPORT_API_KEY!, baseUrl: '${base}' });
+const order = await starport.createOrder({ product: 'stars', recipient: '@durov', quantity: 50 });
+const final = await starport.waitForOrder(order.id, { timeout: 60_000 });
+console.log(final.status); // "delivered" or "failed"`)}
+<p>The Python one, <code>starport</code> (<code>packages/python</code>, Python 3.9+, standard library only; <code>pip install ./packages/python</code>), does the same,
+with money as <code>Decimal</code> and one exception class per error code:</p>
+${pre(`from starport import Starport, InsufficientBalance
+
+starport = Starport("sk_test_…", base_url="${base}")
+order = starport.create_order("stars", "@durov", 50)
+final = starport.wait_for_order(order.id, timeout=60)
+print(final.status)  # "delivered" or "failed"`)}`;
+}
 
 /**
- * The page's Content-Security-Policy: nothing but its own inline stylesheet (by hash) and links
- * to the same origin; no scripts at all.
+ * The page for `brand` (docs/operations.md "Branding"): its name in the title and the text, its
+ * prefix on the example variables. The SDKs carry the project's own name, so a branded page
+ * leaves their section out: clients of a reseller use the API (or a client generated from the
+ * OpenAPI document).
  */
-export const PAGE_CSP = [
-  "default-src 'none'",
-  `style-src 'sha256-${createHash('sha256').update(STYLE).digest('base64')}'`,
-  "base-uri 'none'",
-  "form-action 'none'",
-  "frame-ancestors 'none'",
-].join('; ');
-
-export function renderReferencePage(doc: ReferenceDocument): string {
+export function renderReferencePage(doc: ReferenceDocument, brand: Brand): string {
+  const name = esc(brand.name);
+  const env = envPrefix(brand);
+  const sdks = brand.name === DEFAULT_BRAND_NAME;
   const base = doc.servers[0]?.url ?? '/api/v1';
   const operations: { path: string; method: string; operation: Json }[] = [];
   for (const [path, methods] of Object.entries(doc.paths)) {
@@ -233,8 +216,7 @@ export function renderReferencePage(doc: ReferenceDocument): string {
 <li><a href="#polling">Polling</a></li>
 <li><a href="#test-mode">Test mode</a></li>
 <li><a href="#rate-limits">Rate limits</a></li>
-<li><a href="#sdk">SDKs: TypeScript, Python</a></li>
-</ul>
+${sdks ? '<li><a href="#sdk">SDKs: TypeScript, Python</a></li>\n' : ''}</ul>
 <div class="group">Endpoints</div>
 <ul>${operations.map(({ path, method, operation }) => `<li><a href="#${esc(operation.operationId)}">${esc(method.toUpperCase())} ${esc(path)}</a></li>`).join('')}</ul>
 <div class="group">Reference</div>
@@ -270,38 +252,38 @@ export function renderReferencePage(doc: ReferenceDocument): string {
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Starport API reference</title>
+<title>${name} API reference</title>
 <style>${STYLE}</style>
 </head>
 <body>
 <div class="layout">
 ${nav}
 <main>
-<h1>Starport API reference</h1>
-<p>Starport sells Telegram Stars and Premium subscriptions over HTTP, paid from your prepaid TON balance. Base URL:</p>
+<h1>${name} API reference</h1>
+<p>${name} sells Telegram Stars and Premium subscriptions over HTTP, paid from your prepaid TON balance. Base URL:</p>
 ${pre(base, 'base URL')}
 <p>JSON in and out. Every endpoint needs <code>Authorization: Bearer &lt;key&gt;</code>. The machine-readable description is the
-<a href="${esc(base)}/openapi.json">OpenAPI 3.1 document</a> (no key needed): generate a client from it, or use an <a href="#sdk">SDK (TypeScript, Python)</a>.</p>
+<a href="${esc(base)}/openapi.json">OpenAPI 3.1 document</a> (no key needed): generate a client from it${sdks ? ', or use an <a href="#sdk">SDK (TypeScript, Python)</a>' : ''}.</p>
 
 <h2 id="first-order">Your first order, step by step</h2>
 <p>Use a <strong>test key</strong> (<code>sk_test_…</code>): test orders use a separate test balance and never touch the outside world.</p>
 <ol>
 <li><p>Set your key and the base URL:</p>
-${pre(`export STARPORT_API_KEY=sk_test_…\nexport STARPORT_BASE_URL=${base}`)}</li>
+${pre(`export ${env}_API_KEY=sk_test_…\nexport ${env}_BASE_URL=${base}`)}</li>
 <li><p>Check what you can spend:</p>
-${pre('curl -sS "$STARPORT_BASE_URL/balance" -H "Authorization: Bearer $STARPORT_API_KEY"')}
+${pre(`curl -sS "$${env}_BASE_URL/balance" -H "Authorization: Bearer $${env}_API_KEY"`)}
 ${pre('{"ok":true,"balance":{"value":"12.5","reserved":"0","currency":"TON"},"mode":"test"}')}</li>
 <li><p>Optionally check the recipient and the price:</p>
-${pre(`curl -sS -X POST "$STARPORT_BASE_URL/recipients/validate" \\
-  -H "Authorization: Bearer $STARPORT_API_KEY" -H "Content-Type: application/json" \\
+${pre(`curl -sS -X POST "$${env}_BASE_URL/recipients/validate" \\
+  -H "Authorization: Bearer $${env}_API_KEY" -H "Content-Type: application/json" \\
   -d '{"product":"stars","recipient":"@durov","quantity":50}'
 
-curl -sS "$STARPORT_BASE_URL/quote?product=stars&quantity=50" -H "Authorization: Bearer $STARPORT_API_KEY"`)}</li>
+curl -sS "$${env}_BASE_URL/quote?product=stars&quantity=50" -H "Authorization: Bearer $${env}_API_KEY"`)}</li>
 <li><p>Create the order. Generate one <code>Idempotency-Key</code> per new order and keep it: if the request times out, send it again
 with the <em>same</em> key and body and you get the same order back, never a second one.</p>
 ${pre(`KEY=$(uuidgen)
-curl -sS -X POST "$STARPORT_BASE_URL/orders" \\
-  -H "Authorization: Bearer $STARPORT_API_KEY" \\
+curl -sS -X POST "$${env}_BASE_URL/orders" \\
+  -H "Authorization: Bearer $${env}_API_KEY" \\
   -H "Idempotency-Key: $KEY" \\
   -H "Content-Type: application/json" \\
   -d '{"product":"stars","recipient":"@durov","quantity":50,"external_id":"invoice-1042"}'`)}
@@ -309,7 +291,7 @@ curl -sS -X POST "$STARPORT_BASE_URL/orders" \\
 <li><p>Poll the order until its <code>status</code> is <code>delivered</code> or <code>failed</code>:</p>
 ${pre(`ORDER_ID=ord_…   # the "id" from step 4
 while :; do
-  STATUS=$(curl -sS "$STARPORT_BASE_URL/orders/$ORDER_ID" -H "Authorization: Bearer $STARPORT_API_KEY" \\
+  STATUS=$(curl -sS "$${env}_BASE_URL/orders/$ORDER_ID" -H "Authorization: Bearer $${env}_API_KEY" \\
     | grep -o '"status":"[a-z_]*"' | head -1 | cut -d'"' -f4)
   echo "$STATUS"; case "$STATUS" in delivered|failed) break;; esac
   sleep 1   # test mode; use 5–15 s for live orders
@@ -353,7 +335,7 @@ done`)}
 </ul>
 
 <h2 id="test-mode">Test mode</h2>
-<p>With a <code>sk_test_…</code> key nothing leaves Starport: orders are simulated. These recipients (case-insensitive) force an outcome:</p>
+<p>With a <code>sk_test_…</code> key nothing leaves ${name}: orders are simulated. These recipients (case-insensitive) force an outcome:</p>
 <table><thead><tr><th>recipient</th><th>POST /recipients/validate</th><th>order</th></tr></thead><tbody>
 ${magic.map(([who, validate, order]) => `<tr><td><code>${esc(who)}</code></td><td>${validate}</td><td>${order}</td></tr>`).join('')}
 </tbody></table>
@@ -362,25 +344,9 @@ ${magic.map(([who, validate, order]) => `<tr><td><code>${esc(who)}</code></td><t
 <p>Requests are limited per key. Every authenticated response carries <code>RateLimit-Policy</code> (e.g. <code>"default";q=200;w=2</code>) and <code>RateLimit</code>
 (e.g. <code>"default";r=150;t=1</code>: 150 requests left). Over the limit the answer is <code>429 rate_limited</code> with <code>Retry-After</code> in seconds.</p>
 
-<h2 id="sdk">SDKs</h2>
-<p>Two clients ship with the service, in its repository. The TypeScript one, <code>@starport/sdk</code> (<code>packages/sdk</code>), wraps every endpoint with types, generates Idempotency-Keys, retries safely with backoff, raises typed errors and polls for you:</p>
-${pre(`import { Starport, InsufficientBalanceError } from '@starport/sdk';
-
-const starport = new Starport({ apiKey: process.env.STARPORT_API_KEY!, baseUrl: '${base}' });
-const order = await starport.createOrder({ product: 'stars', recipient: '@durov', quantity: 50 });
-const final = await starport.waitForOrder(order.id, { timeout: 60_000 });
-console.log(final.status); // "delivered" or "failed"`)}
-<p>The Python one, <code>starport</code> (<code>packages/python</code>, Python 3.9+, standard library only; <code>pip install ./packages/python</code>), does the same,
-with money as <code>Decimal</code> and one exception class per error code:</p>
-${pre(`from starport import Starport, InsufficientBalance
-
-starport = Starport("sk_test_…", base_url="${base}")
-order = starport.create_order("stars", "@durov", 50)
-final = starport.wait_for_order(order.id, timeout=60)
-print(final.status)  # "delivered" or "failed"`)}
-
+${sdks ? sdkSection(base) : ''}
 <h2 id="endpoints">Endpoints</h2>
-${operations.map(({ path, method, operation }) => operationSection(doc, path, method, operation)).join('\n')}
+${operations.map(({ path, method, operation }) => operationSection(doc, path, method, operation, env)).join('\n')}
 
 <h2 id="objects">Objects</h2>
 ${OBJECTS.map((name) => objectSection(doc, name)).join('\n')}

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { ApiReference } from './document.js';
-import { PAGE_CSP } from './page.js';
+import { PAGE_CSP } from './page-style.js';
 
 /** GET openapi.json and the reference page; both need no key (docs/api.md "Authentication"). */
 export function referenceRoutes(app: FastifyInstance, reference: ApiReference, options: { openapi: boolean }): void {

@@ -11,7 +11,7 @@ import { field, redirect, safeNext, sendHtml } from '../http.js';
 import { csrfField, dashboardPage, notice, type View } from '../layout.js';
 import type { Web } from '../web.js';
 import { may } from '../rules.js';
-import { EMAIL_NOTICES, emailSection } from './email.js';
+import { emailNotices, emailSection } from './email.js';
 
 /**
  * The signed-in person's own page: the accounts they belong to (switch between them) and their
@@ -84,7 +84,7 @@ ${may(session.role, 'GET', '/team') ? html`<p class="button-row"><a class="butto
   ${twoFactor}
 </section>
 ${emailSection(view)}`;
-    const status = problem ? notice('error', problem.message) : (NOTICES[field(request.query, 'notice')] ?? EMAIL_NOTICES[field(request.query, 'notice')]);
+    const status = problem ? notice('error', problem.message) : (NOTICES[field(request.query, 'notice')] ?? emailNotices(ctx.brand.name)[field(request.query, 'notice')]);
     return sendHtml(reply, dashboardPage(view, { title: 'Your account', section: 'account', body, notice: status }), problem?.status ?? 200);
   };
 
@@ -103,10 +103,11 @@ ${emailSection(view)}`;
     const view = viewOf(request);
     const { session } = view;
     if (session.twoFactor) return redirect(reply, '/account');
-    const enrolment = (await pendingEnrolment(ctx.db, session.personId, session.email)) ?? (await startEnrolment(ctx.db, session.personId, session.email));
+    const enrolment =
+      (await pendingEnrolment(ctx.db, session.personId, session.email, ctx.brand.name)) ?? (await startEnrolment(ctx.db, session.personId, session.email, ctx.brand.name));
     const body = html`<div class="page-head"><h1>Turn on two-factor sign-in</h1></div>
 <section class="card" aria-labelledby="enrol-heading">
-  <h2 id="enrol-heading">1. Add Starport to your authenticator app</h2>
+  <h2 id="enrol-heading">1. Add ${ctx.brand.name} to your authenticator app</h2>
   <p>Scan this QR code with an authenticator app (Google Authenticator, 1Password, Authy…), or type the secret in.</p>
   <p><img src="/account/two-factor/qr.svg" width="200" height="200" alt="QR code for your authenticator app (the secret is also shown below)" class="qr"></p>
   ${copyField('totp-secret', enrolment.secret, 'secret', { className: 'mono' })}
@@ -128,7 +129,7 @@ ${emailSection(view)}`;
 
   app.get('/account/two-factor/qr.svg', signedIn, async (request, reply) => {
     const { session } = viewOf(request);
-    const enrolment = await pendingEnrolment(ctx.db, session.personId, session.email);
+    const enrolment = await pendingEnrolment(ctx.db, session.personId, session.email, ctx.brand.name);
     if (!enrolment) return reply.code(404).type('text/plain; charset=utf-8').send('No enrolment in progress.');
     return reply
       .header('cache-control', 'private, no-store')

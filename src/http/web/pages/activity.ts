@@ -1,3 +1,4 @@
+import { slug } from '../../../domain/brand.js';
 import type { FastifyInstance } from 'fastify';
 import { type AuditRecord, listAudit } from '../../../audit/audit.js';
 import { formatTimestamp } from '../../../domain/time.js';
@@ -52,7 +53,7 @@ export function activityRoutes(app: FastifyInstance, web: Web): void {
 <tbody>${rows}</tbody></table></div>`
       : emptyState('No activity yet', 'Sign-ins, key reveals, webhook and team changes appear here.');
     const body = html`<div class="page-head"><h1>Activity</h1>${records.length ? html`<a class="button button-secondary" href="/activity.csv" download>Export CSV</a>` : ''}</div>
-<p class="lead">Everything done on this account in the dashboard and by the Starport operator, newest first (the latest ${ACTIVITY_SHOWN} here; the CSV has all).</p>
+<p class="lead">Everything done on this account in the dashboard and by the ${ctx.brand.name} operator, newest first (the latest ${ACTIVITY_SHOWN} here; the CSV has all).</p>
 ${table}`;
     return sendHtml(reply, dashboardPage(view, { title: 'Activity', section: 'activity', body }));
   });
@@ -66,7 +67,7 @@ ${table}`;
     }
     return reply
       .type('text/csv; charset=utf-8')
-      .header('content-disposition', `attachment; filename="starport-activity-${new Date().toISOString().slice(0, 10)}.csv"`)
+      .header('content-disposition', `attachment; filename="${slug(ctx.brand)}-activity-${new Date().toISOString().slice(0, 10)}.csv"`)
       .send(`${lines.join('\r\n')}\r\n`);
   });
 }

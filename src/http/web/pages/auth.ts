@@ -7,6 +7,7 @@ import { findPersonByEmail } from '../../../accounts/people.js';
 import { createSession, deleteSession, findSession, SESSION_MAX_AGE_MS, type SessionStage } from '../../../accounts/sessions.js';
 import { listMemberships } from '../../../accounts/team.js';
 import { verifySecondFactor } from '../../../accounts/two-factor.js';
+import type { Brand } from '../../../domain/brand.js';
 import { dashboardAudit } from '../audit.js';
 import { html, type Slot } from '../html.js';
 import { cookieOptions, crossSite, field, redirect, safeNext, sendHtml, SESSION_COOKIE } from '../http.js';
@@ -28,16 +29,27 @@ const LOGIN_NOTICES: Record<string, Slot> = {
 };
 
 const LOGIN_ERRORS = {
-  invalid: 'Incorrect e-mail or password.',
-  throttled: 'Too many failed attempts. Wait 15 minutes and try again, or reset your password with "Forgot your password?".',
-  disabled: 'This account is disabled. Contact support.',
-  removed: 'You no longer belong to any Starport account: you were removed from its team. Ask an owner of the account to invite you again.',
+  invalid: () => 'Incorrect e-mail or password.',
+  throttled: () => 'Too many failed attempts. Wait 15 minutes and try again, or reset your password with "Forgot your password?".',
+  disabled: () => 'This account is disabled. Contact support.',
+  removed: (name: string) => `You no longer belong to any ${name} account: you were removed from its team. Ask an owner of the account to invite you again.`,
 } as const;
 const LOGIN_STATUS = { invalid: 401, throttled: 429, disabled: 403, removed: 403 } as const;
 
+/** Sign-up names the terms and the privacy policy the operator set (docs/operations.md "Branding"). */
+function legalConsent(brand: Brand): Slot {
+  const links = [
+    brand.termsUrl && html`<a href="${brand.termsUrl}" data-testid="signup-terms">Terms of service</a>`,
+    brand.privacyUrl && html`<a href="${brand.privacyUrl}" data-testid="signup-privacy">Privacy policy</a>`,
+  ].filter((link) => link !== undefined);
+  if (links.length === 0) return '';
+  return html`<p class="hint">By creating an account you accept the ${links.length === 2 ? html`${links[0]} and the ${links[1]}` : links[0]}.</p>`;
+}
+
 export function authRoutes(app: FastifyInstance, web: Web): void {
   const { ctx, csrf } = web;
-  const { preToken, preCsrfValid, refuse } = signedOutForms(csrf);
+  const { brand } = ctx;
+  const { preToken, preCsrfValid, refuse } = signedOutForms(csrf, brand);
 
   /** A new session (new id: no fixation), replacing whatever session the browser had. */
   const startSession = async (request: FastifyRequest, reply: FastifyReply, personId: string, accountId: string, stage: SessionStage = 'active') => {
@@ -58,11 +70,11 @@ export function authRoutes(app: FastifyInstance, web: Web): void {
   };
 
   const codeForm = (token: string, next: string, status?: Slot) =>
-    authPage({
+    authPage(brand, {
       title: 'Two-factor code',
       heading: 'Enter your code',
       status,
-      body: html`<p>Open your authenticator app and enter the 6-digit code for Starport. Lost your device? Enter one of your recovery codes instead.</p>
+      body: html`<p>Open your authenticator app and enter the 6-digit code for ${brand.name}. Lost your device? Enter one of your recovery codes instead.</p>
 <form method="post" action="/login/code" class="stack" novalidate>
   ${csrfField(token)}
   <input type="hidden" name="next" value="${next}">
@@ -72,7 +84,7 @@ export function authRoutes(app: FastifyInstance, web: Web): void {
   </div>
   <button type="submit" class="button button-primary button-block">Continue</button>
 </form>
-<div class="auth-links"><p>Lost both your device and your recovery codes? Ask your Starport operator to reset two-factor sign-in.</p></div>`,
+<div class="auth-links"><p>Lost both your device and your recovery codes? Ask your ${brand.name} operator to reset two-factor sign-in.</p></div>`,
     });
 
   const pendingSession = async (request: FastifyRequest) => {
@@ -94,7 +106,7 @@ export function authRoutes(app: FastifyInstance, web: Web): void {
     const token = csrf.forSession(session.idHash);
     // The password's throttle covers the code too: the same counters per e-mail and per IP,
     // the attempt counted before the code is checked.
-    if (!(await reserveLoginAttempt(ctx.db, session.email, request.ip))) return sendHtml(reply, codeForm(token, next, notice('error', LOGIN_ERRORS.throttled)), 429);
+    if (!(await reserveLoginAttempt(ctx.db, session.email, request.ip))) return sendHtml(reply, codeForm(token, next, notice('error', LOGIN_ERRORS.throttled())), 429);
     const result = await verifySecondFactor(ctx.db, session.personId, field(request.body, 'code'));
     if (!result.ok) {
       await auditFailure(request, session.email, 'code');
@@ -111,9 +123,9 @@ export function authRoutes(app: FastifyInstance, web: Web): void {
   });
 
   const loginForm = (token: string, options: { email?: string; next?: string; status?: Slot } = {}) =>
-    authPage({
+    authPage(brand, {
       title: 'Log in',
-      heading: 'Log in to Starport',
+      heading: `Log in to ${brand.name}`,
       status: options.status,
       body: html`<form method="post" action="/login" class="stack" novalidate>
   ${csrfField(token)}
@@ -129,7 +141,7 @@ export function authRoutes(app: FastifyInstance, web: Web): void {
   <button type="submit" class="button button-primary button-block">Log in</button>
 </form>
 <div class="auth-links">
-  ${ctx.signup === 'open' ? html`<p>New to Starport? <a href="/signup">Create an account</a></p>` : ''}
+  ${ctx.signup === 'open' ? html`<p>New to ${brand.name}? <a href="/signup">Create an account</a></p>` : ''}
   <p><a href="/forgot-password">Forgot your password?</a></p>
 </div>`,
     });
@@ -147,10 +159,10 @@ export function authRoutes(app: FastifyInstance, web: Web): void {
     const body = request.body;
     const email = field(body, 'email');
     const next = safeNext(field(body, 'next'));
-    const result = await logIn(ctx.db, { email, password: field(body, 'password'), ip: request.ip });
+    const result = await logIn(ctx.db, { email, password: field(body, 'password'), ip: request.ip, brand: brand.name });
     if (!result.ok) {
       if (result.reason === 'invalid') await auditFailure(request, email, 'password');
-      const page = loginForm(preToken(request, reply), { email, next, status: notice('error', LOGIN_ERRORS[result.reason]) });
+      const page = loginForm(preToken(request, reply), { email, next, status: notice('error', LOGIN_ERRORS[result.reason](brand.name)) });
       return sendHtml(reply, page, LOGIN_STATUS[result.reason]);
     }
     if (result.twoFactor) {
@@ -174,17 +186,17 @@ export function authRoutes(app: FastifyInstance, web: Web): void {
   });
 
   const signupClosed = () =>
-    authPage({
+    authPage(brand, {
       title: 'Sign-up is closed',
       heading: 'Sign-up is closed',
-      body: html`<p>New accounts are created by the Starport team. Ask your contact for an invitation link.</p>
+      body: html`<p>New accounts are created by the ${brand.name} team. Ask your contact for an invitation link.</p>
 <p><a href="/login">Log in</a> if you already have an account.</p>`,
     });
 
   const signupForm = (token: string, options: { email?: string; status?: Slot } = {}) =>
-    authPage({
+    authPage(brand, {
       title: 'Create your account',
-      heading: 'Create your Starport account',
+      heading: `Create your ${brand.name} account`,
       status: options.status,
       body: html`<form method="post" action="/signup" class="stack" novalidate>
   ${csrfField(token)}
@@ -197,6 +209,7 @@ export function authRoutes(app: FastifyInstance, web: Web): void {
     <input id="password" name="password" type="password" autocomplete="new-password" required minlength="${PASSWORD_MIN_LENGTH}" aria-describedby="password-hint">
     <p id="password-hint" class="hint">At least ${PASSWORD_MIN_LENGTH} characters. A passphrase of a few words is easy to remember.</p>
   </div>
+  ${legalConsent(brand)}
   <button type="submit" class="button button-primary button-block">Create account</button>
 </form>
 <div class="auth-links"><p>Already have an account? <a href="/login">Log in</a></p></div>`,
@@ -211,7 +224,7 @@ export function authRoutes(app: FastifyInstance, web: Web): void {
     if (!preCsrfValid(request)) return refuse(request, reply);
     if (ctx.signup === 'closed') return sendHtml(reply, signupClosed(), 403);
     const email = field(request.body, 'email');
-    const result = await signUp(ctx.db, { email, password: field(request.body, 'password'), ip: request.ip, origin: ctx.linkOrigin() });
+    const result = await signUp(ctx.db, { email, password: field(request.body, 'password'), ip: request.ip, origin: ctx.linkOrigin(), brand: brand.name });
     if (!result.ok) {
       const status = result.reason === 'throttled' ? 429 : 400;
       return sendHtml(reply, signupForm(preToken(request, reply), { email, status: notice('error', result.message) }), status);
@@ -219,18 +232,18 @@ export function authRoutes(app: FastifyInstance, web: Web): void {
     const session = await startSession(request, reply, result.personId, result.accountId);
     request.log.info({ account_id: result.accountId }, 'dashboard sign-up: keys shown once');
     // Both keys, once, in this answer (never stored, logged or put in a URL), as after a reissue.
-    const view = { session, mode: 'test' as const, csrf: csrf.forSession(session.idHash) };
+    const view = { session, mode: 'test' as const, csrf: csrf.forSession(session.idHash), brand };
     return sendHtml(reply, newAccountKeysPage(view, { live: result.liveKey, test: result.testKey }));
   });
 
   const invalidLink = (why: string) =>
-    errorPage(404, 'This link does not work', `${why} Ask your Starport operator for a new one, or use "Forgot your password?" on the login page.`, {
+    errorPage(brand, 404, 'This link does not work', `${why} Ask your ${brand.name} operator for a new one, or use "Forgot your password?" on the login page.`, {
       href: '/login',
       label: 'Go to the login page',
     });
 
   const setPasswordForm = (token: string, linkToken: string, email: string, status?: Slot) =>
-    authPage({
+    authPage(brand, {
       title: 'Set your password',
       heading: 'Set your password',
       status,
@@ -272,7 +285,7 @@ export function authRoutes(app: FastifyInstance, web: Web): void {
     }
     // The password is set; a disabled account (or none left) is not signed in to.
     if (!result.accountId) {
-      const why = result.member ? LOGIN_ERRORS.disabled : LOGIN_ERRORS.removed;
+      const why = result.member ? LOGIN_ERRORS.disabled() : LOGIN_ERRORS.removed(brand.name);
       return sendHtml(reply, loginForm(preToken(request, reply), { email: link.email, status: notice('error', why) }), 403);
     }
     if (result.twoFactor) {

@@ -1,3 +1,4 @@
+import { slug } from '../../../domain/brand.js';
 import type { FastifyInstance } from 'fastify';
 import type { Mode } from '../../../domain/api-key.js';
 import { csvCell } from '../../../domain/csv.js';
@@ -76,7 +77,7 @@ ${results}`;
       startingAfter = page.entries[page.entries.length - 1];
       if (!page.hasMore || !startingAfter) break;
     }
-    const filename = `starport-${mode}-balance-history-${new Date().toISOString().slice(0, 10)}.csv`;
+    const filename = `${slug(ctx.brand)}-${mode}-balance-history-${new Date().toISOString().slice(0, 10)}.csv`;
     return reply
       .type('text/csv; charset=utf-8')
       .header('content-disposition', `attachment; filename="${filename}"`)

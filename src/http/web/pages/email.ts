@@ -13,7 +13,7 @@ import { signedOutForms, tokenRouteOptions } from '../signed-out.js';
  * the new address confirms before it takes effect. The links' tokens are in the path: those
  * routes log at warn only and send no referrer.
  */
-export const EMAIL_NOTICES: Record<string, Slot> = {
+export const emailNotices = (brandName: string): Record<string, Slot> => ({
   email_verified: notice('success', 'Your e-mail address is verified.'),
   verification_sent: notice('success', 'We sent a new verification link. It works once, for 24 hours.'),
   verification_throttled: notice('error', 'Too many verification links were asked for. Try again in an hour.'),
@@ -21,10 +21,10 @@ export const EMAIL_NOTICES: Record<string, Slot> = {
   email_changed: notice('success', 'Your sign-in address was changed. The old one was told.'),
   email_invalid: notice('error', 'Enter a valid e-mail address, like you@example.com.'),
   email_same: notice('error', 'That is already your address.'),
-  email_taken: notice('error', 'That address already signs in to Starport: it cannot be yours too.'),
+  email_taken: notice('error', `That address already signs in to ${brandName}: it cannot be yours too.`),
   email_wrong_password: notice('error', 'That password is not right: the address was not changed.'),
   email_throttled: notice('error', 'Too many changes asked for. Try again in an hour.'),
-};
+});
 
 /** The account page's section: the address, whether it is verified, and the change form. */
 export function emailSection(view: View): Html {
@@ -58,12 +58,12 @@ export function emailSection(view: View): Html {
 
 export function emailRoutes(app: FastifyInstance, web: Web): void {
   const { ctx, csrf } = web;
-  const { preToken, preCsrfValid, refuse } = signedOutForms(csrf);
+  const { preToken, preCsrfValid, refuse } = signedOutForms(csrf, ctx.brand);
   const guarded = { preHandler: [web.authenticated, web.sessionCsrf] };
 
   app.post('/account/verify-email', guarded, async (request, reply) => {
     const session = web.view(request, 'live').session;
-    const outcome = await resendVerification(ctx.db, { personId: session.personId, ip: request.ip, origin: ctx.linkOrigin() });
+    const outcome = await resendVerification(ctx.db, { personId: session.personId, ip: request.ip, origin: ctx.linkOrigin(), brand: ctx.brand.name });
     return redirect(reply, `/account?notice=${outcome === 'sent' ? 'verification_sent' : outcome === 'throttled' ? 'verification_throttled' : 'email_verified'}`);
   });
 
@@ -75,14 +75,15 @@ export function emailRoutes(app: FastifyInstance, web: Web): void {
       newEmail: field(request.body, 'email'),
       ip: request.ip,
       origin: ctx.linkOrigin(),
+      brand: ctx.brand.name,
     });
     return redirect(reply, `/account?notice=${result.ok ? 'email_change_sent' : `email_${result.reason === 'invalid_email' ? 'invalid' : result.reason}`}`);
   });
 
   const quiet = tokenRouteOptions(app);
-  const linkProblem = (message: string) => errorPage(404, 'This link does not work', message, { href: '/account', label: 'Go to your account' });
+  const linkProblem = (message: string) => errorPage(ctx.brand, 404, 'This link does not work', message, { href: '/account', label: 'Go to your account' });
   const confirmPage = (title: string, text: Slot, action: string, button: string, token: string) =>
-    authPage({
+    authPage(ctx.brand, {
       title,
       heading: title,
       body: html`<p>${text}</p><form method="post" action="${action}" class="stack">${csrfField(token)}<button type="submit" class="button button-primary button-block">${button}</button></form>`,
@@ -125,7 +126,7 @@ export function emailRoutes(app: FastifyInstance, web: Web): void {
       reply,
       confirmPage(
         'Confirm your new address',
-        html`Sign in to Starport with <strong>${link.email}</strong> from now on.`,
+        html`Sign in to ${ctx.brand.name} with <strong>${link.email}</strong> from now on.`,
         `/confirm-email/${token}`,
         'Use this address',
         preToken(request, reply),
@@ -137,7 +138,7 @@ export function emailRoutes(app: FastifyInstance, web: Web): void {
     reply.header('referrer-policy', 'no-referrer');
     if (!preCsrfValid(request)) return refuse(request, reply);
     const { token } = request.params as { token: string };
-    const result = await confirmEmailChange(ctx.db, token);
+    const result = await confirmEmailChange(ctx.db, token, Date.now(), ctx.brand.name);
     if (!result.ok) return sendHtml(reply, linkProblem(`${result.message} Ask for the change again on your account page.`), 404);
     return redirect(reply, '/account?notice=email_changed');
   });

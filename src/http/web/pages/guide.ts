@@ -1,3 +1,4 @@
+import { envPrefix } from '../../../domain/brand.js';
 import type { FastifyInstance } from 'fastify';
 import { activeKeys } from '../../../accounts/accounts.js';
 import { readBalance } from '../../../ledger/ledger.js';
@@ -22,6 +23,7 @@ export function guideRoutes(_app: FastifyInstance, web: Web): void {
     // The account's test price (its plan's, else PRICE_MARKUP_PERCENT): docs/operations.md "Price plans".
     const firstOrder = web.ctx.prices && (await accountPrice({ db: web.ctx.db.kysely, prices: web.ctx.prices }, { accountId, mode: 'test' }, 'stars', 50));
     const { role } = view.session;
+    const env = envPrefix(view.brand);
     const topUp = modePath('test', '/top-up');
     const reissue = modePath('test', '/keys/reissue?mode=test');
     const body = html`<div class="page-head"><h1>Your first order</h1></div>
@@ -34,25 +36,25 @@ export function guideRoutes(_app: FastifyInstance, web: Web): void {
   <li>
     <h2>Put your test key in your shell</h2>
     <p>Your active test key starts with <code>${prefix}</code>. The full key is shown only once: right after sign-up, and after each reissue. If you do not have it, ${may(role, 'POST', reissue) ? html`<a href="${reissue}">reissue the test key</a>.` : `the account's ${whoMay('POST', reissue)} can reissue it.`}</p>
-    ${copyBlock('step-key', `export STARPORT_API_KEY="${prefix}…"   # paste your full test key here`, 'the export line')}
+    ${copyBlock('step-key', `export ${env}_API_KEY="${prefix}…"   # paste your full test key here`, 'the export line')}
   </li>
   <li>
     <h2>Check your balance</h2>
-    ${copyBlock('step-balance', `curl ${base}/balance \\\n  -H "Authorization: Bearer $STARPORT_API_KEY"`, 'the balance request')}
+    ${copyBlock('step-balance', `curl ${base}/balance \\\n  -H "Authorization: Bearer $${env}_API_KEY"`, 'the balance request')}
   </li>
   <li>
     <h2>Create an order</h2>
     <p>The <code>Idempotency-Key</code> makes a retry safe: sending the same request again returns the same order.</p>
     ${copyBlock(
       'step-order',
-      `curl -X POST ${base}/orders \\\n  -H "Authorization: Bearer $STARPORT_API_KEY" \\\n  -H "Content-Type: application/json" \\\n  -H "Idempotency-Key: first-order-1" \\\n  -d '{"product": "stars", "recipient": "@durov", "quantity": 50, "external_id": "my-order-1"}'`,
+      `curl -X POST ${base}/orders \\\n  -H "Authorization: Bearer $${env}_API_KEY" \\\n  -H "Content-Type: application/json" \\\n  -H "Idempotency-Key: first-order-1" \\\n  -d '{"product": "stars", "recipient": "@durov", "quantity": 50, "external_id": "my-order-1"}'`,
       'the order request',
     )}
   </li>
   <li>
     <h2>Follow it to <code>delivered</code></h2>
     <p>Use the <code>id</code> from the answer. A test order is delivered within a few seconds; you can also watch it on the <a href="${modePath('test', '/orders')}">Orders</a> page.</p>
-    ${copyBlock('step-poll', `curl ${base}/orders/ord_… \\\n  -H "Authorization: Bearer $STARPORT_API_KEY"`, 'the order status request')}
+    ${copyBlock('step-poll', `curl ${base}/orders/ord_… \\\n  -H "Authorization: Bearer $${env}_API_KEY"`, 'the order status request')}
   </li>
 </ol>
 <section class="card" aria-labelledby="recipients-heading">

@@ -23,21 +23,21 @@ const isInviteProblem = (reason: string) => reason !== 'weak_password' && reason
 
 export function inviteLinkRoutes(app: FastifyInstance, web: Web): void {
   const { ctx, csrf } = web;
-  const { preToken, refuse } = signedOutForms(csrf);
+  const { preToken, refuse } = signedOutForms(csrf, ctx.brand);
   // The token is in the path: never sent as a referrer, and not in the request
   // log at level info (as /set-password/:token).
   const quiet = tokenRouteOptions(app);
-  const invalidInvite = (message: string) => errorPage(404, 'This invite does not work', message, { href: '/login', label: 'Go to the login page' });
+  const invalidInvite = (message: string) => errorPage(ctx.brand, 404, 'This invite does not work', message, { href: '/login', label: 'Go to the login page' });
 
   const invitePage = (token: string, pending: PendingInvite, csrfToken: string, signedInAs: string | undefined, status?: Slot) => {
-    const intro = html`<p>Join <strong>${pending.accountEmail}</strong> on Starport as <strong>${pending.role}</strong> (${ROLE_TEXT[pending.role]}).</p>`;
+    const intro = html`<p>Join <strong>${pending.accountEmail}</strong> on ${ctx.brand.name} as <strong>${pending.role}</strong> (${ROLE_TEXT[pending.role]}).</p>`;
     let body: Html;
     if (signedInAs === pending.email) {
       body = html`${intro}<form method="post" action="/invite/${token}" class="stack">${csrfField(csrfToken)}<button type="submit" class="button button-primary button-block">Join the account</button></form>`;
     } else if (pending.existingPerson) {
       // Never a password form for an address that already has a person: the link holder is not
       // proven to be them (docs/security.md, "Invites").
-      body = html`${intro}<p>This invite is for <strong>${pending.email}</strong>, which already has a Starport login. <a href="/login">Log in</a> as ${pending.email} (or first set its password with the link you were given), then open this link again.</p>`;
+      body = html`${intro}<p>This invite is for <strong>${pending.email}</strong>, which already has a ${ctx.brand.name} login. <a href="/login">Log in</a> as ${pending.email} (or first set its password with the link you were given), then open this link again.</p>`;
     } else {
       body = html`${intro}<p>For <strong>${pending.email}</strong>. Choose a password to sign in with. This link works once.</p>
 <form method="post" action="/invite/${token}" class="stack" novalidate>
@@ -46,7 +46,7 @@ export function inviteLinkRoutes(app: FastifyInstance, web: Web): void {
   <button type="submit" class="button button-primary button-block">Join and log in</button>
 </form>`;
     }
-    return authPage({ title: 'Team invite', heading: 'You are invited', status, body });
+    return authPage(ctx.brand, { title: 'Team invite', heading: 'You are invited', status, body });
   };
 
   app.get('/invite/:token', quiet, async (request, reply) => {
@@ -83,7 +83,7 @@ export function inviteLinkRoutes(app: FastifyInstance, web: Web): void {
         now: Date.now(),
       });
     if (active) {
-      const result = await acceptInvite(ctx.db, token, { personId: active.personId }, Date.now(), audit);
+      const result = await acceptInvite(ctx.db, token, { personId: active.personId }, Date.now(), audit, ctx.brand.name);
       if (!result.ok)
         return sendHtml(
           reply,
@@ -99,7 +99,7 @@ export function inviteLinkRoutes(app: FastifyInstance, web: Web): void {
     if (password !== field(request.body, 'password_again')) {
       return sendHtml(reply, invitePage(token, pending, preToken(request, reply), undefined, notice('error', 'The two passwords are different.')), 400);
     }
-    const result = await acceptInvite(ctx.db, token, { password }, Date.now(), audit);
+    const result = await acceptInvite(ctx.db, token, { password }, Date.now(), audit, ctx.brand.name);
     if (!result.ok) {
       if (isInviteProblem(result.reason)) return sendHtml(reply, invalidInvite(result.message), 404);
       return sendHtml(reply, invitePage(token, pending, preToken(request, reply), undefined, notice('error', result.message)), 400);

@@ -63,7 +63,7 @@ export function keyRoutes(app: FastifyInstance, web: Web): void {
         )
       : ''
   }
-  <p>The new key is shown once, on the next page. Copy it then: Starport keeps only a fingerprint of it and cannot show it again.</p>
+  <p>The new key is shown once, on the next page. Copy it then: ${ctx.brand.name} keeps only a fingerprint of it and cannot show it again.</p>
   <form method="post" action="${modePath(mode, '/keys/reissue')}" class="button-row">
     ${csrfField(view.csrf)}
     <input type="hidden" name="mode" value="${keyMode}">
@@ -121,7 +121,7 @@ export function newAccountKeysPage(view: View, keys: Record<Mode, string>): Html
   const body = html`<div class="page-head"><h1>Your account is ready: your API keys</h1></div>
 <section class="card new-key-card" aria-labelledby="keys-heading">
   <h2 id="keys-heading" class="visually-hidden">Your API keys</h2>
-  ${notice('warning', html`<strong>Copy both keys now.</strong> For your security they are shown only once, on this page. Starport keeps only a fingerprint of each; if you lose one, reissue it on the API keys page (the old one then stops working).`)}
+  ${notice('warning', html`<strong>Copy both keys now.</strong> For your security they are shown only once, on this page. ${view.brand.name} keeps only a fingerprint of each; if you lose one, reissue it on the API keys page (the old one then stops working).`)}
   ${field('test')}
   ${field('live')}
   <p><a class="button button-primary" href="/test?notice=welcome">I have saved them</a></p>

@@ -122,7 +122,7 @@ ${options.link ? html`<p data-testid="telegram-deep-link">Open <a href="${option
     const { session } = viewOf(request);
     const channel = field(request.body, 'channel');
     const message = {
-      subject: 'Starport test notification',
+      subject: `${ctx.brand.name} test notification`,
       parts: [`This is a test, sent from the dashboard by ${session.email}. Notifications for ${session.accountEmail} reach you here.`],
     };
     if (channel === 'telegram') {
@@ -160,7 +160,7 @@ ${options.link ? html`<p data-testid="telegram-deep-link">Open <a href="${option
       const given = request.headers['x-telegram-bot-api-secret-token'];
       if (typeof given !== 'string' || !safeEqual(given, secret)) return reply.code(401).send();
       const update = request.body as TelegramUpdate | undefined;
-      if (update && typeof update === 'object' && typeof update.update_id === 'number') await handleUpdate(ctx.db.kysely, update);
+      if (update && typeof update === 'object' && typeof update.update_id === 'number') await handleUpdate(ctx.db.kysely, update, Date.now(), ctx.brand.name);
       return reply.code(200).send();
     });
   }

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { admitPasswordReset, checkResetLink, resetPassword, sendPasswordReset } from '../../../accounts/password-reset.js';
+import { DEFAULT_BRAND_NAME } from '../../../domain/brand.js';
 import { html, type Slot } from '../html.js';
 import { field, redirect, sendHtml } from '../http.js';
 import { authPage, csrfField, errorPage, notice } from '../layout.js';
@@ -15,10 +16,10 @@ import { signedOutForms, tokenRouteOptions, newPasswordFields } from '../signed-
  */
 export function passwordResetRoutes(app: FastifyInstance, web: Web): void {
   const { ctx, csrf } = web;
-  const { preToken, preCsrfValid, refuse } = signedOutForms(csrf);
+  const { preToken, preCsrfValid, refuse } = signedOutForms(csrf, ctx.brand);
 
   const forgotForm = (token: string) =>
-    authPage({
+    authPage(ctx.brand, {
       title: 'Forgot your password?',
       heading: 'Reset your password',
       body: html`<p>Enter the e-mail address you sign in with. We will send it a link to choose a new password.</p>
@@ -31,16 +32,16 @@ export function passwordResetRoutes(app: FastifyInstance, web: Web): void {
   <button type="submit" class="button button-primary button-block">Send me a link</button>
 </form>
 <div class="auth-links">
-  <p>No e-mail arrives? Your Starport operator can still give you a link (<code>starport account invite</code>).</p>
+  <p>No e-mail arrives? Your ${ctx.brand.name} operator can still give you a link${ctx.brand.name === DEFAULT_BRAND_NAME ? html` (<code>starport account invite</code>)` : ''}.</p>
   <p><a href="/login">Back to the login page</a></p>
 </div>`,
     });
 
   // The one answer, whatever the address: it names nothing that depends on it.
-  const sentPage = authPage({
+  const sentPage = authPage(ctx.brand, {
     title: 'Check your e-mail',
     heading: 'Check your e-mail',
-    body: html`<p data-testid="reset-sent">If that address signs in to Starport, we have sent it a link to choose a new password. The link works once, for one hour.</p>
+    body: html`<p data-testid="reset-sent">If that address signs in to ${ctx.brand.name}, we have sent it a link to choose a new password. The link works once, for one hour.</p>
 <p>Nothing within a few minutes? Check your spam folder, or ask again later: a few links an hour are sent to one address at most.</p>
 <div class="auth-links"><p><a href="/login">Back to the login page</a></p></div>`,
   });
@@ -63,17 +64,17 @@ export function passwordResetRoutes(app: FastifyInstance, web: Web): void {
     const email = await admitPasswordReset(ctx.db, { email: field(request.body, 'email'), ip: request.ip });
     if (email !== undefined) {
       const origin = ctx.linkOrigin();
-      afterAnswer.set(request, () => sendPasswordReset(ctx.db, { email, origin }));
+      afterAnswer.set(request, () => sendPasswordReset(ctx.db, { email, origin, brand: ctx.brand.name }));
     }
     return sendHtml(reply, sentPage);
   });
 
   const quiet = tokenRouteOptions(app);
   const linkProblem = (message: string) =>
-    errorPage(404, 'This link does not work', html`${message} <a href="/forgot-password">Ask for a new link</a>.`, { href: '/login', label: 'Go to the login page' });
+    errorPage(ctx.brand, 404, 'This link does not work', html`${message} <a href="/forgot-password">Ask for a new link</a>.`, { href: '/login', label: 'Go to the login page' });
 
   const resetForm = (token: string, linkToken: string, email: string, status?: Slot) =>
-    authPage({
+    authPage(ctx.brand, {
       title: 'Choose a new password',
       heading: 'Choose a new password',
       status,
@@ -103,7 +104,7 @@ export function passwordResetRoutes(app: FastifyInstance, web: Web): void {
     if (password !== field(request.body, 'password_again')) {
       return sendHtml(reply, resetForm(preToken(request, reply), token, link.email, notice('error', 'The two passwords are different.')), 400);
     }
-    const result = await resetPassword(ctx.db, token, password);
+    const result = await resetPassword(ctx.db, token, password, Date.now(), ctx.brand.name);
     if (!result.ok) {
       if (result.reason === 'weak_password') return sendHtml(reply, resetForm(preToken(request, reply), token, link.email, notice('error', result.message)), 400);
       return sendHtml(reply, linkProblem(result.message), 404);

@@ -171,6 +171,7 @@ ${pendingSection}
           inviter: session.email,
           invite: created,
           link: `${origin}/invite/${created.token}`,
+          brand: ctx.brand.name,
         });
       });
       const url = `${origin}/invite/${invite.token}`;
@@ -217,6 +218,7 @@ ${pendingSection}
         inviter: session.email,
         invite: created,
         link: `${origin}/invite/${created.token}`,
+        brand: ctx.brand.name,
       });
     });
     if (!invite) return redirect(reply, '/team?notice=invite_gone');

@@ -58,7 +58,7 @@ export function topUpRoutes(app: FastifyInstance, web: Web): void {
   const livePage = async (view: View, amountText: string, asset: 'ton' | 'usdt'): Promise<Html> => {
     const address = ctx.depositAddress;
     const intro = html`<div class="page-head"><h1>Top up your live balance</h1></div>
-<p class="lead">Send ${usdtMaster ? 'TON or USDT' : 'TON'} from any wallet to Starport's deposit address with your personal comment. Your live balance is credited once the transfer is final on the TON blockchain.</p>`;
+<p class="lead">Send ${usdtMaster ? 'TON or USDT' : 'TON'} from any wallet to ${ctx.brand.name}'s deposit address with your personal comment. Your live balance is credited once the transfer is final on the TON blockchain.</p>`;
     const recent = await listDeposits(ctx.db.kysely, { accountId: view.session.accountId, status: CLIENT_DEPOSIT_STATUSES, limit: DEPOSITS_SHOWN });
     const deposits = html`<section class="section" aria-labelledby="deposits-heading">
   <div class="section-head"><h2 id="deposits-heading">Deposits</h2></div>
@@ -73,7 +73,7 @@ export function topUpRoutes(app: FastifyInstance, web: Web): void {
         title: 'Top up',
         section: 'top-up',
         body: html`${intro}
-${notice('warning', html`<strong>Live top-ups are not configured yet.</strong> The deposit wallet has not been set up on this Starport installation. Meanwhile you can build and test your integration with <a href="${modePath('test', '/top-up')}">test funds</a>.`)}
+${notice('warning', html`<strong>Live top-ups are not configured yet.</strong> The deposit wallet has not been set up on this ${ctx.brand.name} installation. Meanwhile you can build and test your integration with <a href="${modePath('test', '/top-up')}">test funds</a>.`)}
 ${deposits}`,
       });
     }

@@ -1,3 +1,4 @@
+import { slug } from '../../../domain/brand.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../../../domain/api-error.js';
 import { type Mode, MODES } from '../../../domain/api-key.js';
@@ -69,7 +70,7 @@ function addForm(view: View, input: { url?: string; error?: string } = {}): Slot
     ${csrfField(view.csrf)}
     <div class="field">
       <label for="webhook-url">Endpoint URL</label>
-      <input id="webhook-url" name="url" type="url" value="${input.url ?? ''}" placeholder="https://example.com/webhooks/starport" required${input.error ? html` aria-invalid="true" aria-describedby="url-error"` : ''}>
+      <input id="webhook-url" name="url" type="url" value="${input.url ?? ''}" placeholder="https://example.com/webhooks/${slug(view.brand)}" required${input.error ? html` aria-invalid="true" aria-describedby="url-error"` : ''}>
       ${input.error ? html`<p id="url-error" class="field-error">${input.error}</p>` : ''}
       <p class="hint">${view.mode === 'live' ? 'https:// only, on a public address.' : 'http:// is fine in test mode.'} Events are signed per Standard Webhooks.</p>
     </div>
@@ -119,7 +120,7 @@ export function webhookRoutes(app: FastifyInstance, web: Web): void {
 <caption class="visually-hidden">${modeLabel(mode)} webhook endpoints</caption>
 <thead><tr><th scope="col">URL</th><th scope="col">Events</th><th scope="col">Status</th><th scope="col">Added</th></tr></thead>
 <tbody>${rows}</tbody></table></div>`
-      : emptyState('No webhook endpoints yet', `Add one below and Starport will POST every ${mode} order event to it, signed and retried for up to 3 days.`);
+      : emptyState('No webhook endpoints yet', `Add one below and ${ctx.brand.name} will POST every ${mode} order event to it, signed and retried for up to 3 days.`);
     const body = html`<div class="page-head"><h1>Webhooks</h1></div>
 <p class="lead">Be told when an order changes instead of polling. Deliveries are signed (Standard Webhooks), retried for about 3 days, at least once and in no guaranteed order: deduplicate on <code>webhook-id</code>.</p>
 ${disabled}

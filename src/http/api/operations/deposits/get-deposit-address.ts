@@ -3,6 +3,7 @@ import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { depositMemo } from '../../../../accounts/deposit-memo.js';
 import { ApiError } from '../../../../domain/api-error.js';
+import { DEFAULT_BRAND_NAME } from '../../../../domain/brand.js';
 import { transferLink } from '../../../../ton/transfer-link.js';
 import type { ApiContext } from '../../context.js';
 import type { OperationDoc } from '../../openapi/document.js';
@@ -53,7 +54,7 @@ export function getDepositAddress(app: FastifyInstance, ctx: ApiContext): void {
   app
     .withTypeProvider<TypeBoxTypeProvider>()
     .get('/deposit_address', { preValidation: requireLiveKey, config: { openapi: GET_DEPOSIT_ADDRESS } }, async (request): Promise<Answer> => {
-      if (!ctx.deposits) throw new ApiError('live_unavailable', 'Live top-ups are not configured on this Starport installation.');
+      if (!ctx.deposits) throw new ApiError('live_unavailable', `Live top-ups are not configured on this ${ctx.brand?.name ?? DEFAULT_BRAND_NAME} installation.`);
       const memo = await depositMemo(ctx.db, request.caller.accountId);
       return {
         ok: true,

@@ -17,7 +17,7 @@ const CreateWebhookEndpointBody = Type.Object(
   {
     url: Type.String({
       description: 'Where to POST events: https:// (plain http:// only in test mode), a public address, at most 2048 characters.',
-      examples: ['https://example.com/webhooks/starport'],
+      examples: ['https://example.com/webhooks/orders'],
     }),
     events: Type.Optional(
       Type.Unsafe<unknown>({
@@ -43,8 +43,8 @@ const CREATE_WEBHOOK_ENDPOINT: OperationDoc = {
     name: 'CreateWebhookEndpointRequest',
     description: '`events` defaults to `["*"]` (every order event).',
     examples: {
-      all: { summary: 'Every event', value: { url: 'https://example.com/webhooks/starport' } },
-      final: { summary: 'Final states only', value: { url: 'https://example.com/webhooks/starport', events: ['order.delivered', 'order.failed'] } },
+      all: { summary: 'Every event', value: { url: 'https://example.com/webhooks/orders' } },
+      final: { summary: 'Final states only', value: { url: 'https://example.com/webhooks/orders', events: ['order.delivered', 'order.failed'] } },
     },
   },
   success: {

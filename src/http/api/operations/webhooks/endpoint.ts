@@ -81,7 +81,7 @@ export const endpointWithSecret = (endpoint: StoredEndpoint): EndpointWithSecret
 
 export const ENDPOINT_EXAMPLE: Static<typeof WebhookEndpoint.schema> = {
   id: 'we_3kP9sQ2wE5rT8yU1iOpZxC',
-  url: 'https://example.com/webhooks/starport',
+  url: 'https://example.com/webhooks/orders',
   events: ['*'],
   mode: 'test',
   status: 'enabled',
