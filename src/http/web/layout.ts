@@ -1,8 +1,10 @@
 import type { Mode } from '../../domain/api-key.js';
 import type { Session } from '../../accounts/sessions.js';
-import { ASSET_URLS } from './assets.js';
 import { modePath } from './format.js';
-import { type Html, html, type Slot } from './html.js';
+import { brand, csrfField, document, errorPage } from '../html/document.js';
+import { type Html, html, type Slot } from '../html/html.js';
+
+export { csrfField, errorPage, notice } from '../html/document.js';
 import { may } from './rules.js';
 import { verifyBanner } from './verify-banner.js';
 
@@ -29,37 +31,6 @@ const NAV: { section: Section; label: string; path: string }[] = [
 ];
 /** Pages outside the test/live pair (reached from the account page: the e-mail in the header). */
 const MODELESS: Section[] = ['team', 'activity', 'account'];
-
-function document(options: { title: string; body: Slot; bodyClass?: string; charts?: boolean }): Html {
-  return html`<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="color-scheme" content="light">
-<title>${options.title} · Starport</title>
-<link rel="icon" href="${ASSET_URLS.icon}" type="image/svg+xml">
-${
-  options.charts
-    ? html`<link rel="stylesheet" href="${ASSET_URLS.chartCss}">
-<script src="${ASSET_URLS.chartJs}" defer></script>
-`
-    : ''
-}<link rel="stylesheet" href="${ASSET_URLS.css}">
-<script src="${ASSET_URLS.js}" defer></script>
-</head>
-<body class="${options.bodyClass ?? ''}">
-${options.body}
-</body>
-</html>
-`;
-}
-
-export function csrfField(token: string): Html {
-  return html`<input type="hidden" name="_csrf" value="${token}">`;
-}
-
-const brand = html`<span class="brand-mark" aria-hidden="true"></span><span class="brand-name">Starport</span>`;
 
 /** A page of the signed-in dashboard; `section` is the menu entry it belongs to (none: an error page). */
 export function dashboardPage(view: View, options: { title: string; section?: Section; body: Slot; notice?: Slot; charts?: boolean }): Html {
@@ -115,27 +86,6 @@ export function authPage(options: { title: string; heading: string; body: Slot; 
   </div>
 </main>`;
   return document({ title: options.title, body, bodyClass: 'signed-out' });
-}
-
-export function notice(kind: 'success' | 'error' | 'info' | 'warning', message: Slot): Html {
-  const role = kind === 'error' ? 'alert' : 'status';
-  return html`<div class="notice notice-${kind}" role="${role}">${message}</div>`;
-}
-
-export function errorPage(status: number, heading: string, message: Slot, action: { href: string; label: string } = { href: '/', label: 'Go to the overview' }): Html {
-  return document({
-    title: heading,
-    bodyClass: 'signed-out',
-    body: html`<main id="main" class="auth">
-  <a class="brand auth-brand" href="/" aria-label="Starport">${brand}</a>
-  <div class="card auth-card">
-    <p class="eyebrow">Error ${status}</p>
-    <h1>${heading}</h1>
-    <p>${message}</p>
-    <p><a class="button" href="${action.href}">${action.label}</a></p>
-  </div>
-</main>`,
-  });
 }
 
 export function csrfErrorPage(): Html {

@@ -8,8 +8,8 @@ import { createSession, deleteSession, findSession, SESSION_MAX_AGE_MS, type Ses
 import { listMemberships } from '../../../accounts/team.js';
 import { verifySecondFactor } from '../../../accounts/two-factor.js';
 import { dashboardAudit } from '../audit.js';
-import { html, type Slot } from '../html.js';
-import { cookieOptions, crossSite, field, redirect, safeNext, sendHtml, SESSION_COOKIE } from '../http.js';
+import { html, type Slot } from '../../html/html.js';
+import { cookieOptions, crossSite, field, redirect, safeNext, sendHtml, SESSION_COOKIE } from '../../html/http.js';
 import { authPage, csrfField, errorPage, notice } from '../layout.js';
 import { newAccountKeysPage } from './keys.js';
 import type { Web } from '../web.js';

@@ -6,8 +6,8 @@ import { disabledEndpoints, type WebhookEndpoint } from '../../../webhooks/endpo
 import { CHART_DAYS, type ChartData, chartData } from '../charts.js';
 import { emptyState, ordersTable } from '../components.js';
 import { modeLabel, modePath, ton } from '../format.js';
-import { type Html, html, type Slot } from '../html.js';
-import { sendHtml, field } from '../http.js';
+import { type Html, html, type Slot } from '../../html/html.js';
+import { sendHtml, field } from '../../html/http.js';
 import { dashboardPage, notice } from '../layout.js';
 import { orderPage } from '../order-list.js';
 import type { Web } from '../web.js';

@@ -8,8 +8,8 @@ import { fundTestBalance, MAX_TEST_FUNDING } from '../../../ledger/test-funding.
 import { readBalance } from '../../../ledger/ledger.js';
 import { copyField, emptyState } from '../components.js';
 import { modePath, time, ton } from '../format.js';
-import { type Html, html, type Slot } from '../html.js';
-import { field, redirect, sendHtml } from '../http.js';
+import { type Html, html, type Slot } from '../../html/html.js';
+import { field, redirect, sendHtml } from '../../html/http.js';
 import { csrfField, dashboardPage, notice, type View } from '../layout.js';
 import type { Web } from '../web.js';
 import { dashboardAudit } from '../audit.js';
