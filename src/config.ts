@@ -16,6 +16,8 @@ export { ConfigError } from './env.js';
 /** Everything the environment can set, validated once at start-up with the embedded defaults. */
 export interface Config {
   port: number;
+  /** The operator console's listener (OPERATOR_HOST, OPERATOR_PORT); port undefined = off. */
+  operator: OperatorListener;
   host: string;
   dataDir: string;
   /** postgres://… selects PostgreSQL; unset = embedded SQLite under dataDir. */
@@ -262,6 +264,7 @@ export function loadConfig(env: Env = process.env): Config {
   return {
     port: integer(env, 'PORT', 3000, 0, 65_535),
     host: env.HOST || '127.0.0.1',
+    operator: operatorListener(env),
     dataDir: path.resolve(env.DATA_DIR || path.join(PACKAGE_ROOT, 'data')),
     databaseUrl: databaseUrl(env.DATABASE_URL),
     databasePoolSize: integer(env, 'DATABASE_POOL_SIZE', 10, 1),
@@ -309,6 +312,28 @@ export function loadConfig(env: Env = process.env): Config {
     http: httpLimits(env),
     notifications: notificationConfig(env),
   };
+}
+
+export interface OperatorListener {
+  host: string;
+  /** undefined: the console is off; 0: any free port (tests). */
+  port: number | undefined;
+}
+
+/**
+ * OPERATOR_HOST (127.0.0.1) and OPERATOR_PORT (unset: the console is off): the operator
+ * console's own listener, never the public one (docs/operations.md "Operator console").
+ */
+export function operatorListener(env: Env): OperatorListener {
+  const host = env.OPERATOR_HOST || '127.0.0.1';
+  if (net.isIP(host) === 0 && !/^[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?$/.test(host)) {
+    throw new ConfigError(`OPERATOR_HOST must be an IP address or a host name, got "${env.OPERATOR_HOST}"`);
+  }
+  if (env.OPERATOR_PORT === undefined || env.OPERATOR_PORT === '') return { host, port: undefined };
+  const port = integer(env, 'OPERATOR_PORT', 0, 0, 65_535);
+  const publicPort = integer(env, 'PORT', 3000, 0, 65_535);
+  if (port !== 0 && port === publicPort) throw new ConfigError(`OPERATOR_PORT must differ from PORT (the public port), got "${env.OPERATOR_PORT}"`);
+  return { host, port };
 }
 
 export function httpLimits(env: Env): HttpLimits {

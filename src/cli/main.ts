@@ -12,6 +12,7 @@ import { orderList, orderResolve, orderShow } from './commands/orders.js';
 import { migrate, serve } from './commands/serve.js';
 import { fragmentSessionSet, liveCheck } from './commands/live.js';
 import { walletStatus } from './commands/wallet.js';
+import { operatorCreate, operatorLink } from './commands/operators.js';
 import { mailList, mailShow, notifyLinkTelegram, notifyStatus, notifyTest } from './commands/notify.js';
 
 const COMMANDS: Command[] = [
@@ -50,6 +51,8 @@ const COMMANDS: Command[] = [
   notifyTest,
   notifyLinkTelegram,
   notifyStatus,
+  operatorCreate,
+  operatorLink,
 ];
 
 /**

@@ -22,6 +22,7 @@ import * as teams from './migrations/0019-teams.js';
 import * as inviteRevocation from './migrations/0020-invite-revocation.js';
 import * as notifications from './migrations/0021-notifications.js';
 import * as selfService from './migrations/0022-self-service.js';
+import * as operatorConsole from './migrations/0023-operator-console.js';
 
 /** Migrations live in code (no files to locate at run time) and are applied in name order. */
 function provider(engine: Engine): MigrationProvider {
@@ -52,6 +53,7 @@ function provider(engine: Engine): MigrationProvider {
       '0020-invite-revocation': withEngine(inviteRevocation),
       '0021-notifications': withEngine(notifications),
       '0022-self-service': withEngine(selfService),
+      '0023-operator-console': withEngine(operatorConsole),
     }),
   };
 }
