@@ -9,6 +9,7 @@ import type { ApiContext } from './http/api/context.js';
 import { RateLimiter } from './http/api/rate-limit.js';
 import { buildApp } from './http/app.js';
 import { buildConsoleApp } from './http/console/app.js';
+import { walletChainReport } from './live/wallet/report.js';
 import { ServiceMetrics } from './http/metrics.js';
 import { IdempotencyGate } from './orders/idempotency-gate.js';
 import { testFulfilmentStep } from './orders/test-fulfilment.js';
@@ -108,7 +109,18 @@ export async function startService(config: Config, logger: Logger, role: Role = 
     await app.listen({ port: config.port, host: config.host });
     // The operator console: its own server and listener, never the public one (docs/operations.md "Operator console").
     if (role !== 'worker' && config.operator.port !== undefined) {
-      consoleApp = await buildConsoleApp({ ctx: { db }, logger, trustProxy: config.trustProxy });
+      consoleApp = await buildConsoleApp({
+        ctx: {
+          db,
+          depositAddress: depositRaw,
+          liveStatus: () => live.status(),
+          breaker: () => live.breaker.read(),
+          wallet: () => walletChainReport(config),
+          tonNetwork: config.tonNetwork,
+        },
+        logger,
+        trustProxy: config.trustProxy,
+      });
       await consoleApp.listen({ port: config.operator.port, host: config.operator.host });
     }
     // Orders created by other processes (API nodes) wake this one's worker at once.

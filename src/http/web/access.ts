@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Session } from '../../accounts/sessions.js';
 import { steppedUp } from '../../accounts/two-factor.js';
-import { modePath } from './format.js';
+import { modePath } from '../html/format.js';
 import { html } from '../html/html.js';
 import { field, redirect, sendHtml } from '../html/http.js';
 import { dashboardPage, type View } from './layout.js';

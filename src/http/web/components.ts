@@ -1,6 +1,6 @@
 import type { Mode } from '../../domain/api-key.js';
 import type { Order } from '../../orders/order.js';
-import { modePath, productText, statusBadge, ton, time } from './format.js';
+import { modePath, productText, statusBadge, ton, time } from '../html/format.js';
 import { type Html, html, type Slot } from '../html/html.js';
 
 /** Pieces several pages share. */

@@ -1,6 +1,6 @@
 import type { Mode } from '../../domain/api-key.js';
 import type { Session } from '../../accounts/sessions.js';
-import { modePath } from './format.js';
+import { modePath } from '../html/format.js';
 import { brand, csrfField, document, errorPage } from '../html/document.js';
 import { type Html, html, type Slot } from '../html/html.js';
 

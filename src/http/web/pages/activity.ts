@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { type AuditRecord, listAudit } from '../../../audit/audit.js';
 import { formatTimestamp } from '../../../domain/time.js';
 import { emptyState } from '../components.js';
-import { time } from '../format.js';
+import { time } from '../../html/format.js';
 import { html } from '../../html/html.js';
 import { sendHtml } from '../../html/http.js';
 import { dashboardPage } from '../layout.js';

@@ -3,7 +3,7 @@ import type { Mode } from '../../../domain/api-key.js';
 import { formatTon, NANOTONS_PER_TON } from '../../../domain/money.js';
 import { type LowBalanceAlert, lowBalanceAlerts, MAX_LOW_BALANCE_THRESHOLD, setLowBalanceThreshold } from '../../../ledger/low-balance.js';
 import { parseAmountInput } from '../../../ton/transfer-link.js';
-import { modePath, ton } from '../format.js';
+import { modePath, ton } from '../../html/format.js';
 import { type Html, html, type Slot } from '../../html/html.js';
 import { field, redirect, sendHtml } from '../../html/http.js';
 import { lowBalanceBanners } from '../low-balance-banner.js';

@@ -6,7 +6,7 @@ import { balanceHistory, findEntry } from '../../../ledger/history.js';
 import type { JournalEntry } from '../../../ledger/ledger.js';
 import { readBalance } from '../../../ledger/ledger.js';
 import { emptyState } from '../components.js';
-import { modeLabel, modePath, time, ton } from '../format.js';
+import { modeLabel, modePath, time, ton } from '../../html/format.js';
 import { type Html, html } from '../../html/html.js';
 import { field, sendHtml } from '../../html/http.js';
 import { dashboardPage } from '../layout.js';

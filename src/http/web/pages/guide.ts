@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { activeKeys } from '../../../accounts/accounts.js';
 import { readBalance } from '../../../ledger/ledger.js';
 import { copyBlock } from '../components.js';
-import { modePath, ton } from '../format.js';
+import { modePath, ton } from '../../html/format.js';
 import { html } from '../../html/html.js';
 import { originOf, sendHtml } from '../../html/http.js';
 import { dashboardPage } from '../layout.js';

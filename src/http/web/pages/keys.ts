@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { activeKeys, reissueKey } from '../../../accounts/accounts.js';
 import { isMode, type Mode, MODES } from '../../../domain/api-key.js';
 import { copyButton } from '../components.js';
-import { modeLabel, modePath, time } from '../format.js';
+import { modeLabel, modePath, time } from '../../html/format.js';
 import { type Html, html, type Slot } from '../../html/html.js';
 import { field, redirect, sendHtml } from '../../html/http.js';
 import { csrfField, dashboardPage, notice, type View } from '../layout.js';

@@ -4,7 +4,7 @@ import { ORDER_STATUSES, type OrderStatus } from '../../../domain/order-status.j
 import type { OrderEvent } from '../../../orders/order.js';
 import { findOrder, listEvents } from '../../../orders/order-store.js';
 import { copyField, emptyState, ordersTable } from '../components.js';
-import { modeLabel, modePath, productText, statusBadge, statusLabel, time, ton } from '../format.js';
+import { modeLabel, modePath, productText, statusBadge, statusLabel, time, ton } from '../../html/format.js';
 import { type Html, html } from '../../html/html.js';
 import { field, originOf, redirect, sendHtml } from '../../html/http.js';
 import { dashboardPage, type View } from '../layout.js';

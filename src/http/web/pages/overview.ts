@@ -5,7 +5,7 @@ import { lowBalanceAlerts } from '../../../ledger/low-balance.js';
 import { disabledEndpoints, type WebhookEndpoint } from '../../../webhooks/endpoints.js';
 import { CHART_DAYS, type ChartData, chartData } from '../charts.js';
 import { emptyState, ordersTable } from '../components.js';
-import { modeLabel, modePath, ton } from '../format.js';
+import { modeLabel, modePath, ton } from '../../html/format.js';
 import { type Html, html, type Slot } from '../../html/html.js';
 import { sendHtml, field } from '../../html/http.js';
 import { dashboardPage, notice } from '../layout.js';

@@ -7,7 +7,7 @@ import { ApiError } from '../../../domain/api-error.js';
 import { fundTestBalance, MAX_TEST_FUNDING } from '../../../ledger/test-funding.js';
 import { readBalance } from '../../../ledger/ledger.js';
 import { copyField, emptyState } from '../components.js';
-import { modePath, time, ton } from '../format.js';
+import { modePath, time, ton } from '../../html/format.js';
 import { type Html, html, type Slot } from '../../html/html.js';
 import { field, redirect, sendHtml } from '../../html/http.js';
 import { csrfField, dashboardPage, notice, type View } from '../layout.js';

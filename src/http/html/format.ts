@@ -3,7 +3,7 @@ import { formatTon } from '../../domain/money.js';
 import type { OrderStatus } from '../../domain/order-status.js';
 import type { Product } from '../../domain/products.js';
 import { formatTimestamp } from '../../domain/time.js';
-import { type Html, html } from '../html/html.js';
+import { type Html, html } from './html.js';
 
 /** Display helpers: money as the API writes it (decimal TON, never a float), times in UTC. */
 export function ton(nanotons: bigint): string {
