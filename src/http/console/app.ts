@@ -17,6 +17,7 @@ import { type Access, type Console, OPERATOR_COOKIE } from './console.js';
 import type { ConsoleContext } from './context.js';
 import { authRoutes } from './pages/auth.js';
 import { homeRoutes } from './pages/home.js';
+import { accountRoutes } from './pages/accounts.js';
 
 /** Console requests failed by an unavailable database: logged once as the outage begins. */
 const consoleOutage = new Outage('operator console');
@@ -142,5 +143,6 @@ export async function buildConsoleApp(options: { ctx: ConsoleContext; logger: Lo
 
   authRoutes(app, web);
   homeRoutes(web);
+  accountRoutes(web);
   return app;
 }

@@ -5,7 +5,10 @@ import { type Html, html, type Slot } from '../html/html.js';
 /** The console's chrome: a top bar marked "Operator console", its menu, the operator and sign-out. */
 export type Section = 'home' | 'accounts' | 'orders' | 'deposits' | 'live' | 'audit';
 
-const NAV: { section: Section; label: string; path: string }[] = [{ section: 'home', label: 'Home', path: '/' }];
+const NAV: { section: Section; label: string; path: string }[] = [
+  { section: 'home', label: 'Home', path: '/' },
+  { section: 'accounts', label: 'Accounts', path: '/accounts' },
+];
 
 export interface ConsoleView {
   session: OperatorSession;
