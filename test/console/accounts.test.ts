@@ -54,3 +54,23 @@ test('search by memo, e-mail, id and order; credit with the code again; a debit 
   const rows = await listAudit(h.service.db.kysely, { accountId: account.accountId, action: 'balance.credit', limit: 5 });
   expect(rows.map((r) => [r.actor, r.source, r.operatorId, r.ip, r.reason, r.details.amount])).toEqual([[admin.email, 'console', admin.operatorId, '10.44.3.1', 'goodwill', '5']]);
 });
+
+test('an admin disables and enables an account with a reason; its key follows; both audited', async () => {
+  const admin = await signedInOperator(h, 'admin', '10.44.3.2');
+  const account = await h.account({ live: '1' });
+  const page = await admin.client.get(`/accounts/${account.accountId}`);
+  const noReason = await admin.client.post(`/accounts/${account.accountId}/disable`, { reason: ' ', _csrf: page.csrf as string });
+  expect(noReason.status).toBe(400);
+  const disabled = await admin.client.post(`/accounts/${account.accountId}/disable`, { reason: 'chargeback', _csrf: page.csrf as string });
+  expect(disabled.location).toBe(`/accounts/${account.accountId}?notice=status`);
+  const refused = await h.inject({ method: 'GET', url: '/api/v1/balance', headers: { authorization: `Bearer ${account.liveKey}` } });
+  expect(refused.statusCode).toBe(401);
+  const enabled = await admin.client.post(`/accounts/${account.accountId}/enable`, { reason: 'resolved', _csrf: page.csrf as string });
+  expect(enabled.location).toBe(`/accounts/${account.accountId}?notice=status`);
+  expect((await balanceOf(h, account.liveKey)).value).toBe('1');
+  const rows = await listAudit(h.service.db.kysely, { accountId: account.accountId, limit: 5 });
+  expect(rows.filter((r) => r.action.startsWith('account.')).map((r) => [r.action, r.reason, r.operatorId, r.ip])).toEqual([
+    ['account.enable', 'resolved', admin.operatorId, '10.44.3.2'],
+    ['account.disable', 'chargeback', admin.operatorId, '10.44.3.2'],
+  ]);
+});

@@ -4,6 +4,7 @@ import { listAudit } from '../../../audit/audit.js';
 import { isMode, MODES } from '../../../domain/api-key.js';
 import { MoneyFormatError, parseTon } from '../../../domain/money.js';
 import { AdjustmentError } from '../../../ledger/adjust.js';
+import { operatorSetStatus } from '../../../operator/account-status.js';
 import { operatorAdjust } from '../../../operator/balance-adjust.js';
 import { verifyOperatorCode } from '../../../operator/operator-two-factor.js';
 import { findOrderById } from '../../../orders/order-store.js';
@@ -32,7 +33,10 @@ async function search(web: Console, query: string): Promise<AccountSummary | und
   return byMemo ? findAccount(db, byMemo) : undefined;
 }
 
-const ADJUST_NOTICES: Record<string, Slot> = { credited: notice('success', 'The balance was adjusted and the action recorded in the audit log.') };
+const ADJUST_NOTICES: Record<string, Slot> = {
+  credited: notice('success', 'The balance was adjusted and the action recorded in the audit log.'),
+  status: notice('success', 'The account status was changed and the action recorded in the audit log.'),
+};
 
 export function accountRoutes(web: Console): void {
   web.get('/accounts', 'support', async (request, reply) => {
@@ -76,6 +80,16 @@ ${q ? html`<p class="notice notice-info" role="status" data-testid="no-match">No
   <button type="submit" class="button button-primary">Adjust the balance</button>
 </form></section>`
         : '';
+    const next = account.status === 'active' ? 'disable' : 'enable';
+    const statusForm: Html | string =
+      session.role === 'admin'
+        ? html`<section class="section" aria-labelledby="status-heading"><h2 id="status-heading">${next === 'disable' ? 'Disable the account' : 'Enable the account'}</h2>
+<form method="post" action="/accounts/${account.id}/${next}" class="stack card">
+  ${csrfField(web.token(request))}
+  <div class="field"><label for="status-reason">Reason (in the audit log)</label><input id="status-reason" name="reason" required maxlength="1000"></div>
+  <button type="submit" class="button ${next === 'disable' ? 'button-danger' : 'button-primary'}">${next === 'disable' ? 'Disable' : 'Enable'}</button>
+</form></section>`
+        : '';
     const auditRows = audit.map(
       (a) => html`<tr><td class="when">${time(a.createdAt)}</td><td>${a.action}</td><td>${a.actor}</td><td>${a.ip ?? ''}</td><td class="wrap-any">${a.reason ?? ''}</td></tr>`,
     );
@@ -83,6 +97,7 @@ ${q ? html`<p class="notice notice-info" role="status" data-testid="no-match">No
 <p class="muted"><span class="mono">${account.id}</span> · ${account.status} · created ${time(account.createdAt)}</p>
 <div class="table-wrap"><table class="table"><caption class="visually-hidden">Balances</caption><thead><tr><th scope="col">Mode</th><th scope="col" class="num">Available</th><th scope="col" class="num">Reserved</th></tr></thead><tbody>${balances}</tbody></table></div>
 ${adjustForm}
+${statusForm}
 <section class="section" aria-labelledby="audit-heading"><h2 id="audit-heading">Audit trail</h2>
 <div class="table-wrap"><table class="table"><caption class="visually-hidden">The account's audit trail</caption><thead><tr><th scope="col">When</th><th scope="col">Action</th><th scope="col">By</th><th scope="col">IP</th><th scope="col">Reason</th></tr></thead><tbody>${auditRows}</tbody></table></div>
 </section>`;
@@ -135,4 +150,25 @@ ${adjustForm}
     }
     return redirect(reply, `/accounts/${id}?notice=credited`);
   });
+
+  for (const verb of ['disable', 'enable'] as const) {
+    web.post(`/accounts/:id/${verb}`, 'admin', async (request, reply) => {
+      const session = web.session(request);
+      const id = (request.params as { id: string }).id;
+      const reason = field(request.body, 'reason').trim();
+      if (reason === '' || [...reason].length > 1000) {
+        const { code, page } = await accountPage(request, id, notice('error', 'Give a reason (at most 1000 characters): it goes to the audit log.'), 400);
+        return sendHtml(reply, page, code === 404 ? 404 : 400);
+      }
+      if (!(await findAccount(web.ctx.db.kysely, id))) return sendHtml(reply, (await accountPage(request, id)).page, 404);
+      await operatorSetStatus(web.ctx.db, {
+        accountId: id,
+        status: verb === 'disable' ? 'disabled' : 'active',
+        reason,
+        actor: session.email,
+        console: { operatorId: session.operatorId, ip: request.ip },
+      });
+      return redirect(reply, `/accounts/${id}?notice=status`);
+    });
+  }
 }
