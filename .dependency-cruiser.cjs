@@ -35,9 +35,9 @@ module.exports = {
     {
       name: 'api-and-dashboard-apart',
       severity: 'error',
-      comment: 'The API and the dashboard are two faces of the same features: what both need lives below src/http.',
-      from: { path: '^src/http/(api|web)/' },
-      to: { path: '^src/http/(api|web)/', pathNot: '^src/http/$1/' },
+      comment: "The API, the dashboard and the operator console are faces of the same features: what two of them need lives below src/http (the pages' shell in src/http/html).",
+      from: { path: '^src/http/(api|web|console)/' },
+      to: { path: '^src/http/(api|web|console)/', pathNot: '^src/http/$1/' },
     },
     {
       name: 'http-writes-no-sql',

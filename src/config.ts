@@ -2,15 +2,15 @@ import { fileURLToPath } from 'node:url';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import { type Brand, DEFAULT_BRAND_NAME, formatRatio, hexColor, logoType, MAX_LOGO_BYTES, MIN_TEXT_CONTRAST, weakestContrast } from './domain/brand.js';
+import type { Brand } from './domain/brand.js';
+import { brandConfig } from './brand-config.js';
 import type { Decimal } from './domain/decimal.js';
 import type { PriceList } from './domain/pricing.js';
 import { depositAddressForm, friendlyAddress, rawAddressForm, TonAddressError } from './domain/ton-address.js';
 import { MAINNET_USDT_MASTER, parseUsdt } from './domain/usdt.js';
 import { type LiveConfig, loadLiveConfig } from './live/config.js';
 import { DEFAULT_RETRY_DELAYS_MS } from './webhooks/schedule.js';
-import { ConfigError, decimal, type Env, flag, httpUrl, integer, millisecondList, tonAmount } from './env.js';
-import { isMailAddress } from './notifications/outbox.js';
+import { ConfigError, decimal, type Env, flag, integer, millisecondList, tonAmount } from './env.js';
 import { type NotificationConfig, notificationConfig } from './notifications/config.js';
 
 export { ConfigError } from './env.js';
@@ -18,6 +18,8 @@ export { ConfigError } from './env.js';
 /** Everything the environment can set, validated once at start-up with the embedded defaults. */
 export interface Config {
   port: number;
+  /** The operator console's listener (OPERATOR_HOST, OPERATOR_PORT); port undefined = off. */
+  operator: OperatorListener;
   host: string;
   dataDir: string;
   /** postgres://… selects PostgreSQL; unset = embedded SQLite under dataDir. */
@@ -266,6 +268,7 @@ export function loadConfig(env: Env = process.env): Config {
   return {
     port: integer(env, 'PORT', 3000, 0, 65_535),
     host: env.HOST || '127.0.0.1',
+    operator: operatorListener(env),
     dataDir: path.resolve(env.DATA_DIR || path.join(PACKAGE_ROOT, 'data')),
     databaseUrl: databaseUrl(env.DATABASE_URL),
     databasePoolSize: integer(env, 'DATABASE_POOL_SIZE', 10, 1),
@@ -316,50 +319,26 @@ export function loadConfig(env: Env = process.env): Config {
   };
 }
 
-/** The brand: a logo checked by its content and size, an accent refused below WCAG AA contrast. */
-export function brandConfig(env: Env): Brand {
-  const name = (env.BRAND_NAME ?? '').trim() || DEFAULT_BRAND_NAME;
-  if (name.length > 60 || /[\u0000-\u001f\u007f]/.test(name)) throw new ConfigError(`BRAND_NAME must be one line of at most 60 characters, got "${name.slice(0, 80)}"`);
-  const supportEmail = env.SUPPORT_EMAIL?.trim() || undefined;
-  if (supportEmail && !isMailAddress(supportEmail)) throw new ConfigError(`SUPPORT_EMAIL must be an e-mail address, got "${supportEmail}"`);
-  return {
-    name,
-    logo: brandLogo(env.BRAND_LOGO_FILE),
-    color: brandColor(env.BRAND_COLOR),
-    supportEmail,
-    supportUrl: httpUrl(env, 'SUPPORT_URL'),
-    termsUrl: httpUrl(env, 'TERMS_URL'),
-    privacyUrl: httpUrl(env, 'PRIVACY_URL'),
-  };
+export interface OperatorListener {
+  host: string;
+  /** undefined: the console is off; 0: any free port (tests). */
+  port: number | undefined;
 }
 
-function brandLogo(file: string | undefined): Brand['logo'] {
-  if (!file) return undefined;
-  let body: Buffer;
-  try {
-    const size = fs.statSync(file).size;
-    if (size > MAX_LOGO_BYTES) throw new ConfigError(`BRAND_LOGO_FILE must be at most ${MAX_LOGO_BYTES / 1024} KiB, "${file}" has ${size} bytes`);
-    body = fs.readFileSync(file);
-  } catch (error) {
-    if (error instanceof ConfigError) throw error;
-    throw new ConfigError(`BRAND_LOGO_FILE cannot be read: "${file}" (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
+/**
+ * OPERATOR_HOST (127.0.0.1) and OPERATOR_PORT (unset: the console is off): the operator
+ * console's own listener, never the public one (docs/operations.md "Operator console").
+ */
+export function operatorListener(env: Env): OperatorListener {
+  const host = env.OPERATOR_HOST || '127.0.0.1';
+  if (net.isIP(host) === 0 && !/^[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?$/.test(host)) {
+    throw new ConfigError(`OPERATOR_HOST must be an IP address or a host name, got "${env.OPERATOR_HOST}"`);
   }
-  const type = logoType(body);
-  if (!type) throw new ConfigError(`BRAND_LOGO_FILE must be an SVG or PNG image, "${file}" is neither (checked by its content)`);
-  return { body, type };
-}
-
-function brandColor(raw: string | undefined): string | undefined {
-  if (!raw) return undefined;
-  const color = hexColor(raw);
-  if (!color) throw new ConfigError(`BRAND_COLOR must be a hex colour such as #4338ca, got "${raw}"`);
-  const weakest = weakestContrast(color);
-  if (weakest.ratio < MIN_TEXT_CONTRAST) {
-    throw new ConfigError(
-      `BRAND_COLOR ${color} has a contrast ratio of ${formatRatio(weakest.ratio)}:1 against ${weakest.background}; WCAG AA needs at least ${MIN_TEXT_CONTRAST}:1 for text: choose a darker colour`,
-    );
-  }
-  return color;
+  if (env.OPERATOR_PORT === undefined || env.OPERATOR_PORT === '') return { host, port: undefined };
+  const port = integer(env, 'OPERATOR_PORT', 0, 0, 65_535);
+  const publicPort = integer(env, 'PORT', 3000, 0, 65_535);
+  if (port !== 0 && port === publicPort) throw new ConfigError(`OPERATOR_PORT must differ from PORT (the public port), got "${env.OPERATOR_PORT}"`);
+  return { host, port };
 }
 
 export function httpLimits(env: Env): HttpLimits {

@@ -8,6 +8,8 @@ import { openConfiguredDatabase } from './db/open.js';
 import type { ApiContext } from './http/api/context.js';
 import { RateLimiter } from './http/api/rate-limit.js';
 import { buildApp } from './http/app.js';
+import { buildConsoleApp } from './http/console/app.js';
+import { walletChainReport } from './live/wallet/report.js';
 import { ServiceMetrics } from './http/metrics.js';
 import { IdempotencyGate } from './orders/idempotency-gate.js';
 import { testFulfilmentStep } from './orders/test-fulfilment.js';
@@ -37,6 +39,8 @@ export interface RunningService {
   notifications: NotificationWorker | undefined;
   /** http://HOST:PORT as bound. */
   url: string;
+  /** The operator console on its own listener (OPERATOR_PORT set, API roles): its server and http://OPERATOR_HOST:PORT as bound. */
+  console: { app: FastifyInstance; url: string } | undefined;
   /** The TON/USD rate feed the API prices with (TON_USD_RATE); tests move it at run time. */
   rateFeed: FixedRateFeed;
   stop(): Promise<void>;
@@ -88,6 +92,7 @@ export async function startService(config: Config, logger: Logger, role: Role = 
         );
   let stopListening: Unsubscribe | undefined;
   let app: FastifyInstance | undefined;
+  let consoleApp: FastifyInstance | undefined;
   try {
     const web =
       role === 'worker'
@@ -107,6 +112,22 @@ export async function startService(config: Config, logger: Logger, role: Role = 
           };
     app = await buildApp({ logger, db, metrics, api, web, trustProxy: config.trustProxy, limits: config.http, liveStatus: () => live.status(), depositAddress: depositRaw });
     await app.listen({ port: config.port, host: config.host });
+    // The operator console: its own server and listener, never the public one (docs/operations.md "Operator console").
+    if (role !== 'worker' && config.operator.port !== undefined) {
+      consoleApp = await buildConsoleApp({
+        ctx: {
+          db,
+          depositAddress: depositRaw,
+          liveStatus: () => live.status(),
+          breaker: () => live.breaker.read(),
+          wallet: () => walletChainReport(config),
+          tonNetwork: config.tonNetwork,
+        },
+        logger,
+        trustProxy: config.trustProxy,
+      });
+      await consoleApp.listen({ port: config.operator.port, host: config.operator.host });
+    }
     // Orders created by other processes (API nodes) wake this one's worker at once.
     if (worker) {
       stopListening = await db.onQueued(() => {
@@ -116,13 +137,13 @@ export async function startService(config: Config, logger: Logger, role: Role = 
       });
     }
   } catch (error) {
+    await consoleApp?.close();
     await app?.close();
     await db.close();
     throw error;
   }
-  const address = app.server.address() as AddressInfo;
-  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-  boundUrl = `http://${host}:${address.port}`;
+  boundUrl = urlOf(app);
+  const consoleServer = consoleApp && { app: consoleApp, url: urlOf(consoleApp) };
   worker?.start();
   if (worker) db.setGroupFinisher?.((tx) => worker.stepDueIn(tx));
   // Workers probe the paused upstream after each cool-down (one process wins each probe).
@@ -142,6 +163,7 @@ export async function startService(config: Config, logger: Logger, role: Role = 
       // work they have not started: another node can take that work while this one drains.
       const failed = await settleAll(logger, {
         'http server': closeServer(server),
+        'operator console': consoleServer && closeServer(consoleServer.app),
         worker: worker?.stop(),
         'webhook dispatcher': webhooks?.stop(),
         'notification worker': notifications?.stop(),
@@ -155,7 +177,14 @@ export async function startService(config: Config, logger: Logger, role: Role = 
     })();
     return stopping;
   };
-  return { app: server, db, worker, live, deposits, webhooks, notifications, url: boundUrl, rateFeed: live.fixedRate, stop };
+  return { app: server, db, worker, live, deposits, webhooks, notifications, url: boundUrl, console: consoleServer, rateFeed: live.fixedRate, stop };
+}
+
+/** http://host:port as a listening server bound it. */
+function urlOf(app: FastifyInstance): string {
+  const address = app.server.address() as AddressInfo;
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  return `http://${host}:${address.port}`;
 }
 
 /** How often a closing server looks for keep-alive connections that its last response left idle. */

@@ -45,6 +45,15 @@ export interface Enrolment {
   uri: string;
 }
 
+/** A new TOTP secret and the otpauth URI an authenticator app reads (label: the e-mail). */
+export function newTotpSecret(): string {
+  return generateSecret();
+}
+
+export function totpUri(email: string, secret: string, issuer = DEFAULT_BRAND_NAME): string {
+  return generateURI({ issuer, label: email, secret });
+}
+
 /**
  * Starts (or restarts) enrolment: a new secret, stored but not in force until a code computed
  * from it is confirmed. A person who already has two-factor on must turn it off first.
@@ -68,7 +77,8 @@ export async function pendingEnrolment(db: Db, personId: string, email: string, 
   return { secret: row.totp_secret, uri: generateURI({ issuer, label: email, secret: row.totp_secret }) };
 }
 
-async function checkTotp(secret: string, code: string, lastStep: bigint | null, now: number): Promise<number | undefined> {
+/** The time step of a right TOTP code later than `lastStep`, or undefined (also used by the operator console's sign-in). */
+export async function checkTotp(secret: string, code: string, lastStep: bigint | null, now: number): Promise<number | undefined> {
   if (!TOTP_FORMAT.test(code)) return undefined;
   const result = await verify({
     secret,

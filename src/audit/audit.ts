@@ -48,13 +48,24 @@ const AUDIT_ACTIONS = [
   // Price plans (docs/operations.md "Price plans").
   'plan.create',
   'plan.assign',
+  // The operator console (source 'console', operator_id and ip set; docs/operations.md "Operator console").
+  'operator.create',
+  'operator.link',
+  'operator.password_set',
+  'operator.two_factor_enable',
+  'operator.sign_in',
+  'operator.sign_in_failed',
+  'operator.sign_out',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
 export interface AuditEntry {
   actor: string;
-  /** Where the action came from: the CLI (default) or the dashboard. */
-  source?: 'cli' | 'dashboard';
+  /** Where the action came from: the CLI (default), the dashboard or the operator console. */
+  source?: 'cli' | 'dashboard' | 'console';
+  /** The console person who acted and their address (source 'console'). */
+  operatorId?: string | null;
+  ip?: string | null;
   action: AuditAction;
   accountId?: string | null;
   mode?: Mode | null;
@@ -76,6 +87,8 @@ export interface AuditRecord {
   orderId: string | null;
   reason: string | null;
   details: Record<string, unknown>;
+  operatorId: string | null;
+  ip: string | null;
 }
 
 /** Writes one audit row; call it with the transaction of the action it records. */
@@ -94,6 +107,8 @@ export async function recordAudit(tx: Kysely<Database>, entry: AuditEntry): Prom
       order_id: entry.orderId ?? null,
       reason: entry.reason ?? null,
       details: JSON.stringify(entry.details ?? {}),
+      operator_id: entry.operatorId ?? null,
+      ip: entry.ip ?? null,
     })
     .execute();
   return id;
@@ -134,6 +149,8 @@ function auditFromRow(row: AuditLogRow): AuditRecord {
     orderId: row.order_id,
     reason: row.reason,
     details: JSON.parse(row.details) as Record<string, unknown>,
+    operatorId: row.operator_id,
+    ip: row.ip,
   };
 }
 

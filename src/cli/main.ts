@@ -14,6 +14,7 @@ import { statement, statementAll, statementRevenue } from './commands/statements
 import { fragmentSessionSet, liveCheck } from './commands/live.js';
 import { walletStatus } from './commands/wallet.js';
 import { planAssign, planCreate, planList, planShow } from './commands/plans.js';
+import { operatorCreate, operatorLink } from './commands/operators.js';
 import { mailList, mailShow, notifyLinkTelegram, notifyStatus, notifyTest } from './commands/notify.js';
 
 const COMMANDS: Command[] = [
@@ -56,10 +57,11 @@ const COMMANDS: Command[] = [
   planList,
   planShow,
   planAssign,
-  // `statement all` and `statement revenue` before `statement`: the first command whose words lead the arguments runs.
   statementAll,
   statementRevenue,
   statement,
+  operatorCreate,
+  operatorLink,
 ];
 
 /**

@@ -22,6 +22,7 @@ import * as teams from './migrations/0019-teams.js';
 import * as inviteRevocation from './migrations/0020-invite-revocation.js';
 import * as notifications from './migrations/0021-notifications.js';
 import * as selfService from './migrations/0022-self-service.js';
+import * as operatorConsole from './migrations/0023-operator-console.js';
 import * as pricePlans from './migrations/0024-price-plans.js';
 
 /** Migrations live in code (no files to locate at run time) and are applied in name order. */
@@ -53,6 +54,7 @@ function provider(engine: Engine): MigrationProvider {
       '0020-invite-revocation': withEngine(inviteRevocation),
       '0021-notifications': withEngine(notifications),
       '0022-self-service': withEngine(selfService),
+      '0023-operator-console': withEngine(operatorConsole),
       '0024-price-plans': withEngine(pricePlans),
     }),
   };

@@ -16,6 +16,9 @@ import type {
   DepositMemosTable,
   DashboardSecretsTable,
   AuditLogTable,
+  OperatorsTable,
+  OperatorSessionsTable,
+  OperatorLinksTable,
 } from './tables/people.js';
 import type { LiveSettingsTable, LiveBreakerTable, LivePaymentsTable, WalletStateTable, WalletMessagesTable, WalletMessageOrdersTable } from './tables/live.js';
 import type { DepositsTable, JettonWalletsTable, DepositCursorsTable, DepositWalksTable } from './tables/deposits.js';
@@ -68,6 +71,9 @@ export interface Database {
   deposit_memos: DepositMemosTable;
   dashboard_secrets: DashboardSecretsTable;
   audit_log: AuditLogTable;
+  operators: OperatorsTable;
+  operator_sessions: OperatorSessionsTable;
+  operator_links: OperatorLinksTable;
   live_settings: LiveSettingsTable;
   live_breaker: LiveBreakerTable;
   live_payments: LivePaymentsTable;

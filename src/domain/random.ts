@@ -43,7 +43,7 @@ export function randomBase62(length: number): string {
 }
 
 /** Public identifiers: a type prefix and 22 base62 characters (~131 bits), never sequential. */
-export type IdPrefix = 'ord' | 'evt' | 'req' | 'acct' | 'key' | 'jrn' | 'quo' | 'we' | 'msg' | 'wha' | 'dep' | 'psn' | 'ntf';
+export type IdPrefix = 'ord' | 'evt' | 'req' | 'acct' | 'key' | 'jrn' | 'quo' | 'we' | 'msg' | 'wha' | 'dep' | 'psn' | 'ntf' | 'opr';
 export function newId(prefix: IdPrefix): string {
   return `${prefix}_${randomBase62(22)}`;
 }

@@ -42,3 +42,15 @@ export async function storePayment(db: Kysely<Database>, payment: StoredPayment)
     .execute();
   return (await findPayment(db, payment.orderId)) as StoredPayment;
 }
+
+/** The average amount the paying wallet was asked for per live order since `since` (nanotons), or undefined without any. */
+export async function averagePayment(db: Kysely<Database>, since: number): Promise<bigint | undefined> {
+  const row = await db
+    .selectFrom('live_payments')
+    .select((eb) => [eb.fn.countAll<string | bigint>().as('n'), eb.fn.sum<string | bigint | null>('amount').as('total')])
+    .where('created_at', '>=', BigInt(since))
+    .executeTakeFirst();
+  const n = BigInt(String(row?.n ?? 0));
+  if (n === 0n || row?.total === null || row?.total === undefined) return undefined;
+  return BigInt(String(row.total)) / n;
+}

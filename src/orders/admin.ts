@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import type { Mode } from '../domain/api-key.js';
 import type { Database, OrderRow } from '../db/schema.js';
 import { formatTon } from '../domain/money.js';
 import { formatTimestamp } from '../domain/time.js';
@@ -198,4 +199,28 @@ export async function resolveOrder(
   // Someone else (a concurrent resolve, the worker) moved the order first.
   if (current.status === input.outcome) return { order: current, changed: false };
   throw new ResolveError(`order ${order.id} became ${current.status} meanwhile; nothing was changed`);
+}
+
+/** Live orders held for review: processing, with a paying-wallet message the operator must decide on. */
+export async function heldOrderCount(db: Kysely<Database>): Promise<number> {
+  const row = await db
+    .selectFrom('orders as o')
+    .select((eb) => eb.fn.count<string | bigint>('o.id').distinct().as('n'))
+    .innerJoin('wallet_message_orders as l', 'l.order_id', 'o.id')
+    .innerJoin('wallet_messages as m', 'm.hash', 'l.message_hash')
+    .where('o.status', '=', 'processing')
+    .where('m.state', '=', 'held')
+    .executeTakeFirst();
+  return Number(row?.n ?? 0);
+}
+
+/** The queue: orders waiting for the worker (fulfillment_pending) in `mode`, and when the oldest was created. */
+export async function queueSummary(db: Kysely<Database>, mode: Mode): Promise<{ depth: number; oldestAt: number | null }> {
+  const row = await db
+    .selectFrom('orders')
+    .select((eb) => [eb.fn.countAll<string | bigint>().as('n'), eb.fn.min('created_at').as('oldest')])
+    .where('status', '=', 'fulfillment_pending')
+    .where('mode', '=', mode)
+    .executeTakeFirst();
+  return { depth: Number(row?.n ?? 0), oldestAt: row?.oldest === null || row?.oldest === undefined ? null : Number(row.oldest) };
 }

@@ -101,3 +101,28 @@ export async function orderDays(db: Kysely<Database>, ref: { accountId: string; 
     failedAmount: BigInt(row.failed_amount),
   }));
 }
+
+/** The days from `fromDay` to `toDay` of every account of one mode, summed (the operator console's chart). */
+export async function orderDaysOfAll(db: Kysely<Database>, mode: Mode, fromDay: number, toDay: number): Promise<OrderDay[]> {
+  const rows = await db
+    .selectFrom('order_days')
+    .select([
+      'day',
+      sql<string>`sum(delivered)`.as('delivered'),
+      sql<string>`sum(delivered_amount)`.as('delivered_amount'),
+      sql<string>`sum(failed)`.as('failed'),
+      sql<string>`sum(failed_amount)`.as('failed_amount'),
+    ])
+    .where('mode', '=', mode)
+    .where('day', '>=', BigInt(fromDay))
+    .where('day', '<=', BigInt(toDay))
+    .groupBy('day')
+    .execute();
+  return rows.map((row) => ({
+    day: Number(row.day),
+    delivered: Number(row.delivered),
+    deliveredAmount: BigInt(String(row.delivered_amount)),
+    failed: Number(row.failed),
+    failedAmount: BigInt(String(row.failed_amount)),
+  }));
+}

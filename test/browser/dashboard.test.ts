@@ -152,7 +152,7 @@ describe.skipIf(!HAVE_CHROMIUM || testEngine === 'postgres')('the dashboard in C
         account: account && box ? { text: account.textContent ?? '', shown: box.width > 0 && box.right <= window.innerWidth, cut: account.scrollWidth > account.clientWidth } : null,
       };
 })()`)) as { controls: number; covered: string[]; scrolling: string[]; outside: string[]; account: { text: string; shown: boolean; cut: boolean } | null };
-    expect(report.controls, `${width}px: 9 links, the switch, Log out`).toBe(11);
+    expect(report.controls, `${width}px: 10 links, the switch, Log out`).toBe(12);
     expect(report.covered, `${width}px: controls covered`).toEqual([]);
     expect(report.scrolling, `${width}px: header parts that scroll`).toEqual([]);
     expect(report.outside, `${width}px: header parts outside the window`).toEqual([]);

@@ -37,15 +37,15 @@ async function ok(args: string[]) {
 }
 
 test(`statement: text, --json with the reasons, --csv (${testEngine})`, async () => {
-  const text = await ok(['statement', '--account', first.accountId, '--month', '2025-02']);
+  const text = await ok(['statement', 'show', '--account', first.accountId, '--month', '2025-02']);
   expect(text.stdout).toContain(`statement of ${first.accountId} (live) for 2025-02: complete`);
   expect(text.stdout).toMatch(/deposits USDT\s+1\s+12\.345678 USDT\s+4\.888888488/);
-  const json = parseJsonStdout(await ok(['statement', '--account', first.accountId, '--month', '2025-02', '--json']));
+  const json = parseJsonStdout(await ok(['statement', 'show', '--account', first.accountId, '--month', '2025-02', '--json']));
   expect(json).toMatchObject({ ok: true, account_id: first.accountId, month: '2025-02', mode: 'live', adjustments: { items: [{ reason: '=fee, "monthly"' }] } });
-  const csv = (await ok(['statement', '--account', first.accountId, '--month', '2025-02', '--csv'])).stdout;
+  const csv = (await ok(['statement', 'show', '--account', first.accountId, '--month', '2025-02', '--csv'])).stdout;
   expect(csv.split('\r\n')[0]).toBe('section,item,date,count,quantity,amount_ton');
   expect(csv).toContain(`adjustment,"'=fee, ""monthly""",2025-02-07T12:00:00.000Z,1,,-1.000000008`);
-  const test = parseJsonStdout(await ok(['statement', '--account', first.accountId, '--month', '2025-01', '--mode', 'test', '--json']));
+  const test = parseJsonStdout(await ok(['statement', 'show', '--account', first.accountId, '--month', '2025-01', '--mode', 'test', '--json']));
   expect(test).toMatchObject({ mode: 'test', deposits: { amount: '50' } });
 });
 
@@ -82,19 +82,19 @@ test(`statement revenue: delivered orders per account and product, with a total 
 });
 
 test(`bad months and unknown accounts exit 1 with the reason (${testEngine})`, async () => {
-  const malformed = await cli(['statement', '--account', first.accountId, '--month', '2025-13']);
+  const malformed = await cli(['statement', 'show', '--account', first.accountId, '--month', '2025-13']);
   expect(malformed.code).toBe(1);
   expect(malformed.stderr).toContain('--month must be a month written YYYY-MM, e.g. 2026-10, got "2025-13"');
-  const before = await cli(['statement', '--account', first.accountId, '--month', '2024-12', '--json']);
+  const before = await cli(['statement', 'show', '--account', first.accountId, '--month', '2024-12', '--json']);
   expect(before.code).toBe(1);
   expect(parseJsonStdout(before).error.message).toMatch(/^No statement for 2024-12: the account did not exist yet/);
   const future = await cli(['statement', 'all', '--month', '2099-01']);
   expect(future.code).toBe(1);
   expect(future.stderr).toContain('2099-01 has not begun');
-  const unknown = await cli(['statement', '--account', 'acct_nosuch', '--month', '2025-01']);
+  const unknown = await cli(['statement', 'show', '--account', 'acct_nosuch', '--month', '2025-01']);
   expect(unknown.code).toBe(1);
   expect(unknown.stderr).toContain('no account acct_nosuch');
-  const help = await ok(['statement', '--help']);
-  expect(help.stdout).toContain('starport statement --account ACCOUNT_ID --month MONTH');
+  const help = await ok(['statement', 'show', '--help']);
+  expect(help.stdout).toContain('starport statement show --account ACCOUNT_ID --month MONTH');
   expect((await ok(['statement', 'revenue', '--help'])).stdout).toContain('starport statement revenue --month MONTH');
 });

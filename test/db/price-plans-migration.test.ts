@@ -14,7 +14,7 @@ let engine: Engine;
 useUnmigratedDatabase((opened) => ({ db, engine } = opened));
 
 test('existing accounts stay on the default; plans and assignments are constrained', async () => {
-  await migrateUpTo(db, engine, '0022-self-service');
+  await migrateUpTo(db, engine, '0023-operator-console');
   await db
     .insertInto('accounts')
     .values([

@@ -43,6 +43,8 @@ export function childEnv(extra: Record<string, string | undefined> = {}): NodeJS
     'DATABASE_URL',
     'PORT',
     'HOST',
+    'OPERATOR_HOST',
+    'OPERATOR_PORT',
     'PUBLIC_URL',
     'LOG_LEVEL',
     'TEST_FULFILMENT_DELAY_MS',

@@ -2,7 +2,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { brandConfig, ConfigError, loadConfig } from '../../src/config.js';
+import { brandConfig } from '../../src/brand-config.js';
+import { ConfigError, loadConfig } from '../../src/config.js';
 import { contrastRatio, DEFAULT_BRAND, envPrefix, formatRatio, hexColor, logoType, MAX_LOGO_BYTES, slug, weakestContrast } from '../../src/domain/brand.js';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'brand-config-'));

@@ -215,7 +215,7 @@ describe('log in and log out', () => {
 
   test('cookies are Secure when the request came over HTTPS', async () => {
     // Fastify only believes X-Forwarded-Proto behind a trusted proxy; check the cookie helper directly.
-    const { cookieOptions } = await import('../../src/http/web/http.js');
+    const { cookieOptions } = await import('../../src/http/html/http.js');
     const server = { httpsOrigin: false };
     expect(cookieOptions({ protocol: 'https', server } as never).secure).toBe(true);
     expect(cookieOptions({ protocol: 'http', server } as never).secure).toBe(false);

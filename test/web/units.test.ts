@@ -3,8 +3,8 @@ import { derivedMemo, MEMO_PATTERN } from '../../src/accounts/deposit-memo.js';
 import { passwordProblem } from '../../src/accounts/passwords.js';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import { depositAddressForm, TonAddressError } from '../../src/domain/ton-address.js';
-import { html, trustedHtml } from '../../src/http/web/html.js';
-import { safeNext } from '../../src/http/web/http.js';
+import { html, trustedHtml } from '../../src/http/html/html.js';
+import { safeNext } from '../../src/http/html/http.js';
 import { decodeCursor, encodeCursor } from '../../src/http/web/order-list.js';
 import { parseAmountInput, qrSvg, transferLink } from '../../src/ton/transfer-link.js';
 

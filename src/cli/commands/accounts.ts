@@ -2,8 +2,9 @@ import { AccountError, createAccount, reissueKey } from '../../accounts/accounts
 import { issuePasswordLink } from '../../accounts/dashboard-users.js';
 import { formatTimestamp } from '../../domain/time.js';
 import { dashboardOrigin, NO_PUBLIC_URL } from './dashboard.js';
-import { type AccountStatus, type AccountSummary, findAccount, listAccounts, listKeys, orderCounts, recentJournal, revokeKey, setAccountStatus } from '../../accounts/admin.js';
+import { type AccountStatus, type AccountSummary, findAccount, listAccounts, listKeys, orderCounts, recentJournal, revokeKey } from '../../accounts/admin.js';
 import { listAudit, recordAudit } from '../../audit/audit.js';
+import { operatorSetStatus } from '../../operator/account-status.js';
 import { type Command, required, UsageError } from '../command.js';
 import { withDatabase } from '../database.js';
 import {
@@ -230,12 +231,7 @@ function statusCommand(status: AccountStatus): Command {
       const accountId = positional(values, 'account', 'ACCOUNT_ID');
       const reason = reasonOf(values);
       const actor = actorOf(values);
-      const now = Date.now();
-      const result = await withDatabase((db) =>
-        setAccountStatus(db, accountId, status, (tx, change) =>
-          recordAudit(tx, { actor, action: `account.${verb}` as 'account.disable' | 'account.enable', accountId, reason, details: { from: change.from, to: change.to }, now }),
-        ),
-      );
+      const result = await withDatabase((db) => operatorSetStatus(db, { accountId, status, reason, actor }));
       io.result(
         { account_id: accountId, status: result.status, changed: result.changed },
         result.changed ? `account ${accountId} is now ${result.status}` : `account ${accountId} was already ${result.status}; nothing changed`,

@@ -1,7 +1,7 @@
-import { recordAudit } from '../../audit/audit.js';
 import type { Mode } from '../../domain/api-key.js';
 import { formatTon, MoneyFormatError, parseTon } from '../../domain/money.js';
-import { AdjustmentError, adjustBalance } from '../../ledger/adjust.js';
+import { AdjustmentError } from '../../ledger/adjust.js';
+import { type Adjustment, operatorAdjust } from '../../operator/balance-adjust.js';
 import type { Balance } from '../../ledger/ledger.js';
 import { verifyLedger } from '../../ledger/verify.js';
 import { type Command, required, UsageError } from '../command.js';
@@ -18,31 +18,9 @@ function amountOf(values: Record<string, unknown>, allowNegative: boolean): bigi
   }
 }
 
-/**
- * An operator adjustment (journal kind `adjustment`, signed) with its audit record in the same
- * transaction. A debit is a negative adjustment: it appears in the client's balance history
- * with the operator's reason, and never takes the available balance below zero.
- */
-async function adjust(input: { accountId: string; mode: Mode; amount: bigint; reason: string; actor: string; action: 'balance.credit' | 'balance.debit' }): Promise<Balance> {
-  const now = Date.now();
-  return withDatabase((db) =>
-    adjustBalance(db, { accountId: input.accountId, mode: input.mode, amount: input.amount, reason: input.reason }, now, (tx, after, before) =>
-      recordAudit(tx, {
-        actor: input.actor,
-        action: input.action,
-        accountId: input.accountId,
-        mode: input.mode,
-        reason: input.reason,
-        details: {
-          amount: formatTon(input.amount < 0n ? -input.amount : input.amount),
-          signed_amount: formatTon(input.amount),
-          available_before: formatTon(before.available),
-          available_after: formatTon(after.available),
-        },
-        now,
-      }),
-    ),
-  ).catch((error) => {
+/** The shared operation (src/operator/balance-adjust.ts); a refusal exits 1 with its message. */
+async function adjust(input: Adjustment): Promise<Balance> {
+  return withDatabase((db) => operatorAdjust(db, input)).catch((error) => {
     if (error instanceof AdjustmentError) throw new UsageError(error.message);
     throw error;
   });

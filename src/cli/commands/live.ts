@@ -6,7 +6,7 @@ import { Pacer } from '../../live/fragment/pacer.js';
 import { lastKyc, parseCookieHeader, SessionFormatError, sessionSource, storedFragmentSession, storeFragmentSession } from '../../live/fragment/session-store.js';
 import { formatTon } from '../../domain/money.js';
 import { validateMnemonic } from '../../live/wallet-identity.js';
-import { walletChainReport } from './wallet.js';
+import { walletChainReport } from '../../live/wallet/report.js';
 import { createLogger } from '../../logger.js';
 import { type Command, UsageError } from '../command.js';
 import { withDatabase } from '../database.js';

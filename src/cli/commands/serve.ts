@@ -15,7 +15,7 @@ export const serve: Command = {
     'Roles: all (default) = API + workers; api = API only; worker = workers, serving only /healthz, /readyz, /metrics.\n' +
     'Environment: DATABASE_URL (postgres://…; unset = embedded SQLite), DATABASE_POOL_SIZE, DATABASE_CONNECT_TIMEOUT_S (30),\n' +
     'SHUTDOWN_TIMEOUT_S (10; a second SIGTERM/SIGINT exits at once), PORT (3000; 0 = any free port),\n' +
-    'HOST (127.0.0.1), DATA_DIR (./data), PUBLIC_URL, LOG_LEVEL, TON_USD_RATE, PRICE_STAR_USD, PRICE_PREMIUM_{3,6,12}_USD,\n' +
+    'HOST (127.0.0.1), OPERATOR_PORT (unset: the operator console is off), OPERATOR_HOST (127.0.0.1), DATA_DIR (./data), PUBLIC_URL, LOG_LEVEL, TON_USD_RATE, PRICE_STAR_USD, PRICE_PREMIUM_{3,6,12}_USD,\n' +
     'PRICE_MARKUP_PERCENT, QUOTE_TTL_SECONDS, TEST_FULFILMENT_DELAY_MS, TEST_SLOW_DELAY_MS, RATE_LIMIT_RPS, RATE_LIMIT_BURST,\n' +
     'RATE_LIMIT_NODES. See README.md.',
   options: { role: { type: 'string' } },
@@ -35,6 +35,7 @@ export const serve: Command = {
       installShutdown(config.shutdownTimeoutS, logger, service.stop, resolve);
     });
     process.stdout.write(`listening on ${service.url}\n`);
+    if (service.console) process.stdout.write(`operator console on ${service.console.url}\n`);
     return stopped;
   },
 };

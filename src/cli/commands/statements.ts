@@ -100,10 +100,10 @@ export const statementRevenue: Command = operatorCommand({
 });
 
 export const statement: Command = operatorCommand({
-  path: ['statement'],
+  path: ['statement', 'show'],
   summary: "An account's monthly statement",
   usage:
-    'starport statement --account ACCOUNT_ID --month MONTH [--mode live|test (live)] [--csv] [--json]\n\n' +
+    'starport statement show --account ACCOUNT_ID --month MONTH [--mode live|test (live)] [--csv] [--json]\n\n' +
     `${MONTH_HELP}\nThe same figures as the client's GET /statements/{month} and dashboard, with the adjustments' reasons.\n` +
     '--csv prints the statement as CSV. Every account at once: `starport statement all`; revenue: `starport statement revenue`.',
   options: { account: { type: 'string' }, month: { type: 'string' }, mode: { type: 'string' }, csv: { type: 'boolean' } },

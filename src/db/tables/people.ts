@@ -1,7 +1,7 @@
 import type { ColumnType } from 'kysely';
 import type { Int, NullableInt } from './columns.js';
 
-/** People who sign in, teams, sessions, one-time links, sign-in throttling and the audit log (migrations 0002, 0003, 0019, 0020, 0022). */
+/** People who sign in, teams, sessions, one-time links, sign-in throttling and the audit log and the console's operators (migrations 0002, 0003, 0019, 0020, 0022, 0023). */
 
 /** A member's role on an account (src/accounts/team.ts). */
 export type TeamRole = 'owner' | 'developer' | 'viewer';
@@ -138,4 +138,45 @@ export interface AuditLogTable {
   reason: string | null;
   /** JSON object. */
   details: string;
+  /** The console person who acted (migration 0023); null for the CLI and the dashboard. */
+  operator_id: ColumnType<string | null, string | null | undefined, string | null>;
+  /** Their address (the console's rows). */
+  ip: ColumnType<string | null, string | null | undefined, string | null>;
+}
+
+/** The operator console's people, sessions and set-password links (migration 0023). */
+export type OperatorRole = 'admin' | 'support';
+
+export interface OperatorsTable {
+  id: string;
+  email: string;
+  role: OperatorRole;
+  password_hash: string | null;
+  totp_secret: string | null;
+  totp_enabled_at: NullableInt;
+  totp_last_step: NullableInt;
+  created_at: Int;
+  updated_at: Int;
+}
+
+export interface OperatorSessionsTable {
+  /** SHA-256 (hex) of the session id in the console's cookie. */
+  id_hash: string;
+  operator_id: string;
+  stage: 'enrol' | 'second_factor' | 'active';
+  created_at: Int;
+  last_seen_at: Int;
+  expires_at: Int;
+  /** When the code was last given (money moves ask for it again). */
+  second_factor_at: NullableInt;
+}
+
+export interface OperatorLinksTable {
+  /** SHA-256 (hex) of the token in the set-password link. */
+  token_hash: string;
+  operator_id: string;
+  created_at: Int;
+  expires_at: Int;
+  used_at: NullableInt;
+  voided_at: NullableInt;
 }

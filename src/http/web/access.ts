@@ -2,9 +2,9 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Session } from '../../accounts/sessions.js';
 import type { Brand } from '../../domain/brand.js';
 import { steppedUp } from '../../accounts/two-factor.js';
-import { modePath } from './format.js';
-import { html } from './html.js';
-import { field, redirect, sendHtml } from './http.js';
+import { modePath } from '../html/format.js';
+import { html } from '../html/html.js';
+import { field, redirect, sendHtml } from '../html/http.js';
 import { dashboardPage, type View } from './layout.js';
 import { isPersonal, may, rulePath, whoMay } from './rules.js';
 

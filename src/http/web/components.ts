@@ -1,7 +1,7 @@
 import type { Mode } from '../../domain/api-key.js';
 import type { Order } from '../../orders/order.js';
-import { modePath, productText, statusBadge, ton, time } from './format.js';
-import { type Html, html, type Slot } from './html.js';
+import { modePath, productText, statusBadge, ton, time } from '../html/format.js';
+import { type Html, html, type Slot } from '../html/html.js';
 
 /** Pieces several pages share. */
 

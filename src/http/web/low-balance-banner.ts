@@ -1,7 +1,7 @@
 import type { Mode } from '../../domain/api-key.js';
 import type { LowBalanceAlert } from '../../ledger/low-balance.js';
-import { modePath, ton } from './format.js';
-import { type Html, html } from './html.js';
+import { modePath, ton } from '../html/format.js';
+import { type Html, html } from '../html/html.js';
 import { notice } from './layout.js';
 import type { TeamRole } from '../../db/schema.js';
 import { may } from './rules.js';

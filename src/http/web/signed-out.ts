@@ -2,9 +2,9 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { PASSWORD_MIN_LENGTH } from '../../accounts/passwords.js';
 import { isSecretFormat, newSecret } from '../../accounts/secrets.js';
 import type { Brand } from '../../domain/brand.js';
-import type { CsrfTokens } from './csrf.js';
-import { type Html, html } from './html.js';
-import { cookieOptions, crossSite, field, PRE_SESSION_COOKIE, sendHtml } from './http.js';
+import type { CsrfTokens } from '../html/csrf.js';
+import { type Html, html } from '../html/html.js';
+import { cookieOptions, crossSite, field, PRE_SESSION_COOKIE, sendHtml } from '../html/http.js';
 import { csrfErrorPage } from './layout.js';
 
 /**

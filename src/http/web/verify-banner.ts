@@ -1,4 +1,4 @@
-import { type Html, html } from './html.js';
+import { type Html, html } from '../html/html.js';
 
 /**
  * The banner on every dashboard page while the signed-in person's address waits for its

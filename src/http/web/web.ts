@@ -6,7 +6,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Session } from '../../accounts/sessions.js';
 import type { Mode } from '../../domain/api-key.js';
 import type { WebContext } from './context.js';
-import type { CsrfTokens } from './csrf.js';
+import type { CsrfTokens } from '../html/csrf.js';
 import type { View } from './layout.js';
 
 declare module 'fastify' {

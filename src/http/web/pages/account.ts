@@ -6,8 +6,8 @@ import { accountsRequiringTwoFactor, confirmEnrolment, pendingEnrolment, startEn
 import { qrSvg } from '../../../ton/transfer-link.js';
 import { dashboardAudit } from '../audit.js';
 import { copyField } from '../components.js';
-import { html, type Slot } from '../html.js';
-import { field, redirect, safeNext, sendHtml } from '../http.js';
+import { html, type Slot } from '../../html/html.js';
+import { field, redirect, safeNext, sendHtml } from '../../html/http.js';
 import { csrfField, dashboardPage, notice, type View } from '../layout.js';
 import type { Web } from '../web.js';
 import { may } from '../rules.js';

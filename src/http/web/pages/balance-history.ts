@@ -8,9 +8,9 @@ import { balanceHistory, findEntry } from '../../../ledger/history.js';
 import type { JournalEntry } from '../../../ledger/ledger.js';
 import { readBalance } from '../../../ledger/ledger.js';
 import { emptyState } from '../components.js';
-import { modeLabel, modePath, time, ton } from '../format.js';
-import { type Html, html } from '../html.js';
-import { field, sendHtml } from '../http.js';
+import { modeLabel, modePath, time, ton } from '../../html/format.js';
+import { type Html, html } from '../../html/html.js';
+import { field, sendHtml } from '../../html/http.js';
 import { dashboardPage } from '../layout.js';
 import type { Web } from '../web.js';
 

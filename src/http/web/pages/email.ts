@@ -1,8 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import { confirmEmailChange, requestEmailChange, resendVerification, verifyEmail } from '../../../accounts/email-verification.js';
 import { checkEmailToken } from '../../../accounts/email-tokens.js';
-import { html, type Html, type Slot } from '../html.js';
-import { field, redirect, sendHtml } from '../http.js';
+import { html, type Html, type Slot } from '../../html/html.js';
+import { field, redirect, sendHtml } from '../../html/http.js';
 import { authPage, csrfField, errorPage, notice, type View } from '../layout.js';
 import type { Web } from '../web.js';
 import { signedOutForms, tokenRouteOptions } from '../signed-out.js';

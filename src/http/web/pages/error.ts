@@ -2,8 +2,8 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import type { Engine } from '../../../db/engine.js';
 import type { Brand } from '../../../domain/brand.js';
 import { handleError, handleNotFound, replyUnavailable, toApiError, unavailableError } from '../../errors.js';
-import type { Html } from '../html.js';
-import { pageHeaders, sendHtml } from '../http.js';
+import type { Html } from '../../html/html.js';
+import { pageHeaders, sendHtml } from '../../html/http.js';
 import { errorPage } from '../layout.js';
 
 /**

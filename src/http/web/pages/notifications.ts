@@ -5,8 +5,8 @@ import { type NotificationSwitches, notificationSwitches, setNotificationSwitche
 import { createLinkToken, deepLink, handleUpdate, linkedChat, unlinkChat } from '../../../notifications/telegram-links.js';
 import type { TelegramUpdate } from '../../../notifications/telegram.js';
 import { safeEqual } from '../../../accounts/secrets.js';
-import { html, type Slot } from '../html.js';
-import { field, redirect, sendHtml } from '../http.js';
+import { html, type Slot } from '../../html/html.js';
+import { field, redirect, sendHtml } from '../../html/http.js';
 import { csrfField, dashboardPage, notice, type View } from '../layout.js';
 import type { WebContext } from '../context.js';
 

@@ -4,9 +4,9 @@ import { ORDER_STATUSES, type OrderStatus } from '../../../domain/order-status.j
 import type { OrderEvent } from '../../../orders/order.js';
 import { findOrder, listEvents } from '../../../orders/order-store.js';
 import { copyField, emptyState, ordersTable } from '../components.js';
-import { modeLabel, modePath, productText, statusBadge, statusLabel, time, ton } from '../format.js';
-import { type Html, html } from '../html.js';
-import { field, originOf, redirect, sendHtml } from '../http.js';
+import { modeLabel, modePath, productText, statusBadge, statusLabel, time, ton } from '../../html/format.js';
+import { type Html, html } from '../../html/html.js';
+import { field, originOf, redirect, sendHtml } from '../../html/http.js';
 import { dashboardPage, type View } from '../layout.js';
 import { decodeCursor, orderPage } from '../order-list.js';
 import type { Web } from '../web.js';

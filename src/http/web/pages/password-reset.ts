@@ -1,8 +1,8 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { admitPasswordReset, checkResetLink, resetPassword, sendPasswordReset } from '../../../accounts/password-reset.js';
 import { DEFAULT_BRAND_NAME } from '../../../domain/brand.js';
-import { html, type Slot } from '../html.js';
-import { field, redirect, sendHtml } from '../http.js';
+import { html, type Slot } from '../../html/html.js';
+import { field, redirect, sendHtml } from '../../html/http.js';
 import { authPage, csrfField, errorPage, notice } from '../layout.js';
 import type { Web } from '../web.js';
 import { signedOutForms, tokenRouteOptions, newPasswordFields } from '../signed-out.js';

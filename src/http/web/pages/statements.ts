@@ -6,9 +6,9 @@ import { statementCsv } from '../../../statements/csv.js';
 import { type Month, monthRange, parseMonth } from '../../../statements/month.js';
 import { accountStatement, type Statement, StatementUnavailable, statementMonths } from '../../../statements/statement.js';
 import { emptyState } from '../components.js';
-import { modeLabel, modePath, time, ton } from '../format.js';
-import { type Html, html } from '../html.js';
-import { sendHtml } from '../http.js';
+import { modeLabel, modePath, time, ton } from '../../html/format.js';
+import { type Html, html } from '../../html/html.js';
+import { sendHtml } from '../../html/http.js';
 import { dashboardPage } from '../layout.js';
 import type { Web } from '../web.js';
 

@@ -4,9 +4,9 @@ import { createInvite, listPendingInvites, queueInviteMail, resendInvite, revoke
 import { recordAudit } from '../../../audit/audit.js';
 import type { TeamRole } from '../../../db/schema.js';
 import { copyField } from '../components.js';
-import { time } from '../format.js';
-import { html, type Slot } from '../html.js';
-import { field, redirect, sendHtml } from '../http.js';
+import { time } from '../../html/format.js';
+import { html, type Slot } from '../../html/html.js';
+import { field, redirect, sendHtml } from '../../html/http.js';
 import { csrfField, dashboardPage, notice, type View } from '../layout.js';
 import type { Web } from '../web.js';
 

@@ -16,9 +16,9 @@ import {
 import { deliveryLog, enqueueTestEvent, redeliver } from '../../../webhooks/outbox.js';
 import { checkWebhookUrl } from '../../../webhooks/sender.js';
 import { copyButton, emptyState } from '../components.js';
-import { modeLabel, modePath, time } from '../format.js';
-import { html, type Slot } from '../html.js';
-import { field, redirect, sendHtml } from '../http.js';
+import { modeLabel, modePath, time } from '../../html/format.js';
+import { html, type Slot } from '../../html/html.js';
+import { field, redirect, sendHtml } from '../../html/http.js';
 import { csrfField, dashboardPage, notice, type View } from '../layout.js';
 import type { Web } from '../web.js';
 import { dashboardAudit } from '../audit.js';

@@ -29,7 +29,7 @@ const TYPES: Record<string, string> = {
 
 function assetDir(): string {
   const beside = fileURLToPath(new URL('./assets/', import.meta.url));
-  return fs.existsSync(path.join(beside, FILES.css)) ? beside : path.join(PACKAGE_ROOT, 'src', 'http', 'web', 'assets');
+  return fs.existsSync(path.join(beside, FILES.css)) ? beside : path.join(PACKAGE_ROOT, 'src', 'http', 'html', 'assets');
 }
 
 export interface Asset {

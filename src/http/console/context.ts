@@ -1,0 +1,19 @@
+import type { Db } from '../../db/engine.js';
+import type { BreakerState } from '../../live/breaker.js';
+import type { LiveStatus } from '../../live/live.js';
+import type { walletChainReport } from '../../live/wallet/report.js';
+
+/** What the operator console needs from the composition root (src/service.ts). */
+export interface ConsoleContext {
+  db: Db;
+  /** The deposit wallet (raw form) when live top-ups are configured: the home page reports its watcher. */
+  depositAddress: string | undefined;
+  /** Live fulfilment: breaker state and reason, Fragment session and wallet configured. */
+  liveStatus: () => Promise<LiveStatus>;
+  /** The live circuit breaker, open or closed whatever is configured. */
+  breaker: () => Promise<BreakerState>;
+  /** The paying wallet's balance and seqno, asked of the chain. */
+  wallet: () => ReturnType<typeof walletChainReport>;
+  /** TON_NETWORK, for explorer links. */
+  tonNetwork: 'mainnet' | 'testnet';
+}
