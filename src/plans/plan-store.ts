@@ -26,7 +26,17 @@ function planFromRow(row: { name: string; kind: 'markup' | 'prices'; tiers: stri
 }
 
 /** Stores a new plan (checked by definePricePlan); a name is never reused. */
-export async function definePlan(db: Db, plan: PricePlan, audit: { actor: string; reason?: string; source?: 'cli' | 'dashboard'; now: number }): Promise<StoredPlan> {
+/** The operator console person who acted, and their address: the audit row's source is then 'console'. */
+type ConsoleActor = { operatorId: string; ip: string };
+
+const auditSource = (actor: { source?: 'cli' | 'dashboard'; console?: ConsoleActor }) =>
+  actor.console ? { source: 'console' as const, operatorId: actor.console.operatorId, ip: actor.console.ip } : { source: actor.source };
+
+export async function definePlan(
+  db: Db,
+  plan: PricePlan,
+  audit: { actor: string; reason?: string; source?: 'cli' | 'dashboard'; console?: ConsoleActor; now: number },
+): Promise<StoredPlan> {
   const tiers = plan.tiers.map(tierJson);
   try {
     await db.kysely.transaction().execute(async (tx) => {
@@ -36,7 +46,7 @@ export async function definePlan(db: Db, plan: PricePlan, audit: { actor: string
         .execute();
       await recordAudit(tx, {
         actor: audit.actor,
-        source: audit.source,
+        ...auditSource(audit),
         action: 'plan.create',
         reason: audit.reason ?? null,
         details: { plan: plan.name, kind: plan.kind, tiers },
@@ -88,6 +98,7 @@ interface Assignment {
   actor: string;
   reason: string;
   source?: 'cli' | 'dashboard';
+  console?: ConsoleActor;
   now: number;
 }
 
@@ -116,7 +127,7 @@ export async function assignPlan(db: Db, assignment: Assignment): Promise<{ prev
     }
     await recordAudit(tx, {
       actor: assignment.actor,
-      source: assignment.source,
+      ...auditSource(assignment),
       action: 'plan.assign',
       accountId,
       reason: assignment.reason,

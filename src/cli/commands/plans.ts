@@ -1,16 +1,5 @@
-import {
-  DEFAULT_PLAN,
-  definePricePlan,
-  PlanError,
-  type PlanKind,
-  type PlanTier,
-  parseMarkupPercent,
-  parsePremiumUsd,
-  parseStarUsd,
-  parseTierSpec,
-  tierJson,
-} from '../../domain/price-plan.js';
-import { PREMIUM_MONTHS } from '../../domain/products.js';
+import { DEFAULT_PLAN, definePricePlan, PlanError, type PlanKind, type PlanTier, tierJson } from '../../domain/price-plan.js';
+import { PlanInputError, planTiers } from '../../plans/plan-input.js';
 import { assignPlan, definePlan, findPlan, listPlans, type StoredPlan } from '../../plans/plan-store.js';
 import { type Command, required, UsageError } from '../command.js';
 import { withDatabase } from '../database.js';
@@ -63,32 +52,20 @@ function optionText(values: Record<string, unknown>, name: string): string | und
 
 /** The base tier (volume 0) from --markup or --star/--premiumN, then each --tier. */
 function tiersOf(values: Record<string, unknown>): { kind: PlanKind; tiers: PlanTier[] } {
-  const markup = optionText(values, 'markup');
-  const star = optionText(values, 'star');
-  const premium = PREMIUM_MONTHS.map((months) => optionText(values, `premium${months}`));
-  const pricesGiven = star !== undefined || premium.some((p) => p !== undefined);
-  if (markup !== undefined && pricesGiven) throw new UsageError('a plan is either --markup or prices (--star, --premium3, --premium6, --premium12), not both');
-  let base: PlanTier;
-  let kind: PlanKind;
-  if (markup !== undefined) {
-    kind = 'markup';
-    base = { fromNanotons: 0n, markupPercent: parseMarkupPercent(markup, '--markup') };
-  } else if (pricesGiven) {
-    kind = 'prices';
-    const [p3, p6, p12] = premium;
-    if (star === undefined || p3 === undefined || p6 === undefined || p12 === undefined) throw new UsageError('a prices plan needs --star, --premium3, --premium6 and --premium12');
-    base = {
-      fromNanotons: 0n,
-      prices: {
-        starUsd: parseStarUsd(star, '--star'),
-        premiumUsd: { 3: parsePremiumUsd(p3, 3, '--premium3'), 6: parsePremiumUsd(p6, 6, '--premium6'), 12: parsePremiumUsd(p12, 12, '--premium12') },
-      },
-    };
-  } else throw new UsageError('a plan needs --markup PERCENT, or --star, --premium3, --premium6 and --premium12 (USD)');
-  const tiers = [base];
-  const specs = values.tier === undefined ? [] : (values.tier as unknown as string[]);
-  for (const spec of specs) tiers.push(parseTierSpec(kind, spec, tiers[tiers.length - 1]));
-  return { kind, tiers };
+  const input = {
+    markup: optionText(values, 'markup'),
+    star: optionText(values, 'star'),
+    premium3: optionText(values, 'premium3'),
+    premium6: optionText(values, 'premium6'),
+    premium12: optionText(values, 'premium12'),
+    tiers: values.tier === undefined ? [] : (values.tier as unknown as string[]),
+  };
+  try {
+    return planTiers(input, { markup: '--markup', markupWithValue: '--markup PERCENT', star: '--star', premium: (months) => `--premium${months}` });
+  } catch (error) {
+    if (error instanceof PlanInputError) throw new UsageError(error.message);
+    throw error;
+  }
 }
 
 export const planCreate: Command = operatorCommand({

@@ -4,11 +4,12 @@ import { brandMark, csrfField, document } from '../html/document.js';
 import { type Html, html, type Slot } from '../html/html.js';
 
 /** The console's chrome: a top bar marked "Operator console", its menu, the operator and sign-out. */
-export type Section = 'home' | 'accounts' | 'orders' | 'deposits' | 'live' | 'audit';
+export type Section = 'home' | 'accounts' | 'orders' | 'deposits' | 'live' | 'audit' | 'plans';
 
 const NAV: { section: Section; label: string; path: string }[] = [
   { section: 'home', label: 'Home', path: '/' },
   { section: 'accounts', label: 'Accounts', path: '/accounts' },
+  { section: 'plans', label: 'Plans', path: '/plans' },
 ];
 
 export interface ConsoleView {
