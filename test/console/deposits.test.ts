@@ -23,7 +23,7 @@ afterAll(async () => {
 
 let seq = 0;
 /** An unmatched TON deposit as the watcher records one; its id and transaction hash. */
-async function unmatchedDeposit(reason: 'no_comment' | 'memo_invalid' | 'memo_unknown' | 'below_minimum', nanotons: bigint, comment: string | null = null) {
+async function unmatchedDeposit(reason: 'no_comment' | 'memo_invalid' | 'memo_unknown' | 'below_minimum', nanotons: bigint, comment: string | null = null, usdtUnits?: bigint) {
   const now = Date.now();
   const id = `dep_console${process.pid}x${++seq}`;
   const txHash = randomBytes(32).toString('hex');
@@ -44,6 +44,7 @@ async function unmatchedDeposit(reason: 'no_comment' | 'memo_invalid' | 'memo_un
       created_at: now,
       credited_at: null,
       credited_by: null,
+      ...(usdtUnits !== undefined && { asset: 'USDT' as const, jetton_amount: String(usdtUnits), jetton_wallet: 'our-usdt-wallet' }),
     })
     .execute();
   return { id, txHash };
@@ -181,5 +182,31 @@ test('an admin records a return with a reason: no balance changes, audited, once
   ]);
   const list = await admin.client.get('/deposits');
   expect(list.body).not.toContain(`href="/deposits/${deposit.id}">Settle`);
+  expect(await verifyLedger(h.service.db.kysely)).toEqual([]);
+});
+
+test('a USDT deposit is converted at the rate of the moment it is assigned, less the spread', async () => {
+  // 10 USDT (6 decimals), the TON attached to the notification 0.05.
+  const deposit = await unmatchedDeposit('memo_unknown', 50_000_000n, null, 10_000_000n);
+  const account = await h.account({ live: '1' });
+  const admin = await signedInOperator(h, 'admin', '10.44.5.6');
+  const page = await admin.client.get(`/deposits/${deposit.id}`);
+  expect(page.body).toContain('data-testid="deposit-amount">10 USDT<');
+  h.setTonUsdRate('2.5');
+  try {
+    const assigned = await admin.client.post(`/deposits/${deposit.id}/assign`, {
+      account: account.accountId,
+      reason: 'USDT without memo, ticket 14',
+      code: await totpCode(admin.secret, 1),
+      _csrf: page.csrf as string,
+    });
+    expect(assigned.location).toBe(`/deposits/${deposit.id}?notice=assigned`);
+  } finally {
+    h.setTonUsdRate('3');
+  }
+  // 10 USDT less 1 % at 2.5 USD/TON: 3.96 TON.
+  expect((await balanceOf(h, account.liveKey)).value).toBe('4.96');
+  const row = await h.service.db.kysely.selectFrom('deposits').select(['status', 'rate', 'amount']).where('id', '=', deposit.id).executeTakeFirstOrThrow();
+  expect(row).toMatchObject({ status: 'credited', rate: '2.5' });
   expect(await verifyLedger(h.service.db.kysely)).toEqual([]);
 });
