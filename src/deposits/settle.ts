@@ -13,6 +13,14 @@ import { credit, type Deposit, depositFromRow, type UsdtRate } from './store.js'
 
 export class AssignError extends Error {}
 
+/** The console's person and address (audit source 'console'); absent for the CLI. */
+export interface ConsoleActor {
+  operatorId: string;
+  ip: string;
+}
+
+const auditSource = (actor: ConsoleActor | undefined) => actor && { source: 'console' as const, operatorId: actor.operatorId, ip: actor.ip };
+
 /**
  * The operator credits an unmatched deposit to an account (`deposit assign`): once only — the
  * row is claimed with a conditional UPDATE, so a second assign (or a concurrent one) finds it
@@ -20,7 +28,14 @@ export class AssignError extends Error {}
  */
 export async function assignDeposit(
   db: Db,
-  input: { txHash: string; accountId: string; actor: string; reason?: string; usdt?: { rate: UsdtRate | undefined; spreadPercent: Decimal } },
+  input: {
+    txHash: string;
+    accountId: string;
+    actor: string;
+    reason?: string;
+    usdt?: { rate: UsdtRate | undefined; spreadPercent: Decimal };
+    console?: ConsoleActor;
+  },
   now = Date.now(),
 ): Promise<Deposit> {
   const txHash = normalizeTxHash(input.txHash);
@@ -53,6 +68,7 @@ export async function assignDeposit(
     await credit(tx, input.accountId, amount, txHash, now, usdt);
     await recordAudit(tx, {
       actor: input.actor,
+      ...auditSource(input.console),
       action: 'deposit.assign',
       accountId: input.accountId,
       mode: 'live',
@@ -95,7 +111,7 @@ export class ReturnError extends Error {}
  * unmatched ones (status `returned`), once — a conditional UPDATE, so a concurrent assign or
  * return of the same deposit finds it settled. The audit record commits with it.
  */
-export async function returnDeposit(db: Db, input: { txHash: string; actor: string; reason?: string }, now = Date.now()): Promise<Deposit> {
+export async function returnDeposit(db: Db, input: { txHash: string; actor: string; reason?: string; console?: ConsoleActor }, now = Date.now()): Promise<Deposit> {
   const txHash = normalizeTxHash(input.txHash);
   if (!txHash) throw new ReturnError(`--tx must be a transaction hash (64 hex characters or base64), got "${input.txHash}"`);
   return db.kysely.transaction().execute(async (tx) => {
@@ -112,6 +128,7 @@ export async function returnDeposit(db: Db, input: { txHash: string; actor: stri
     const amount = BigInt(row.amount);
     await recordAudit(tx, {
       actor: input.actor,
+      ...auditSource(input.console),
       action: 'deposit.return',
       mode: 'live',
       reason: input.reason ?? null,

@@ -19,6 +19,7 @@ import type { ConsoleContext } from './context.js';
 import { authRoutes } from './pages/auth.js';
 import { homeRoutes } from './pages/home.js';
 import { accountRoutes } from './pages/accounts.js';
+import { depositRoutes } from './pages/deposits.js';
 import { planRoutes } from './pages/plans.js';
 
 /** Console requests failed by an unavailable database: logged once as the outage begins. */
@@ -154,6 +155,7 @@ export async function buildConsoleApp(options: { ctx: ConsoleContext; logger: Lo
   authRoutes(app, web);
   homeRoutes(web);
   accountRoutes(web);
+  depositRoutes(web);
   planRoutes(web);
   return app;
 }

@@ -1,4 +1,6 @@
 import type { Db } from '../../db/engine.js';
+import type { UsdtRate } from '../../deposits/store.js';
+import type { Decimal } from '../../domain/decimal.js';
 import type { BreakerState } from '../../live/breaker.js';
 import type { LiveStatus } from '../../live/live.js';
 import type { walletChainReport } from '../../live/wallet/report.js';
@@ -14,6 +16,8 @@ export interface ConsoleContext {
   breaker: () => Promise<BreakerState>;
   /** The paying wallet's balance and seqno, asked of the chain. */
   wallet: () => ReturnType<typeof walletChainReport>;
+  /** A USDT deposit's conversion when an operator assigns it: the rate feed's TON/USD rate now (undefined without a fresh one) and the spread. */
+  usdtConversion: () => Promise<{ rate: UsdtRate | undefined; spreadPercent: Decimal }>;
   /** TON_NETWORK, for explorer links. */
   tonNetwork: 'mainnet' | 'testnet';
 }
