@@ -122,6 +122,7 @@ export async function startService(config: Config, logger: Logger, role: Role = 
           breaker: () => live.breaker.read(),
           wallet: () => walletChainReport(config),
           tonNetwork: config.tonNetwork,
+          feeAllowance: config.live.feeAllowance,
         },
         logger,
         trustProxy: config.trustProxy,

@@ -16,4 +16,6 @@ export interface ConsoleContext {
   wallet: () => ReturnType<typeof walletChainReport>;
   /** TON_NETWORK, for explorer links. */
   tonNetwork: 'mainnet' | 'testnet';
+  /** LIVE_FEE_ALLOWANCE_TON in nanotons: an order's margin on its page, as `order show` prints it. */
+  feeAllowance: bigint;
 }
