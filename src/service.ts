@@ -124,6 +124,7 @@ export async function startService(config: Config, logger: Logger, role: Role = 
           wallet: () => walletChainReport(config),
           usdtConversion: async () => ({ rate: await usdtRateFrom(live.tonUsdFeed)(), spreadPercent: config.usdt.spreadPercent }),
           tonNetwork: config.tonNetwork,
+          feeAllowance: config.live.feeAllowance,
         },
         logger,
         trustProxy: config.trustProxy,

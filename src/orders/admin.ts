@@ -214,6 +214,29 @@ export async function heldOrderCount(db: Kysely<Database>): Promise<number> {
   return Number(row?.n ?? 0);
 }
 
+/** The held-for-review queue (the console's /orders?held=1): heldOrderCount's orders, oldest first. */
+export async function listHeldOrders(db: Kysely<Database>, limit: number): Promise<Order[]> {
+  const rows = await db
+    .selectFrom('orders as o')
+    .selectAll('o')
+    .where('o.status', '=', 'processing')
+    .where((eb) =>
+      eb.exists(
+        eb
+          .selectFrom('wallet_message_orders as l')
+          .innerJoin('wallet_messages as m', 'm.hash', 'l.message_hash')
+          .select('l.order_id')
+          .whereRef('l.order_id', '=', 'o.id')
+          .where('m.state', '=', 'held'),
+      ),
+    )
+    .orderBy('o.created_at')
+    .orderBy('o.id')
+    .limit(limit)
+    .execute();
+  return rows.map(orderFromRow);
+}
+
 /** The queue: orders waiting for the worker (fulfillment_pending) in `mode`, and when the oldest was created. */
 export async function queueSummary(db: Kysely<Database>, mode: Mode): Promise<{ depth: number; oldestAt: number | null }> {
   const row = await db

@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Mode } from '../domain/api-key.js';
 import type { OrderStatus } from '../domain/order-status.js';
 import type { Database } from '../db/schema.js';
+import type { Product } from '../domain/products.js';
 import { ORDER_COLUMNS, type Order, orderFromRow } from './order.js';
 
 /**
@@ -21,6 +22,8 @@ export interface OrderListQuery {
   mode: Mode | null;
   limit: number;
   status?: OrderStatus;
+  /** One product's orders (the operator console's filter). */
+  product?: Product;
   externalId?: string;
   /** An order id or an external_id, matched exactly (the dashboard's search box). */
   idOrExternalId?: string;
@@ -53,6 +56,7 @@ export function orderPageQuery(db: Kysely<Database>, query: OrderListQuery) {
   if (query.accountId !== null) select = select.where('account_id', '=', query.accountId);
   if (query.mode !== null) select = select.where('mode', '=', query.mode);
   if (query.status !== undefined) select = select.where('status', '=', query.status);
+  if (query.product !== undefined) select = select.where('product', '=', query.product);
   if (query.externalId !== undefined) select = select.where('external_id', '=', query.externalId);
   const search = query.idOrExternalId;
   if (search !== undefined) select = select.where((eb) => eb.or([eb('id', '=', search), eb('external_id', '=', search)]));
@@ -72,4 +76,19 @@ export function orderPageQuery(db: Kysely<Database>, query: OrderListQuery) {
     .orderBy('created_at', direction)
     .orderBy('id', direction)
     .limit(query.limit + 1);
+}
+
+/** A page boundary in a URL (the dashboard's and the console's order lists): `<created_at>.<id>` of the boundary order. */
+export interface Cursor {
+  createdAt: number;
+  id: string;
+}
+
+export function encodeCursor(order: Pick<Order, 'createdAt' | 'id'>): string {
+  return `${order.createdAt}.${order.id}`;
+}
+
+export function decodeCursor(text: string): Cursor | undefined {
+  const match = /^(\d{1,16})\.(ord_[0-9A-Za-z]{1,40})$/.exec(text);
+  return match ? { createdAt: Number(match[1]), id: match[2] as string } : undefined;
 }

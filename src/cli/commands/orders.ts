@@ -1,8 +1,8 @@
-import { recordAudit } from '../../audit/audit.js';
 import { loadConfig } from '../../config.js';
 import { ORDER_STATUSES, type OrderStatus } from '../../domain/order-status.js';
 import { listOrders, type OrderListQuery } from '../../orders/list-orders.js';
-import { orderDetails, type Outcome, resolveOrder, ResolveError } from '../../orders/admin.js';
+import { operatorResolve } from '../../operator/order-resolve.js';
+import { orderDetails, type Outcome, ResolveError } from '../../orders/admin.js';
 import type { Order } from '../../orders/order.js';
 import { type Command, UsageError } from '../command.js';
 import { withDatabase } from '../database.js';
@@ -161,20 +161,7 @@ export const orderResolve: Command = operatorCommand({
     const reason = reasonOf(values);
     const actor = actorOf(values);
     const now = Date.now();
-    const result = await withDatabase((db) =>
-      resolveOrder(db.kysely, { orderId, outcome, force: values.force === true, now }, (tx, before) =>
-        recordAudit(tx, {
-          actor,
-          action: 'order.resolve',
-          accountId: before.accountId,
-          mode: before.mode,
-          orderId,
-          reason,
-          details: { from: before.status, to: outcome, amount: ton(before.amount), ...(values.force ? { force: true } : {}) },
-          now,
-        }),
-      ),
-    );
+    const result = await withDatabase((db) => operatorResolve(db.kysely, { orderId, outcome, reason, actor, force: values.force === true }, now));
     const o = result.order;
     io.result(
       { order: orderJson(o), changed: result.changed },

@@ -19,6 +19,7 @@ import type { ConsoleContext } from './context.js';
 import { authRoutes } from './pages/auth.js';
 import { homeRoutes } from './pages/home.js';
 import { accountRoutes } from './pages/accounts.js';
+import { orderRoutes } from './pages/orders.js';
 import { depositRoutes } from './pages/deposits.js';
 import { planRoutes } from './pages/plans.js';
 
@@ -155,6 +156,7 @@ export async function buildConsoleApp(options: { ctx: ConsoleContext; logger: Lo
   authRoutes(app, web);
   homeRoutes(web);
   accountRoutes(web);
+  orderRoutes(web);
   depositRoutes(web);
   planRoutes(web);
   return app;

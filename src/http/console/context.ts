@@ -20,4 +20,6 @@ export interface ConsoleContext {
   usdtConversion: () => Promise<{ rate: UsdtRate | undefined; spreadPercent: Decimal }>;
   /** TON_NETWORK, for explorer links. */
   tonNetwork: 'mainnet' | 'testnet';
+  /** LIVE_FEE_ALLOWANCE_TON in nanotons: an order's margin on its page, as `order show` prints it. */
+  feeAllowance: bigint;
 }

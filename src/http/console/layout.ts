@@ -9,6 +9,7 @@ export type Section = 'home' | 'accounts' | 'orders' | 'deposits' | 'live' | 'au
 const NAV: { section: Section; label: string; path: string }[] = [
   { section: 'home', label: 'Home', path: '/' },
   { section: 'accounts', label: 'Accounts', path: '/accounts' },
+  { section: 'orders', label: 'Orders', path: '/orders' },
   { section: 'deposits', label: 'Deposits', path: '/deposits' },
   { section: 'plans', label: 'Plans', path: '/plans' },
 ];

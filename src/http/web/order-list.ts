@@ -1,28 +1,15 @@
 import type { Db } from '../../db/engine.js';
 import type { Mode } from '../../domain/api-key.js';
 import type { OrderStatus } from '../../domain/order-status.js';
-import { listOrders } from '../../orders/list-orders.js';
+import { type Cursor, encodeCursor, listOrders } from '../../orders/list-orders.js';
 import type { Order } from '../../orders/order.js';
 
 /**
  * The dashboard's order list: one query per page (src/orders/list-orders.ts), newest first, keyset
  * ("cursor") pagination on (created_at, id) so pages stay stable while new orders arrive and cost
- * the same at any depth. A cursor in the page's URL is `<created_at>.<id>` of the boundary order.
+ * the same at any depth. A cursor in the page's URL is `<created_at>.<id>` of the boundary order
+ * (encodeCursor, src/orders/list-orders.ts).
  */
-export interface Cursor {
-  createdAt: number;
-  id: string;
-}
-
-export function encodeCursor(order: Pick<Order, 'createdAt' | 'id'>): string {
-  return `${order.createdAt}.${order.id}`;
-}
-
-export function decodeCursor(text: string): Cursor | undefined {
-  const match = /^(\d{1,16})\.(ord_[0-9A-Za-z]{1,40})$/.exec(text);
-  return match ? { createdAt: Number(match[1]), id: match[2] as string } : undefined;
-}
-
 export interface OrderPageQuery {
   accountId: string;
   mode: Mode;
@@ -68,3 +55,5 @@ export async function orderPage(db: Db, query: OrderPageQuery): Promise<OrderPag
   }
   return page;
 }
+
+export { decodeCursor, encodeCursor } from '../../orders/list-orders.js';
