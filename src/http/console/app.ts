@@ -19,6 +19,7 @@ import type { ConsoleContext } from './context.js';
 import { authRoutes } from './pages/auth.js';
 import { homeRoutes } from './pages/home.js';
 import { accountRoutes } from './pages/accounts.js';
+import { auditRoutes } from './pages/audit.js';
 
 /** Console requests failed by an unavailable database: logged once as the outage begins. */
 const consoleOutage = new Outage('operator console');
@@ -153,5 +154,6 @@ export async function buildConsoleApp(options: { ctx: ConsoleContext; logger: Lo
   authRoutes(app, web);
   homeRoutes(web);
   accountRoutes(web);
+  auditRoutes(web);
   return app;
 }

@@ -9,6 +9,7 @@ export type Section = 'home' | 'accounts' | 'orders' | 'deposits' | 'live' | 'au
 const NAV: { section: Section; label: string; path: string }[] = [
   { section: 'home', label: 'Home', path: '/' },
   { section: 'accounts', label: 'Accounts', path: '/accounts' },
+  { section: 'audit', label: 'Audit', path: '/audit' },
 ];
 
 export interface ConsoleView {
