@@ -121,6 +121,7 @@ export async function startService(config: Config, logger: Logger, role: Role = 
           liveStatus: () => live.status(),
           breaker: () => live.breaker.read(),
           wallet: () => walletChainReport(config),
+          publicUrl: config.publicUrl,
           tonNetwork: config.tonNetwork,
         },
         logger,

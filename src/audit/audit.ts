@@ -56,6 +56,7 @@ export const AUDIT_ACTIONS = [
   'operator.sign_in',
   'operator.sign_in_failed',
   'operator.sign_out',
+  'account.password_link',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

@@ -14,6 +14,8 @@ export interface ConsoleContext {
   breaker: () => Promise<BreakerState>;
   /** The paying wallet's balance and seqno, asked of the chain. */
   wallet: () => ReturnType<typeof walletChainReport>;
+  /** PUBLIC_URL: the dashboard's origin, where a set-password link points (unset: no link is issued). */
+  publicUrl: string | undefined;
   /** TON_NETWORK, for explorer links. */
   tonNetwork: 'mainnet' | 'testnet';
 }

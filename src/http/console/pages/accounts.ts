@@ -1,7 +1,8 @@
 import { normalizeEmail } from '../../../accounts/accounts.js';
 import { accountForMemo, normalizeMemo } from '../../../accounts/deposit-memo.js';
 import { type AccountSummary, findAccount } from '../../../accounts/admin.js';
-import { listAudit } from '../../../audit/audit.js';
+import { listAudit, recordAudit } from '../../../audit/audit.js';
+import { issuePasswordLink } from '../../../accounts/dashboard-users.js';
 import { isMode, MODES } from '../../../domain/api-key.js';
 import { MoneyFormatError, parseTon } from '../../../domain/money.js';
 import { AdjustmentError } from '../../../ledger/adjust.js';
@@ -109,6 +110,14 @@ ${
   <div class="field"><label for="member-email">Member</label><select id="member-email" name="email">${members.map((m) => html`<option value="${m.email}">${m.email}</option>`)}</select></div>
   <div class="field"><label for="reset-reason">Reason (in the audit log)</label><input id="reset-reason" name="reason" required maxlength="1000"></div>
   <button type="submit" class="button button-danger">Reset two-factor</button>
+</form>
+<form method="post" action="/accounts/${account.id}/password-link" class="stack card">
+  ${csrfField(web.token(request))}
+  <h3>Set-password link</h3>
+  <p class="muted">A one-time link (72 hours) that sets or resets a member's dashboard password, shown here once for you to hand over; no e-mail is sent.</p>
+  <div class="field"><label for="link-email">Member</label><select id="link-email" name="email">${members.map((m) => html`<option value="${m.email}">${m.email}</option>`)}</select></div>
+  <div class="field"><label for="link-reason">Reason (in the audit log)</label><input id="link-reason" name="reason" required maxlength="1000"></div>
+  <button type="submit" class="button button-secondary">Issue a link</button>
 </form>`
     : ''
 }
@@ -189,6 +198,43 @@ ${membersSection}
     if (!members.some((m) => m.email === email)) return refuse('Choose a member of this account. Nothing was changed.');
     await operatorResetTwoFactor(web.ctx.db, { email, reason, actor: session.email, console: { operatorId: session.operatorId, ip: request.ip } });
     return redirect(reply, `/accounts/${id}?notice=two-factor`);
+  });
+
+  web.post('/accounts/:id/password-link', 'support', async (request, reply) => {
+    const session = web.session(request);
+    const id = (request.params as { id: string }).id;
+    const answer = async (message: Slot, status: number) => {
+      const { code, page } = await accountPage(request, id, message, status);
+      return sendHtml(reply, page, code === 404 ? 404 : status);
+    };
+    const reason = field(request.body, 'reason').trim();
+    if (reason === '' || [...reason].length > 1000) return answer(notice('error', 'Give a reason (at most 1000 characters): it goes to the audit log.'), 400);
+    const email = normalizeEmail(field(request.body, 'email'));
+    if (!(await listMembers(web.ctx.db.kysely, id)).some((m) => m.email === email)) return answer(notice('error', 'Choose a member of this account. No link was issued.'), 400);
+    const origin = web.ctx.publicUrl;
+    // As `starport account invite`: a token at an address nothing listens on is one handed to a stranger.
+    if (origin === undefined) return answer(notice('error', 'PUBLIC_URL is not set, so no link can point at the dashboard: set it to the origin the service is reached at.'), 409);
+    const link = await issuePasswordLink(web.ctx.db, email, Date.now(), (tx, issued) =>
+      recordAudit(tx, {
+        actor: session.email,
+        source: 'console',
+        operatorId: session.operatorId,
+        ip: request.ip,
+        action: 'account.password_link',
+        accountId: id,
+        reason,
+        details: { email: issued.email, link_account_id: issued.accountId },
+        now: Date.now(),
+      }),
+    );
+    const url = `${origin}/set-password/${link.token}`;
+    return answer(
+      notice(
+        'success',
+        html`Set-password link for ${link.email}, shown once: <code class="wrap-any" data-testid="password-link">${url}</code> It works once, until ${time(link.expiresAt)}. Hand it to the person; no e-mail is sent.`,
+      ),
+      200,
+    );
   });
 
   for (const verb of ['disable', 'enable'] as const) {
