@@ -123,6 +123,7 @@ export async function startService(config: Config, logger: Logger, role: Role = 
           breaker: () => live.breaker.read(),
           wallet: () => walletChainReport(config),
           usdtConversion: async () => ({ rate: await usdtRateFrom(live.tonUsdFeed)(), spreadPercent: config.usdt.spreadPercent }),
+          publicUrl: config.publicUrl,
           tonNetwork: config.tonNetwork,
           feeAllowance: config.live.feeAllowance,
         },

@@ -122,7 +122,13 @@ export interface PasswordLink {
  * owner e-mail of an account, or a teammate. Issuing one invalidates the person's earlier
  * unused links.
  */
-export async function issuePasswordLink(db: Db, email: string, now = Date.now()): Promise<PasswordLink> {
+export async function issuePasswordLink(
+  db: Db,
+  email: string,
+  now = Date.now(),
+  /** Records the issue in the link's transaction (the console's audit entry; never the token). */
+  audit?: (tx: Kysely<Database>, link: { accountId: string; email: string }) => Promise<unknown>,
+): Promise<PasswordLink> {
   const normalized = normalizeEmail(email);
   const person = await findPersonByEmail(db.kysely, normalized);
   const account = person && (await db.kysely.selectFrom('memberships').select('account_id').where('person_id', '=', person.id).orderBy('created_at').executeTakeFirst());
@@ -137,6 +143,7 @@ export async function issuePasswordLink(db: Db, email: string, now = Date.now())
       .insertInto('password_tokens')
       .values({ token_hash: hashSecret(token), account_id: accountId, person_id: person.id, created_at: now, expires_at: expiresAt, used_at: null })
       .execute();
+    await audit?.(tx, { accountId, email: person.email });
   });
   return { accountId, email: person.email, token, expiresAt };
 }

@@ -10,7 +10,7 @@ import type { AuditLogRow, Database } from '../db/schema.js';
  * and why, inside the transaction of the action itself, so that the action and its record
  * commit together or not at all.
  */
-const AUDIT_ACTIONS = [
+export const AUDIT_ACTIONS = [
   'account.create',
   'account.disable',
   'account.enable',
@@ -56,6 +56,7 @@ const AUDIT_ACTIONS = [
   'operator.sign_in',
   'operator.sign_in_failed',
   'operator.sign_out',
+  'account.password_link',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
@@ -119,9 +120,19 @@ export interface AuditFilter {
   orderId?: string;
   action?: string;
   actor?: string;
+  /** The console person who acted (source 'console'). */
+  operatorId?: string;
   since?: number;
   until?: number;
+  /** Paging: only entries older than this one (its time and id), in the newest-first order. */
+  before?: AuditCursor;
   limit: number;
+}
+
+/** Where a page of the log ends: the last entry's time and id. */
+export interface AuditCursor {
+  createdAt: number;
+  id: string;
 }
 
 /** Newest first. */
@@ -131,8 +142,12 @@ export async function listAudit(db: Kysely<Database>, filter: AuditFilter): Prom
   if (filter.orderId) query = query.where('order_id', '=', filter.orderId);
   if (filter.action) query = query.where('action', '=', filter.action);
   if (filter.actor) query = query.where('actor', '=', filter.actor);
+  if (filter.operatorId) query = query.where('operator_id', '=', filter.operatorId);
   if (filter.since !== undefined) query = query.where('created_at', '>=', BigInt(filter.since));
   if (filter.until !== undefined) query = query.where('created_at', '<', BigInt(filter.until));
+  const before = filter.before;
+  if (before)
+    query = query.where((eb) => eb.or([eb('created_at', '<', BigInt(before.createdAt)), eb.and([eb('created_at', '=', BigInt(before.createdAt)), eb('id', '<', before.id)])]));
   const rows = await query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(filter.limit).execute();
   return rows.map(auditFromRow);
 }

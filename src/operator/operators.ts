@@ -151,6 +151,12 @@ export async function operatorById(db: Kysely<Database>, id: string): Promise<Op
   return row ? operatorOf(row) : undefined;
 }
 
+/** Every operator, by e-mail (the console's audit page: its operator filter and names). */
+export async function listOperators(db: Kysely<Database>): Promise<Operator[]> {
+  const rows = await db.selectFrom('operators').select(OPERATOR_COLUMNS).orderBy('email').execute();
+  return rows.map(operatorOf);
+}
+
 /** The operator and their password hash, for the sign-in (the e-mail as typed). */
 export async function operatorForSignIn(db: Kysely<Database>, email: string): Promise<(Operator & { passwordHash: string | null }) | undefined> {
   const row = await db.selectFrom('operators').select(OPERATOR_COLUMNS).where('email', '=', normalizeEmail(email)).executeTakeFirst();

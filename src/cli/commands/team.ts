@@ -1,12 +1,11 @@
 import { AccountError, normalizeEmail } from '../../accounts/accounts.js';
 import { findAccount } from '../../accounts/admin.js';
-import { findPersonByEmail } from '../../accounts/people.js';
-import { findMember, listMembers, listMemberships, removeMember, TeamError } from '../../accounts/team.js';
-import { resetTwoFactor } from '../../accounts/two-factor.js';
+import { findMember, listMembers, removeMember, TeamError } from '../../accounts/team.js';
 import { recordAudit } from '../../audit/audit.js';
 import type { Command } from '../command.js';
 import { required } from '../command.js';
 import { withDatabase } from '../database.js';
+import { operatorResetTwoFactor } from '../../operator/two-factor-reset.js';
 import { ACTOR_HELP, actorOf, actorOption, operatorCommand, positional, reasonOf, table, time } from '../operator.js';
 
 /**
@@ -83,19 +82,7 @@ export const accountTwoFactorReset: Command = operatorCommand({
     const email = normalizeEmail(required(values, 'email'));
     const reason = reasonOf(values);
     const actor = actorOf(values);
-    const result = await withDatabase(async (db) => {
-      const person = await findPersonByEmail(db.kysely, email);
-      if (!person) throw new AccountError(`no dashboard login with e-mail ${email}`);
-      const accounts = await listMemberships(db.kysely, person.id);
-      const now = Date.now();
-      await db.kysely.transaction().execute(async (tx) => {
-        await resetTwoFactor(tx, person.id, now);
-        for (const m of accounts) {
-          await recordAudit(tx, { actor, action: 'two_factor.reset', accountId: m.accountId, reason, details: { email, was_on: person.twoFactor }, now });
-        }
-      });
-      return { wasOn: person.twoFactor, accounts: accounts.map((m) => m.accountId) };
-    });
+    const result = await withDatabase((db) => operatorResetTwoFactor(db, { email, reason, actor }));
     io.result(
       { email, two_factor_was_on: result.wasOn, accounts: result.accounts },
       result.wasOn ? `two-factor sign-in of ${email} is off; every session of theirs ended` : `${email} had no two-factor sign-in; their sessions ended anyway`,

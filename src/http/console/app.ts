@@ -22,6 +22,7 @@ import { accountRoutes } from './pages/accounts.js';
 import { orderRoutes } from './pages/orders.js';
 import { depositRoutes } from './pages/deposits.js';
 import { planRoutes } from './pages/plans.js';
+import { auditRoutes } from './pages/audit.js';
 
 /** Console requests failed by an unavailable database: logged once as the outage begins. */
 const consoleOutage = new Outage('operator console');
@@ -159,5 +160,6 @@ export async function buildConsoleApp(options: { ctx: ConsoleContext; logger: Lo
   orderRoutes(web);
   depositRoutes(web);
   planRoutes(web);
+  auditRoutes(web);
   return app;
 }

@@ -18,6 +18,8 @@ export interface ConsoleContext {
   wallet: () => ReturnType<typeof walletChainReport>;
   /** A USDT deposit's conversion when an operator assigns it: the rate feed's TON/USD rate now (undefined without a fresh one) and the spread. */
   usdtConversion: () => Promise<{ rate: UsdtRate | undefined; spreadPercent: Decimal }>;
+  /** PUBLIC_URL: the dashboard's origin, where a set-password link points (unset: no link is issued). */
+  publicUrl: string | undefined;
   /** TON_NETWORK, for explorer links. */
   tonNetwork: 'mainnet' | 'testnet';
   /** LIVE_FEE_ALLOWANCE_TON in nanotons: an order's margin on its page, as `order show` prints it. */

@@ -12,6 +12,7 @@ const NAV: { section: Section; label: string; path: string }[] = [
   { section: 'orders', label: 'Orders', path: '/orders' },
   { section: 'deposits', label: 'Deposits', path: '/deposits' },
   { section: 'plans', label: 'Plans', path: '/plans' },
+  { section: 'audit', label: 'Audit', path: '/audit' },
 ];
 
 export interface ConsoleView {

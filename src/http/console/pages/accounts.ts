@@ -1,6 +1,8 @@
+import { normalizeEmail } from '../../../accounts/accounts.js';
 import { accountForMemo, normalizeMemo } from '../../../accounts/deposit-memo.js';
 import { type AccountSummary, findAccount } from '../../../accounts/admin.js';
-import { listAudit } from '../../../audit/audit.js';
+import { listAudit, recordAudit } from '../../../audit/audit.js';
+import { issuePasswordLink } from '../../../accounts/dashboard-users.js';
 import { isMode, MODES } from '../../../domain/api-key.js';
 import { MoneyFormatError, parseTon } from '../../../domain/money.js';
 import { AdjustmentError } from '../../../ledger/adjust.js';
@@ -8,6 +10,8 @@ import { operatorSetStatus } from '../../../operator/account-status.js';
 import { operatorAdjust } from '../../../operator/balance-adjust.js';
 import { verifyOperatorCode } from '../../../operator/operator-two-factor.js';
 import { findOrderById } from '../../../orders/order-store.js';
+import { listMembers } from '../../../accounts/team.js';
+import { operatorResetTwoFactor } from '../../../operator/two-factor-reset.js';
 import { csrfField, notice } from '../../html/document.js';
 import { time, ton } from '../../html/format.js';
 import { type Html, html, type Slot } from '../../html/html.js';
@@ -36,6 +40,7 @@ async function search(web: Console, query: string): Promise<AccountSummary | und
 const ADJUST_NOTICES: Record<string, Slot> = {
   credited: notice('success', 'The balance was adjusted and the action recorded in the audit log.'),
   status: notice('success', 'The account status was changed and the action recorded in the audit log.'),
+  'two-factor': notice('success', 'The two-factor sign-in was turned off and every session of the person ended; recorded in the audit log.'),
 };
 
 export function accountRoutes(web: Console): void {
@@ -63,6 +68,7 @@ ${q ? html`<p class="notice notice-info" role="status" data-testid="no-match">No
         page: consolePage({ session, csrf: web.token(request) }, { title: 'No such account', section: 'accounts', body: html`<h1>No such account</h1><p>${id}</p>` }),
       };
     const audit = await listAudit(web.ctx.db.kysely, { accountId: account.id, limit: 20 });
+    const members = await listMembers(web.ctx.db.kysely, account.id);
     const balances = MODES.map(
       (m) =>
         html`<tr><th scope="row">${m}</th><td class="num" data-testid="available-${m}">${ton(account.balances[m].available)}</td><td class="num">${ton(account.balances[m].reserved)}</td></tr>`,
@@ -90,6 +96,32 @@ ${q ? html`<p class="notice notice-info" role="status" data-testid="no-match">No
   <button type="submit" class="button ${next === 'disable' ? 'button-danger' : 'button-primary'}">${next === 'disable' ? 'Disable' : 'Enable'}</button>
 </form></section>`
         : '';
+    const memberRows = members.map(
+      (m) => html`<tr data-testid="member"><td class="wrap-any">${m.email}</td><td>${m.role}</td><td>${m.twoFactor ? 'on' : 'off'}</td><td class="when">${time(m.since)}</td></tr>`,
+    );
+    const membersSection = html`<section class="section" aria-labelledby="members-heading"><h2 id="members-heading">Members</h2>
+<div class="table-wrap"><table class="table"><caption class="visually-hidden">The account's people</caption><thead><tr><th scope="col">E-mail</th><th scope="col">Role</th><th scope="col">Two-factor</th><th scope="col">Since</th></tr></thead><tbody>${memberRows}</tbody></table></div>
+${
+  members.length
+    ? html`<form method="post" action="/accounts/${account.id}/two-factor-reset" class="stack card">
+  ${csrfField(web.token(request))}
+  <h3>Reset a member's two-factor</h3>
+  <p class="muted">For a person who lost their device and recovery codes: check who is asking first. Their sessions end; they sign in with their password and enrol again.</p>
+  <div class="field"><label for="member-email">Member</label><select id="member-email" name="email">${members.map((m) => html`<option value="${m.email}">${m.email}</option>`)}</select></div>
+  <div class="field"><label for="reset-reason">Reason (in the audit log)</label><input id="reset-reason" name="reason" required maxlength="1000"></div>
+  <button type="submit" class="button button-danger">Reset two-factor</button>
+</form>
+<form method="post" action="/accounts/${account.id}/password-link" class="stack card">
+  ${csrfField(web.token(request))}
+  <h3>Set-password link</h3>
+  <p class="muted">A one-time link (72 hours) that sets or resets a member's dashboard password, shown here once for you to hand over; no e-mail is sent.</p>
+  <div class="field"><label for="link-email">Member</label><select id="link-email" name="email">${members.map((m) => html`<option value="${m.email}">${m.email}</option>`)}</select></div>
+  <div class="field"><label for="link-reason">Reason (in the audit log)</label><input id="link-reason" name="reason" required maxlength="1000"></div>
+  <button type="submit" class="button button-secondary">Issue a link</button>
+</form>`
+    : ''
+}
+</section>`;
     const auditRows = audit.map(
       (a) => html`<tr><td class="when">${time(a.createdAt)}</td><td>${a.action}</td><td>${a.actor}</td><td>${a.ip ?? ''}</td><td class="wrap-any">${a.reason ?? ''}</td></tr>`,
     );
@@ -98,6 +130,7 @@ ${q ? html`<p class="notice notice-info" role="status" data-testid="no-match">No
 <div class="table-wrap"><table class="table"><caption class="visually-hidden">Balances</caption><thead><tr><th scope="col">Mode</th><th scope="col" class="num">Available</th><th scope="col" class="num">Reserved</th></tr></thead><tbody>${balances}</tbody></table></div>
 ${adjustForm}
 ${statusForm}
+${membersSection}
 <section class="section" aria-labelledby="audit-heading"><h2 id="audit-heading">Audit trail</h2>
 <div class="table-wrap"><table class="table"><caption class="visually-hidden">The account's audit trail</caption><thead><tr><th scope="col">When</th><th scope="col">Action</th><th scope="col">By</th><th scope="col">IP</th><th scope="col">Reason</th></tr></thead><tbody>${auditRows}</tbody></table></div>
 </section>`;
@@ -149,6 +182,59 @@ ${statusForm}
       throw error;
     }
     return redirect(reply, `/accounts/${id}?notice=credited`);
+  });
+
+  web.post('/accounts/:id/two-factor-reset', 'support', async (request, reply) => {
+    const session = web.session(request);
+    const id = (request.params as { id: string }).id;
+    const refuse = async (message: string) => {
+      const { code, page } = await accountPage(request, id, notice('error', message), 400);
+      return sendHtml(reply, page, code === 404 ? 404 : 400);
+    };
+    const reason = field(request.body, 'reason').trim();
+    if (reason === '' || [...reason].length > 1000) return refuse('Give a reason (at most 1000 characters): it goes to the audit log.');
+    const email = normalizeEmail(field(request.body, 'email'));
+    const members = await listMembers(web.ctx.db.kysely, id);
+    if (!members.some((m) => m.email === email)) return refuse('Choose a member of this account. Nothing was changed.');
+    await operatorResetTwoFactor(web.ctx.db, { email, reason, actor: session.email, console: { operatorId: session.operatorId, ip: request.ip } });
+    return redirect(reply, `/accounts/${id}?notice=two-factor`);
+  });
+
+  web.post('/accounts/:id/password-link', 'support', async (request, reply) => {
+    const session = web.session(request);
+    const id = (request.params as { id: string }).id;
+    const answer = async (message: Slot, status: number) => {
+      const { code, page } = await accountPage(request, id, message, status);
+      return sendHtml(reply, page, code === 404 ? 404 : status);
+    };
+    const reason = field(request.body, 'reason').trim();
+    if (reason === '' || [...reason].length > 1000) return answer(notice('error', 'Give a reason (at most 1000 characters): it goes to the audit log.'), 400);
+    const email = normalizeEmail(field(request.body, 'email'));
+    if (!(await listMembers(web.ctx.db.kysely, id)).some((m) => m.email === email)) return answer(notice('error', 'Choose a member of this account. No link was issued.'), 400);
+    const origin = web.ctx.publicUrl;
+    // As `starport account invite`: a token at an address nothing listens on is one handed to a stranger.
+    if (origin === undefined) return answer(notice('error', 'PUBLIC_URL is not set, so no link can point at the dashboard: set it to the origin the service is reached at.'), 409);
+    const link = await issuePasswordLink(web.ctx.db, email, Date.now(), (tx, issued) =>
+      recordAudit(tx, {
+        actor: session.email,
+        source: 'console',
+        operatorId: session.operatorId,
+        ip: request.ip,
+        action: 'account.password_link',
+        accountId: id,
+        reason,
+        details: { email: issued.email, link_account_id: issued.accountId },
+        now: Date.now(),
+      }),
+    );
+    const url = `${origin}/set-password/${link.token}`;
+    return answer(
+      notice(
+        'success',
+        html`Set-password link for ${link.email}, shown once: <code class="wrap-any" data-testid="password-link">${url}</code> It works once, until ${time(link.expiresAt)}. Hand it to the person; no e-mail is sent.`,
+      ),
+      200,
+    );
   });
 
   for (const verb of ['disable', 'enable'] as const) {
