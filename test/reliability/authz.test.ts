@@ -126,8 +126,15 @@ afterAll(async () => {
   await receiver?.close();
 });
 
+/** Paths whose parameter names a slice of the caller's own data, not an id someone owns: a statement's month. */
+const CALLER_SCOPED_PATH = /^\/statements\/\{[^}]+\}$/;
+
+/** This calendar month in UTC: every seeded account existed in it, so its statement exists. */
+const currentMonth = () => new Date().toISOString().slice(0, 7);
+
 /** The kind of id a path template takes: an order's or a webhook endpoint's (a new kind must be added here). */
 function pathIdOf(template: string, owner: Owner | undefined): string {
+  if (CALLER_SCOPED_PATH.test(template)) return currentMonth();
   if (/^\/orders\/\{[^}]+\}$/.test(template)) return owner?.orderId ?? 'ord_unknown';
   if (/^\/webhook_endpoints\/\{[^}]+\}(\/rotate_secret)?$/.test(template)) return owner?.endpointId ?? 'we_unknown';
   throw new Error(`authz matrix: no seeded id for the path ${template}; seed one per owner and add it to pathIdOf`);
@@ -210,7 +217,7 @@ describe.each(operations.map((op) => [`${op.method} ${op.template}`, op] as cons
   });
 
   test("another account's or the other mode's key sees nothing it does not own", async () => {
-    const hasPathId = operation.parameters.some((p) => p.in === 'path');
+    const hasPathId = operation.parameters.some((p) => p.in === 'path') && !CALLER_SCOPED_PATH.test(operation.template);
     for (const caller of owners) {
       for (const target of hasPathId ? owners : [undefined]) {
         // The owner's own DELETE of its endpoint runs last (its own test below): the other cases need the endpoint.
@@ -231,6 +238,8 @@ describe.each(operations.map((op) => [`${op.method} ${op.template}`, op] as cons
         }
         // Own ids are found: order reads, the endpoint list, the owner's own secret rotation.
         if (target === caller && operation.method === 'GET' && /^\/orders\/\{[^}]+\}$/.test(operation.template)) expect(response.status, `own id: ${label}`).toBe(200);
+        // A month names the caller's own statement: found, and only the caller's figures in it.
+        if (CALLER_SCOPED_PATH.test(operation.template)) expect(response.status, `own statement: ${label}`).toBe(200);
         if (operation.method === 'GET' && operation.template === '/webhook_endpoints') {
           expect(response.status, label).toBe(200);
           expect(

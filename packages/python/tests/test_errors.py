@@ -48,6 +48,7 @@ from starport import (
     RecipientInvalid,
     RequestTimeout,
     ServerError,
+    StatementNotFound,
     ServiceUnavailable,
     Starport,
     StarportError,
@@ -167,6 +168,8 @@ class RealAnswers(ErrorsTestCase):
         self.assertIsInstance(error, NotFoundError)
         self.expect(lambda: self.starport.request("GET", "/no-such-route"), NotFound, 404, "not_found")
         self.expect(lambda: self.starport.delete_webhook_endpoint("we_missing"), WebhookEndpointNotFound, 404, "webhook_endpoint_not_found", "id")
+        statement = self.expect(lambda: self.starport.get_statement("2099-01"), StatementNotFound, 404, "statement_not_found")
+        self.assertEqual(statement.reason, "not_begun")
 
     def test_409_and_quotes(self) -> None:
         key = f"py-conflict-{time.time_ns()}"
