@@ -10,7 +10,7 @@ import { findPersonByEmail } from './people.js';
 import { deletePersonSessions } from './sessions.js';
 import { passwordChanged, signedIn } from '../notifications/notices.js';
 import { isMailAddress } from '../notifications/outbox.js';
-import { formatTimestamp } from '../domain/time.js';
+import { readableTime } from '../domain/time.js';
 import { markUnverified, queueVerificationMail } from './email-verification.js';
 
 /**
@@ -169,8 +169,8 @@ export async function passwordLinkProblem(db: Db, token: unknown, now = Date.now
   const row = await db.kysely.selectFrom('password_tokens').select(['expires_at', 'used_at']).where('token_hash', '=', hashSecret(token)).executeTakeFirst();
   if (!row) return unknown;
   // A newer link marks the older ones used (issuePasswordLink).
-  if (row.used_at !== null) return `This link was already used, or a newer link replaced it (${formatTimestamp(Number(row.used_at))}). It works once.`;
-  if (Number(row.expires_at) <= now) return `This link expired on ${formatTimestamp(Number(row.expires_at))}.`;
+  if (row.used_at !== null) return `This link was already used, or a newer link replaced it (${readableTime(Number(row.used_at))}). It works once.`;
+  if (Number(row.expires_at) <= now) return `This link expired on ${readableTime(Number(row.expires_at))}.`;
   return unknown;
 }
 

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Database, EmailTokensTable } from '../db/schema.js';
-import { formatTimestamp } from '../domain/time.js';
+import { readableTime } from '../domain/time.js';
 import { hashSecret, isSecretFormat, newSecret } from './secrets.js';
 
 /**
@@ -71,10 +71,10 @@ export async function checkEmailToken(db: Kysely<Database>, purpose: EmailTokenP
     .where('purpose', '=', purpose)
     .executeTakeFirst();
   if (!row || row.person_id === null) return INVALID;
-  if (row.used_at !== null) return { ok: false, reason: 'used', message: `This link was already used, on ${formatTimestamp(Number(row.used_at))}. It works once.` };
+  if (row.used_at !== null) return { ok: false, reason: 'used', message: `This link was already used, on ${readableTime(Number(row.used_at))}. It works once.` };
   if (row.voided_at !== null) return { ok: false, reason: 'replaced', message: 'A newer link replaced this one: use the one in the most recent e-mail.' };
   const expiresAt = Number(row.expires_at);
-  if (expiresAt <= now) return { ok: false, reason: 'expired', message: `This link expired on ${formatTimestamp(expiresAt)}.`, expiredAt: expiresAt };
+  if (expiresAt <= now) return { ok: false, reason: 'expired', message: `This link expired on ${readableTime(expiresAt)}.`, expiredAt: expiresAt };
   return { ok: true, personId: row.person_id, email: row.email, expiresAt };
 }
 

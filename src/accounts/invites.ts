@@ -3,7 +3,7 @@ import type { Db } from '../db/engine.js';
 import { DEFAULT_BRAND_NAME } from '../domain/brand.js';
 import type { Database, TeamRole } from '../db/schema.js';
 import { newId } from '../domain/random.js';
-import { formatTimestamp } from '../domain/time.js';
+import { readableTime } from '../domain/time.js';
 import { enqueueMail, isMailAddress } from '../notifications/outbox.js';
 import { normalizeEmail } from './accounts.js';
 import { releaseOwnedAccounts } from './email-verification.js';
@@ -144,7 +144,7 @@ export async function queueInviteMail(
         parts: [
           `${input.inviter} invites you to join the ${input.brand} account ${input.accountEmail} as ${input.invite.role}.`,
           { link: input.link, label: 'Open the invite' },
-          `The link works once, until ${formatTimestamp(input.invite.expiresAt)}. If you do not know the sender, ignore this e-mail.`,
+          `The link works once, until ${readableTime(input.invite.expiresAt)}. If you do not know the sender, ignore this e-mail.`,
         ],
       },
     },
@@ -190,7 +190,7 @@ export async function checkInvite(db: Db, token: unknown, now = Date.now()): Pro
   if (row.revoked_at !== null)
     return { ok: false, reason: 'revoked', message: `This invite was revoked. ${row.revoked_reason ?? ''} Ask an owner of the account for a new one.`.replace('  ', ' ') };
   if (Number(row.expires_at) <= now) {
-    return { ok: false, reason: 'expired', message: `This invite expired on ${formatTimestamp(Number(row.expires_at))}. Ask the account owner for a new one.` };
+    return { ok: false, reason: 'expired', message: `This invite expired on ${readableTime(Number(row.expires_at))}. Ask the account owner for a new one.` };
   }
   if (row.status !== 'active') return { ok: false, reason: 'account_disabled', message: 'This invite no longer works: the account it is for is disabled.' };
   return { ok: true, invite: { accountId: row.account_id, accountEmail: row.account_email, email: row.email, role: row.role, existingPerson: row.person_id !== null } };

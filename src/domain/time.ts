@@ -45,3 +45,15 @@ function civilFromDays(days: number): { year: number; month: number; day: number
 function pad(value: number, width: number): string {
   return String(value).padStart(width, '0');
 }
+
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+
+/**
+ * A time as people read it on the dashboard, in its messages and in its mails ("29 Nov 2026,
+ * 07:07 UTC"); formatTimestamp is for machines (the API, CSV files, datetime attributes).
+ */
+export function readableTime(epochMs: number, seconds = false): string {
+  const d = new Date(epochMs);
+  const clock = `${pad(d.getUTCHours(), 2)}:${pad(d.getUTCMinutes(), 2)}${seconds ? `:${pad(d.getUTCSeconds(), 2)}` : ''}`;
+  return `${d.getUTCDate()} ${MONTHS[d.getUTCMonth()]} ${d.getUTCFullYear()}, ${clock} UTC`;
+}

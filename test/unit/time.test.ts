@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { formatTimestamp } from '../../src/domain/time.js';
+import { formatTimestamp, readableTime } from '../../src/domain/time.js';
 
 describe('formatTimestamp', () => {
   it.each([
@@ -25,5 +25,12 @@ describe('formatTimestamp', () => {
 
   it('leaves times outside those years to Date (an expanded or negative year)', () => {
     for (const epochMs of [-1, 253_402_300_800_000, 1.5]) expect(formatTimestamp(epochMs)).toBe(new Date(epochMs).toISOString());
+  });
+});
+
+describe('readableTime', () => {
+  it('reads as the dashboard shows times, in UTC, seconds only when asked', () => {
+    expect(readableTime(Date.UTC(2026, 10, 29, 7, 7, 9))).toBe('29 Nov 2026, 07:07 UTC');
+    expect(readableTime(Date.UTC(2027, 0, 1, 0, 0, 5), true)).toBe('1 Jan 2027, 00:00:05 UTC');
   });
 });

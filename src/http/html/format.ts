@@ -2,7 +2,7 @@ import type { Mode } from '../../domain/api-key.js';
 import { formatTon } from '../../domain/money.js';
 import type { OrderStatus } from '../../domain/order-status.js';
 import type { Product } from '../../domain/products.js';
-import { formatTimestamp } from '../../domain/time.js';
+import { formatTimestamp, readableTime } from '../../domain/time.js';
 import { type Html, html } from './html.js';
 
 /** Display helpers: money as the API writes it (decimal TON, never a float), times in UTC. */
@@ -10,17 +10,8 @@ export function ton(nanotons: bigint): string {
   return `${formatTon(nanotons)} TON`;
 }
 
-const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
-const two = (n: number) => String(n).padStart(2, '0');
-
-function timeText(epochMs: number, seconds = false): string {
-  const d = new Date(epochMs);
-  const clock = `${two(d.getUTCHours())}:${two(d.getUTCMinutes())}${seconds ? `:${two(d.getUTCSeconds())}` : ''}`;
-  return `${d.getUTCDate()} ${MONTHS[d.getUTCMonth()]} ${d.getUTCFullYear()}, ${clock} UTC`;
-}
-
 export function time(epochMs: number, seconds = false): Html {
-  return html`<time datetime="${formatTimestamp(epochMs)}">${timeText(epochMs, seconds)}</time>`;
+  return html`<time datetime="${formatTimestamp(epochMs)}">${readableTime(epochMs, seconds)}</time>`;
 }
 
 const STATUS_LABELS: Record<OrderStatus, string> = {
