@@ -83,9 +83,13 @@ test('the held queue shows the evidence; the order page its timeline and the tra
   const page = await support.client.get(`/orders/${held.order.id}`);
   expect(page.status).toBe(200);
   expect(page.body).toContain(`data-testid="fragment-req-id">${held.fragmentReqId}<`);
-  expect(page.body).toMatch(new RegExp(`<td class="num">${held.seqno}</td><td>held</td><td>held</td><td><span class="muted">none seen on chain`));
-  expect(page.body).toContain('<td>order.created</td>');
-  expect(page.body).toContain('<td>order.processing</td>');
+  expect(page.body).toMatch(
+    new RegExp(
+      `<td data-label="Seqno" class="num">${held.seqno}</td><td data-label="State">held</td><td data-label="For this order">held</td><td data-label="Transaction"><span class="muted">none seen on chain`,
+    ),
+  );
+  expect(page.body).toContain('<td data-label="Event">order.created</td>');
+  expect(page.body).toContain('<td data-label="Event">order.processing</td>');
   expect(page.body).toContain('Only an admin can resolve this order.');
   expect(page.body).not.toContain(`action="/orders/${held.order.id}/resolve"`);
   expect((await support.client.get(`/orders/${paid.order.id}`)).body).toContain(`href="https://tonviewer.com/transaction/${paidTx}"`);
