@@ -89,7 +89,7 @@ export function auditRoutes(web: Console): void {
   <td data-label="When" class="when">${time(r.createdAt, true)}</td>
   <td data-label="Operator" class="wrap-any" data-testid="audit-who">${whoOf(r, emails)}</td>
   <td data-label="Source">${r.source}</td>
-  <td data-label="IP" class="mono">${ipOf(r)}</td>
+  <td data-label="IP" class="mono nowrap">${ipOf(r)}</td>
   <td data-label="Action"><code>${r.action}</code></td>
   <td data-label="Account" class="mono">${r.accountId ? html`<a href="/accounts/${r.accountId}">${r.accountId}</a>` : ''}</td>
   <td data-label="Reason" class="wrap-any">${r.reason ?? ''}</td>

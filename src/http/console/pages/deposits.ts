@@ -92,7 +92,11 @@ ${
 }
 </section>
 <section class="section" aria-labelledby="settled-heading"><h2 id="settled-heading">Latest settled</h2>
-<div class="table-wrap"><table class="table"><caption class="visually-hidden">The latest ${SETTLED_SHOWN} settled deposits</caption><thead><tr><th scope="col">Chain time</th><th scope="col" class="num">Amount</th><th scope="col">Status</th><th scope="col">Account</th><th scope="col"><span class="visually-hidden">Details</span></th></tr></thead><tbody>${settledRows}</tbody></table></div>
+${
+  settledRows.length === 0
+    ? html`<p class="muted" data-testid="no-settled">No deposit settled yet.</p>`
+    : html`<div class="table-wrap"><table class="table"><caption class="visually-hidden">The latest ${SETTLED_SHOWN} settled deposits</caption><thead><tr><th scope="col">Chain time</th><th scope="col" class="num">Amount</th><th scope="col">Status</th><th scope="col">Account</th><th scope="col"><span class="visually-hidden">Details</span></th></tr></thead><tbody>${settledRows}</tbody></table></div>`
+}
 </section>`;
     return sendHtml(reply, consolePage({ session, csrf: web.token(request) }, { title: 'Deposits', section: 'deposits', body }));
   });

@@ -69,9 +69,9 @@ export function orderPageRoutes(web: Console): void {
 <p>Delivered debits the reserved ${ton(order.amount)}; failed releases it to the account's available balance (the client sees <code>operator_failed</code>; your reason stays in the audit log).</p>
 <form method="post" action="/orders/${order.id}/resolve" class="stack card">
   ${csrfField(view.csrf)}
-  <fieldset class="field"><legend>Outcome</legend>
-    <label><input type="radio" name="outcome" value="delivered" required> Delivered: the recipient got it</label>
-    <label><input type="radio" name="outcome" value="failed"> Failed: it will not be delivered</label>
+  <fieldset class="field"><legend class="label">Outcome</legend>
+    <div class="checks"><label class="check"><input type="radio" name="outcome" value="delivered" required> Delivered: the recipient got it</label>
+    <label class="check"><input type="radio" name="outcome" value="failed"> Failed: it will not be delivered</label></div>
   </fieldset>
   <div class="field"><label for="reason">Reason (in the audit log)</label><input id="reason" name="reason" required maxlength="1000"></div>
   <div class="field"><label for="code">Two-factor code (asked again to move money)</label><input id="code" name="code" inputmode="numeric" autocomplete="one-time-code" required></div>
