@@ -3,7 +3,8 @@
 // SQLite database, signs up in Chromium (/usr/bin/chromium, driven by playwright-core) as the
 // browser suite does (test/browser/dashboard.test.ts), adds test funds, creates orders with the
 // test key (delivered and failed ones), and captures the main pages at 1280 px and the phone
-// menu at 390 px. Images of the folder that this script does not make are removed.
+// menu at 390 px; then the operator console's (scripts/console-screenshots.mjs, console-*.png).
+// Images of the folder that this script does not make are removed.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -12,6 +13,7 @@ import { chromium } from 'playwright-core';
 import { loadConfig } from '../dist/config.js';
 import { createLogger } from '../dist/logger.js';
 import { startService } from '../dist/service.js';
+import { consoleScreenshots } from './console-screenshots.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const out = path.join(root, 'docs', 'screenshots');
@@ -22,6 +24,7 @@ const config = loadConfig({
   DEPOSIT_ADDRESS: '0:2cf55953e92efbeadab7ba725c3f93a0b23f842cbba72d7b8e6f510a70e422e3',
   TEST_FULFILMENT_DELAY_MS: '100',
   TON_API_URL: 'http://127.0.0.1:9/api/v2',
+  OPERATOR_PORT: '0',
 });
 const service = await startService(config, createLogger('silent'));
 const base = service.url;
@@ -105,6 +108,15 @@ try {
   await page.getByRole('button', { name: 'Menu' }).click();
   await page.screenshot({ path: path.join(out, 'phone-menu.png') });
   made.push('phone-menu.png');
+
+  await consoleScreenshots({
+    browser,
+    service,
+    shotTo: async (consolePage, name) => {
+      await consolePage.screenshot({ path: path.join(out, `${name}.png`), fullPage: true });
+      made.push(`${name}.png`);
+    },
+  });
 
   for (const file of fs.readdirSync(out)) if (file.endsWith('.png') && !made.includes(file)) fs.rmSync(path.join(out, file));
   console.log(`docs/screenshots/: ${made.join(', ')}`);

@@ -1,8 +1,8 @@
 import fs from 'node:fs';
-import { createRequire } from 'node:module';
 import path from 'node:path';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { axeProblems, fitProblems, HAVE_CHROMIUM, launchChromium } from '../support/browser.js';
 import { PROJECT_ROOT } from '../support/cli.js';
 import { testEngine } from '../support/database.js';
 import { type Harness, startHarness } from '../support/harness.js';
@@ -25,10 +25,7 @@ import { accountIdOf, newEmail, PASSWORD, WebClient } from '../support/web.js';
  *   card, and on phones every table cell carries its label.
  * - axe-core finds nothing serious on each page at 1280 px.
  */
-const CHROMIUM = '/usr/bin/chromium';
-const HAVE_CHROMIUM = fs.existsSync(CHROMIUM);
 const ARTIFACTS = path.join(PROJECT_ROOT, 'test-artifacts', 'browser-roles', testEngine);
-const AXE_SOURCE = HAVE_CHROMIUM ? fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8') : '';
 const RAW_ADDRESS = '0:2cf55953e92efbeadab7ba725c3f93a0b23f842cbba72d7b8e6f510a70e422e3';
 const WIDTHS = [1280, 390, 1920];
 type Role = 'owner' | 'developer' | 'viewer';
@@ -41,49 +38,6 @@ async function until(what: string, check: () => Promise<boolean>, timeoutMs = 15
     await new Promise((resolve) => setImmediate(resolve));
   }
 }
-
-/**
- * What does not fit, measured in the page (a string: the tests compile without the DOM library).
- * `labels`: on phones every table cell has a data-label (the cards show "label: value").
- */
-const MEASURE = `(() => {
-  const problems = [];
-  const root = document.scrollingElement || document.documentElement;
-  if (root.scrollWidth > window.innerWidth) problems.push('page is ' + root.scrollWidth + 'px wide in a ' + window.innerWidth + 'px window');
-  // A phone's table head is moved off the page (the cards carry the labels).
-  const hidden = (el) => !!el.closest('.visually-hidden, [hidden], caption') || (!!el.closest('thead') && getComputedStyle(el.closest('thead')).position === 'absolute');
-  const name = (el) => el.tagName.toLowerCase() + (el.id ? '#' + el.id : '') + (el.className && typeof el.className === 'string' ? '.' + el.className.trim().split(/\\s+/).join('.') : '') + ' "' + (el.textContent || '').trim().slice(0, 40) + '"';
-  for (const table of Array.from(document.querySelectorAll('table'))) {
-    if (hidden(table)) continue;
-    const box = table.parentElement;
-    if (table.getBoundingClientRect().width > box.clientWidth + 1) problems.push('table ' + Math.round(table.getBoundingClientRect().width) + 'px in a ' + box.clientWidth + 'px box: ' + name(box));
-    if (box.scrollWidth > box.clientWidth + 1) problems.push('table box scrolls ' + box.scrollWidth + 'px in ' + box.clientWidth + 'px: ' + name(box));
-    for (const cell of Array.from(table.querySelectorAll('td, th'))) {
-      if (hidden(cell)) continue;
-      if (cell.scrollWidth > cell.clientWidth + 1) problems.push('cell content cut (' + cell.scrollWidth + 'px in ' + cell.clientWidth + 'px): ' + name(cell));
-      const r = cell.getBoundingClientRect();
-      const t = box.getBoundingClientRect();
-      if (r.width > 0 && r.right > t.right + 1) problems.push('cell outside its table box: ' + name(cell));
-      if (window.innerWidth <= 640 && table.closest(".table-wrap") && cell.tagName === "TD" && !cell.classList.contains("actions") && (cell.textContent || '').trim() && !cell.getAttribute('data-label')) problems.push('cell without a label on a phone: ' + name(cell));
-    }
-  }
-  for (const card of Array.from(document.querySelectorAll('.card, .notice, nav, main, .table-wrap'))) {
-    if (hidden(card)) continue;
-    const box = card.getBoundingClientRect();
-    for (const el of Array.from(card.querySelectorAll('*'))) {
-      if (hidden(el) || el.closest('pre, .uplot')) continue;
-      const r = el.getBoundingClientRect();
-      if (r.width === 0 || r.height === 0) continue;
-      if (r.right > box.right + 1 || r.left < box.left - 1) problems.push('sticks out of ' + name(card).slice(0, 40) + ': ' + name(el));
-    }
-  }
-  for (const el of Array.from(document.querySelectorAll('a, button, label, dd, .mono'))) {
-    if (hidden(el) || el.closest('pre') || el.classList.contains('account-email')) continue;
-    const style = getComputedStyle(el);
-    if (style.overflowX !== 'visible' && el.scrollWidth > el.clientWidth + 1) problems.push('text cut: ' + name(el));
-  }
-  return Array.from(new Set(problems)).slice(0, 12);
-})()`;
 
 describe.skipIf(!HAVE_CHROMIUM || testEngine === 'postgres')('each role sees what it may do, on pages that fit', { timeout: 480_000 }, () => {
   let h: Harness;
@@ -143,11 +97,7 @@ describe.skipIf(!HAVE_CHROMIUM || testEngine === 'postgres')('each role sees wha
     expect((await owner.submit(endpointPage, {}, `${endpointPage}/test`)).status).toBe(303);
     await until('a delivery attempt in the log', async () => (await owner.get(endpointPage)).body.includes('data-attempt='));
     await until('every test order final', async () => !/data-status="(processing|fulfillment_pending)"/.test((await owner.get('/test/orders')).body));
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    browser = await launchChromium();
   }, 120_000);
 
   afterAll(async () => {
@@ -219,7 +169,7 @@ describe.skipIf(!HAVE_CHROMIUM || testEngine === 'postgres')('each role sees wha
         await page.waitForLoadState('load');
         const status = response?.status();
         expect([200, 403], `${role} ${url}: ${status}`).toContain(status);
-        const measured = (await page.evaluate(MEASURE)) as string[];
+        const measured = await fitProblems(page);
         for (const p of measured) problems.push(`${role} ${url} at ${width}px: ${p}`);
         // Screenshots of the phone pages (not /docs: a very tall page, slow to capture) and of the 403 page.
         if ((role === 'owner' && width === 390 && url !== '/docs') || (status === 403 && width === 1280)) {
@@ -257,10 +207,7 @@ describe.skipIf(!HAVE_CHROMIUM || testEngine === 'postgres')('each role sees wha
         // axe on every page (the 403 page once).
         if (status === 200 || !axed403) {
           axed403 ||= status === 403;
-          if (!(await page.evaluate('typeof window.axe !== "undefined"'))) await page.evaluate(AXE_SOURCE);
-          const violations = (await page.evaluate(
-            'window.axe.run(document, { resultTypes: ["violations"] }).then(r => r.violations.filter(v => v.impact === "serious" || v.impact === "critical").map(v => ({ id: v.id, nodes: v.nodes.slice(0, 3).map(n => n.target.join(" ")) })))',
-          )) as unknown[];
+          const violations = await axeProblems(page);
           if (violations.length) problems.push(`${role} ${url}: axe: ${JSON.stringify(violations)}`);
         }
       }

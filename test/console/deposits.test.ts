@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { depositMemo } from '../../src/accounts/deposit-memo.js';
 import { listAudit } from '../../src/audit/audit.js';
@@ -6,6 +5,7 @@ import { verifyLedger } from '../../src/ledger/verify.js';
 import { signedInOperator, totpCode } from '../support/console.js';
 import { type Harness, startHarness } from '../support/harness.js';
 import { balanceOf } from '../support/http.js';
+import { unmatchedDeposit } from '../support/console-data.js';
 
 /**
  * The console's deposits: the unmatched ones first with their reason; an admin credits one to
@@ -21,39 +21,10 @@ afterAll(async () => {
   await h?.close();
 });
 
-let seq = 0;
-/** An unmatched TON deposit as the watcher records one; its id and transaction hash. */
-async function unmatchedDeposit(reason: 'no_comment' | 'memo_invalid' | 'memo_unknown' | 'below_minimum', nanotons: bigint, comment: string | null = null, usdtUnits?: bigint) {
-  const now = Date.now();
-  const id = `dep_console${process.pid}x${++seq}`;
-  const txHash = randomBytes(32).toString('hex');
-  await h.service.db.kysely
-    .insertInto('deposits')
-    .values({
-      id,
-      tx_hash: txHash,
-      lt: now * 1000 + seq,
-      address: 'deposit-wallet',
-      sender: 'EQsender',
-      amount: nanotons,
-      comment,
-      status: 'unmatched',
-      reason,
-      account_id: null,
-      chain_time: now,
-      created_at: now,
-      credited_at: null,
-      credited_by: null,
-      ...(usdtUnits !== undefined && { asset: 'USDT' as const, jetton_amount: String(usdtUnits), jetton_wallet: 'our-usdt-wallet' }),
-    })
-    .execute();
-  return { id, txHash };
-}
-
 const statusOf = async (id: string) => (await h.service.db.kysely.selectFrom('deposits').select('status').where('id', '=', id).executeTakeFirstOrThrow()).status;
 
 test('the list shows the unmatched ones first with their reason; support reads but may not assign or return', async () => {
-  const typo = await unmatchedDeposit('memo_invalid', 7_500_000_000n, 'ABCDEFGHJKX <b>');
+  const typo = await unmatchedDeposit(h, 'memo_invalid', 7_500_000_000n, 'ABCDEFGHJKX <b>');
   const support = await signedInOperator(h, 'support', '10.44.5.1');
   const list = await support.client.get('/deposits');
   expect(list.status).toBe(200);
@@ -86,7 +57,7 @@ test('the list shows the unmatched ones first with their reason; support reads b
 });
 
 test('an admin assigns by deposit memo with the code again; refusals change nothing; a second assign is told it is done', async () => {
-  const deposit = await unmatchedDeposit('memo_invalid', 1_500_000_000n);
+  const deposit = await unmatchedDeposit(h, 'memo_invalid', 1_500_000_000n);
   const account = await h.account({ live: '10' });
   const memo = await depositMemo(h.service.db, account.accountId);
   const admin = await signedInOperator(h, 'admin', '10.44.5.2');
@@ -136,7 +107,7 @@ test('an admin assigns by deposit memo with the code again; refusals change noth
 });
 
 test("an admin assigns by the owner's e-mail", async () => {
-  const deposit = await unmatchedDeposit('no_comment', 2_000_000_000n);
+  const deposit = await unmatchedDeposit(h, 'no_comment', 2_000_000_000n);
   const account = await h.account({ live: '1' });
   const email = (await h.service.db.kysely.selectFrom('accounts').select('email').where('id', '=', account.accountId).executeTakeFirstOrThrow()).email;
   const admin = await signedInOperator(h, 'admin', '10.44.5.4');
@@ -153,7 +124,7 @@ test("an admin assigns by the owner's e-mail", async () => {
 });
 
 test('an admin records a return with a reason: no balance changes, audited, once', async () => {
-  const deposit = await unmatchedDeposit('memo_unknown', 2_000_000_000n);
+  const deposit = await unmatchedDeposit(h, 'memo_unknown', 2_000_000_000n);
   const admin = await signedInOperator(h, 'admin', '10.44.5.5');
   const page = await admin.client.get(`/deposits/${deposit.id}`);
   const url = `/deposits/${deposit.id}/return`;
@@ -187,7 +158,7 @@ test('an admin records a return with a reason: no balance changes, audited, once
 
 test('a USDT deposit is converted at the rate of the moment it is assigned, less the spread', async () => {
   // 10 USDT (6 decimals), the TON attached to the notification 0.05.
-  const deposit = await unmatchedDeposit('memo_unknown', 50_000_000n, null, 10_000_000n);
+  const deposit = await unmatchedDeposit(h, 'memo_unknown', 50_000_000n, null, 10_000_000n);
   const account = await h.account({ live: '1' });
   const admin = await signedInOperator(h, 'admin', '10.44.5.6');
   const page = await admin.client.get(`/deposits/${deposit.id}`);

@@ -2,12 +2,10 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { listAudit } from '../../src/audit/audit.js';
 import { verifyLedger } from '../../src/ledger/verify.js';
-import { storePayment } from '../../src/live/live-payments.js';
-import { insertMessage } from '../../src/live/wallet/wallet-store.js';
-import { transitionOrder } from '../../src/orders/transitions.js';
 import { signedInOperator, totpCode } from '../support/console.js';
 import { type Harness, startHarness } from '../support/harness.js';
 import { balanceOf, seedLiveOrder } from '../support/http.js';
+import { heldOrder } from '../support/console-data.js';
 
 /**
  * The console's orders: the list across accounts with the dashboard's filters, the held-for-review
@@ -25,39 +23,6 @@ afterAll(async () => {
 
 let seq = 0;
 const hex = () => randomBytes(32).toString('hex');
-
-/** A live order as the wallet leaves it when its message's seqno moved but the message is nowhere: processing, its message held. */
-async function heldOrder(accountId: string, state: 'held' | 'confirmed' = 'held', txHash: string | null = null) {
-  const created = await seedLiveOrder(h, accountId, { idempotencyKey: `held-${process.pid}-${++seq}`, product: 'stars', username: 'held_user', quantity: 50 });
-  const order = created.order;
-  const db = h.service.db.kysely;
-  const now = Date.now();
-  expect(await transitionOrder(db, order, { to: 'processing', nextRunAt: null, now })).toBe(true);
-  const fragmentReqId = `req-${process.pid}-${seq}`;
-  await storePayment(db, {
-    orderId: order.id,
-    fragmentReqId,
-    recipientName: 'Held User',
-    quotedAmount: order.amount - 10_000_000n,
-    destination: 'EQDfragmentdestination',
-    amount: order.amount - 10_000_000n,
-    payload: 'payload',
-    validUntil: now + 600_000,
-    createdAt: now,
-  });
-  const hash = hex();
-  const seqno = 40 + seq;
-  await insertMessage(db, { hash, wallet: 'EQwallet', seqno, validUntil: now + 60_000, boc: 'boc', total: order.amount, now }, [
-    { orderId: order.id, destination: 'EQDfragmentdestination', amount: order.amount - 10_000_000n, bodyHash: hex() },
-  ]);
-  await db.updateTable('wallet_messages').set({ state, tx_hash: txHash }).where('hash', '=', hash).execute();
-  await db
-    .updateTable('wallet_message_orders')
-    .set({ outcome: state === 'held' ? 'held' : 'paid' })
-    .where('message_hash', '=', hash)
-    .execute();
-  return { order, fragmentReqId, seqno };
-}
 
 test('the list filters across accounts; bad filters are refused with the reason', async () => {
   const support = await signedInOperator(h, 'support');
@@ -104,9 +69,9 @@ test('the list filters across accounts; bad filters are refused with the reason'
 test('the held queue shows the evidence; the order page its timeline and the transaction link; support cannot resolve', async () => {
   const support = await signedInOperator(h, 'support');
   const account = await h.account({ live: '10' });
-  const held = await heldOrder(account.accountId);
+  const held = await heldOrder(h, account.accountId);
   const paidTx = hex();
-  const paid = await heldOrder(account.accountId, 'confirmed', paidTx);
+  const paid = await heldOrder(h, account.accountId, 'confirmed', paidTx);
 
   const queue = await support.client.get('/orders?held=1');
   expect(queue.status).toBe(200);
@@ -118,9 +83,13 @@ test('the held queue shows the evidence; the order page its timeline and the tra
   const page = await support.client.get(`/orders/${held.order.id}`);
   expect(page.status).toBe(200);
   expect(page.body).toContain(`data-testid="fragment-req-id">${held.fragmentReqId}<`);
-  expect(page.body).toMatch(new RegExp(`<td class="num">${held.seqno}</td><td>held</td><td>held</td><td><span class="muted">none seen on chain`));
-  expect(page.body).toContain('<td>order.created</td>');
-  expect(page.body).toContain('<td>order.processing</td>');
+  expect(page.body).toMatch(
+    new RegExp(
+      `<td data-label="Seqno" class="num">${held.seqno}</td><td data-label="State">held</td><td data-label="For this order">held</td><td data-label="Transaction"><span class="muted">none seen on chain`,
+    ),
+  );
+  expect(page.body).toContain('<td data-label="Event">order.created</td>');
+  expect(page.body).toContain('<td data-label="Event">order.processing</td>');
   expect(page.body).toContain('Only an admin can resolve this order.');
   expect(page.body).not.toContain(`action="/orders/${held.order.id}/resolve"`);
   expect((await support.client.get(`/orders/${paid.order.id}`)).body).toContain(`href="https://tonviewer.com/transaction/${paidTx}"`);
@@ -140,7 +109,7 @@ test('the held queue shows the evidence; the order page its timeline and the tra
 test('an admin resolves a held order as failed: bad input refused first, the code asked again, audited', async () => {
   const admin = await signedInOperator(h, 'admin', '10.44.4.1');
   const account = await h.account({ live: '10' });
-  const held = await heldOrder(account.accountId);
+  const held = await heldOrder(h, account.accountId);
   const page = await admin.client.get(`/orders/${held.order.id}`);
   expect(page.body).toContain(`action="/orders/${held.order.id}/resolve"`);
   const form = { outcome: 'failed', reason: 'checked the chain: never paid', _csrf: page.csrf as string };
@@ -173,7 +142,7 @@ test('an admin resolves a held order as failed: bad input refused first, the cod
 test('two admins resolve the same held order at once: one wins, the other is told, the money moves once', async () => {
   const [first, second] = await Promise.all([signedInOperator(h, 'admin'), signedInOperator(h, 'admin')]);
   const account = await h.account({ live: '10' });
-  const held = await heldOrder(account.accountId);
+  const held = await heldOrder(h, account.accountId);
   const [p1, p2] = await Promise.all([first.client.get(`/orders/${held.order.id}`), second.client.get(`/orders/${held.order.id}`)]);
   const [c1, c2] = await Promise.all([totpCode(first.secret, 1), totpCode(second.secret, 1)]);
   const results = await Promise.all([

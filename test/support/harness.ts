@@ -36,8 +36,13 @@ export interface TestAccount {
 
 let sequence = 0;
 
-export async function startHarness(env: Record<string, string> = {}): Promise<Harness> {
+/**
+ * `databaseUrl` rewrites the fresh PostgreSQL database's URL the service connects with (the
+ * fault suites put a TCP proxy between them); the harness's own setup uses the same URL.
+ */
+export async function startHarness(env: Record<string, string> = {}, options: { databaseUrl?: (url: string) => string } = {}): Promise<Harness> {
   const database = await freshDatabase();
+  if (options.databaseUrl && database.env.DATABASE_URL) database.env.DATABASE_URL = options.databaseUrl(database.env.DATABASE_URL);
   const { dataDir } = database;
   const logger = createLogger(process.env.TEST_LOG_LEVEL ?? 'silent');
   let service: Awaited<ReturnType<typeof startService>>;

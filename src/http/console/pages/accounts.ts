@@ -71,7 +71,7 @@ ${q ? html`<p class="notice notice-info" role="status" data-testid="no-match">No
     const members = await listMembers(web.ctx.db.kysely, account.id);
     const balances = MODES.map(
       (m) =>
-        html`<tr><th scope="row">${m}</th><td class="num" data-testid="available-${m}">${ton(account.balances[m].available)}</td><td class="num">${ton(account.balances[m].reserved)}</td></tr>`,
+        html`<tr><th scope="row">${m}</th><td class="num" data-label="Available" data-testid="available-${m}">${ton(account.balances[m].available)}</td><td class="num" data-label="Reserved">${ton(account.balances[m].reserved)}</td></tr>`,
     );
     const adjustForm: Html | string =
       session.role === 'admin'
@@ -97,7 +97,8 @@ ${q ? html`<p class="notice notice-info" role="status" data-testid="no-match">No
 </form></section>`
         : '';
     const memberRows = members.map(
-      (m) => html`<tr data-testid="member"><td class="wrap-any">${m.email}</td><td>${m.role}</td><td>${m.twoFactor ? 'on' : 'off'}</td><td class="when">${time(m.since)}</td></tr>`,
+      (m) =>
+        html`<tr data-testid="member"><td class="wrap-any" data-label="E-mail">${m.email}</td><td data-label="Role">${m.role}</td><td data-label="Two-factor">${m.twoFactor ? 'on' : 'off'}</td><td class="when" data-label="Since">${time(m.since)}</td></tr>`,
     );
     const membersSection = html`<section class="section" aria-labelledby="members-heading"><h2 id="members-heading">Members</h2>
 <div class="table-wrap"><table class="table"><caption class="visually-hidden">The account's people</caption><thead><tr><th scope="col">E-mail</th><th scope="col">Role</th><th scope="col">Two-factor</th><th scope="col">Since</th></tr></thead><tbody>${memberRows}</tbody></table></div>
@@ -123,7 +124,8 @@ ${
 }
 </section>`;
     const auditRows = audit.map(
-      (a) => html`<tr><td class="when">${time(a.createdAt)}</td><td>${a.action}</td><td>${a.actor}</td><td>${a.ip ?? ''}</td><td class="wrap-any">${a.reason ?? ''}</td></tr>`,
+      (a) =>
+        html`<tr><td class="when" data-label="When">${time(a.createdAt)}</td><td data-label="Action">${a.action}</td><td data-label="By">${a.actor}</td><td data-label="IP">${a.ip ?? ''}</td><td class="wrap-any" data-label="Reason">${a.reason ?? ''}</td></tr>`,
     );
     const body = html`<h1>${account.email}</h1>
 <p class="muted"><span class="mono">${account.id}</span> · ${account.status} · created ${time(account.createdAt)}</p>

@@ -86,13 +86,13 @@ export function auditRoutes(web: Console): void {
     const { values } = query;
     const rows = shown.map(
       (r) => html`<tr data-testid="audit-row" data-id="${r.id}">
-  <td class="when">${time(r.createdAt, true)}</td>
-  <td class="wrap-any" data-testid="audit-who">${whoOf(r, emails)}</td>
-  <td>${r.source}</td>
-  <td class="mono">${ipOf(r)}</td>
-  <td><code>${r.action}</code></td>
-  <td class="mono">${r.accountId ? html`<a href="/accounts/${r.accountId}">${r.accountId}</a>` : ''}</td>
-  <td class="wrap-any">${r.reason ?? ''}</td>
+  <td data-label="When" class="when">${time(r.createdAt, true)}</td>
+  <td data-label="Operator" class="wrap-any" data-testid="audit-who">${whoOf(r, emails)}</td>
+  <td data-label="Source">${r.source}</td>
+  <td data-label="IP" class="mono nowrap">${ipOf(r)}</td>
+  <td data-label="Action"><code>${r.action}</code></td>
+  <td data-label="Account" class="mono">${r.accountId ? html`<a href="/accounts/${r.accountId}">${r.accountId}</a>` : ''}</td>
+  <td data-label="Reason" class="wrap-any">${r.reason ?? ''}</td>
 </tr>`,
     );
     const actionOptions = AUDIT_ACTIONS.map((a) => html`<option value="${a}"${a === values.action ? html` selected` : ''}>${a}</option>`);

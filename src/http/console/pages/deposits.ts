@@ -76,11 +76,11 @@ export function depositRoutes(web: Console): void {
     ]);
     const unmatchedRows = unmatched.map(
       (d) =>
-        html`<tr data-testid="unmatched-row"><td class="when">${time(d.chainTime)}</td><td class="num">${amountOf(d)}</td><td data-testid="reason">${d.reason ? REASONS[d.reason] : ''}</td><td class="wrap-any">${short(d.comment)}</td><td><a href="/deposits/${d.id}">Settle<span class="visually-hidden"> deposit ${d.txHash}</span></a></td></tr>`,
+        html`<tr data-testid="unmatched-row"><td data-label="Chain time" class="when">${time(d.chainTime)}</td><td data-label="Amount" class="num">${amountOf(d)}</td><td data-label="Reason" data-testid="reason">${d.reason ? REASONS[d.reason] : ''}</td><td data-label="Comment" class="wrap-any">${short(d.comment)}</td><td class="actions"><a href="/deposits/${d.id}">Settle<span class="visually-hidden"> deposit ${d.txHash}</span></a></td></tr>`,
     );
     const settledRows = settled.map(
       (d) =>
-        html`<tr><td class="when">${time(d.chainTime)}</td><td class="num">${amountOf(d)}</td><td>${d.status}</td><td>${d.accountId ? html`<a href="/accounts/${d.accountId}" class="mono">${d.accountId}</a>` : ''}</td><td><a href="/deposits/${d.id}">Details</a></td></tr>`,
+        html`<tr><td data-label="Chain time" class="when">${time(d.chainTime)}</td><td data-label="Amount" class="num">${amountOf(d)}</td><td data-label="Status">${d.status}</td><td data-label="Account">${d.accountId ? html`<a href="/accounts/${d.accountId}" class="mono">${d.accountId}</a>` : ''}</td><td class="actions"><a href="/deposits/${d.id}">Details</a></td></tr>`,
     );
     const body = html`<h1>Deposits</h1>
 <section class="section" aria-labelledby="unmatched-heading"><h2 id="unmatched-heading">Unmatched (<span data-testid="unmatched-count">${unmatched.length}</span>)</h2>
@@ -92,7 +92,11 @@ ${
 }
 </section>
 <section class="section" aria-labelledby="settled-heading"><h2 id="settled-heading">Latest settled</h2>
-<div class="table-wrap"><table class="table"><caption class="visually-hidden">The latest ${SETTLED_SHOWN} settled deposits</caption><thead><tr><th scope="col">Chain time</th><th scope="col" class="num">Amount</th><th scope="col">Status</th><th scope="col">Account</th><th scope="col"><span class="visually-hidden">Details</span></th></tr></thead><tbody>${settledRows}</tbody></table></div>
+${
+  settledRows.length === 0
+    ? html`<p class="muted" data-testid="no-settled">No deposit settled yet.</p>`
+    : html`<div class="table-wrap"><table class="table"><caption class="visually-hidden">The latest ${SETTLED_SHOWN} settled deposits</caption><thead><tr><th scope="col">Chain time</th><th scope="col" class="num">Amount</th><th scope="col">Status</th><th scope="col">Account</th><th scope="col"><span class="visually-hidden">Details</span></th></tr></thead><tbody>${settledRows}</tbody></table></div>`
+}
 </section>`;
     return sendHtml(reply, consolePage({ session, csrf: web.token(request) }, { title: 'Deposits', section: 'deposits', body }));
   });

@@ -76,7 +76,9 @@ export function homeRoutes(web: Console): void {
       : 'DEPOSIT_ADDRESS is not set.';
     const queue = figures.queue;
 
-    const statusRows = ORDER_STATUSES.map((s) => html`<tr><th scope="row">${statusLabel(s)}</th><td class="num" data-testid="today-${s}">${figures.today[s]}</td></tr>`);
+    const statusRows = ORDER_STATUSES.map(
+      (s) => html`<tr><th scope="row">${statusLabel(s)}</th><td class="num" data-label="Orders" data-testid="today-${s}">${figures.today[s]}</td></tr>`,
+    );
     const chart = figures.chart;
     const chartSection = html`<section class="section" aria-labelledby="chart-heading">
   <div class="section-head"><h2 id="chart-heading">Last ${HOME_DAYS} days (live)</h2></div>

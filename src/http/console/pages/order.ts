@@ -51,14 +51,15 @@ export function orderPageRoutes(web: Console): void {
   <div><dt>Margin</dt><dd>${String(upstream.margin)} TON (after a ${String(upstream.fee_allowance)} TON fee allowance)</dd></div>
 </dl>
 <div class="table-wrap"><table class="table" data-testid="wallet-messages"><caption>The paying wallet's messages</caption><thead><tr><th scope="col">Seqno</th><th scope="col">State</th><th scope="col">For this order</th><th scope="col">Transaction</th><th scope="col">Signed</th><th scope="col">Valid until</th></tr></thead>
-<tbody>${messages.map((m) => html`<tr><td class="num">${m.seqno}</td><td>${m.state}</td><td>${m.outcome}</td><td>${txLink(m.tx_hash)}</td><td>${m.signed_at}</td><td>${m.valid_until}</td></tr>`)}</tbody></table></div>`
+<tbody>${messages.map((m) => html`<tr><td data-label="Seqno" class="num">${m.seqno}</td><td data-label="State">${m.state}</td><td data-label="For this order">${m.outcome}</td><td data-label="Transaction">${txLink(m.tx_hash)}</td><td data-label="Signed">${m.signed_at}</td><td data-label="Valid until">${m.valid_until}</td></tr>`)}</tbody></table></div>`
       : html`<p class="muted">No upstream request recorded (a test order, or a live order not yet sent to Fragment).</p>`;
     const timeline = events.map(
-      (e) => html`<tr><td class="when">${time(e.createdAt, true)}</td><td>${e.type}</td><td>${e.status}</td><td class="mono small wrap-any">${JSON.stringify(e.data)}</td></tr>`,
+      (e) =>
+        html`<tr><td data-label="When" class="when">${time(e.createdAt, true)}</td><td data-label="Event">${e.type}</td><td data-label="Status">${e.status}</td><td data-label="Data" class="mono small wrap-any">${JSON.stringify(e.data)}</td></tr>`,
     );
     const journalRows = journal.map(
       (j) =>
-        html`<tr><td class="when">${time(j.createdAt, true)}</td><td>${j.kind}</td><td class="num">${ton(j.availableDelta)}</td><td class="num">${ton(j.reservedDelta)}</td></tr>`,
+        html`<tr><td data-label="When" class="when">${time(j.createdAt, true)}</td><td data-label="Kind">${j.kind}</td><td data-label="Available" class="num">${ton(j.availableDelta)}</td><td data-label="Reserved" class="num">${ton(j.reservedDelta)}</td></tr>`,
     );
     let resolve: Html | string = '';
     if (order.status === 'processing') {
@@ -68,9 +69,9 @@ export function orderPageRoutes(web: Console): void {
 <p>Delivered debits the reserved ${ton(order.amount)}; failed releases it to the account's available balance (the client sees <code>operator_failed</code>; your reason stays in the audit log).</p>
 <form method="post" action="/orders/${order.id}/resolve" class="stack card">
   ${csrfField(view.csrf)}
-  <fieldset class="field"><legend>Outcome</legend>
-    <label><input type="radio" name="outcome" value="delivered" required> Delivered: the recipient got it</label>
-    <label><input type="radio" name="outcome" value="failed"> Failed: it will not be delivered</label>
+  <fieldset class="field"><legend class="label">Outcome</legend>
+    <div class="checks"><label class="check"><input type="radio" name="outcome" value="delivered" required> Delivered: the recipient got it</label>
+    <label class="check"><input type="radio" name="outcome" value="failed"> Failed: it will not be delivered</label></div>
   </fieldset>
   <div class="field"><label for="reason">Reason (in the audit log)</label><input id="reason" name="reason" required maxlength="1000"></div>
   <div class="field"><label for="code">Two-factor code (asked again to move money)</label><input id="code" name="code" inputmode="numeric" autocomplete="one-time-code" required></div>

@@ -66,11 +66,11 @@ function ordersTable(orders: Order[], caption: string, extra?: { head: string; c
   return Promise.all(
     orders.map(async (o) => {
       const cells = extra ? await Promise.all(extra.map((e) => e.cell(o))) : [];
-      return html`<tr><td><a class="mono" href="/orders/${o.id}">${o.id}</a></td><td><a class="mono" href="/accounts/${o.accountId}">${o.accountId}</a></td><td>${o.mode}</td><td>${statusBadge(o.status)}${o.failureReason ? html` <span class="muted small">${o.failureReason}</span>` : ''}</td><td>${productText(o.product, o.quantity)}</td><td>@${o.recipient}</td><td class="num">${ton(o.amount)}</td><td class="when">${time(o.createdAt)}</td>${cells.map((c) => html`<td>${c}</td>`)}</tr>`;
+      return html`<tr><td data-label="Order" class="wrap-any"><a class="mono" href="/orders/${o.id}">${o.id}</a></td><td data-label="Account" class="wrap-any"><a class="mono" href="/accounts/${o.accountId}">${o.accountId}</a></td><td data-label="Mode">${o.mode}</td><td data-label="Status">${statusBadge(o.status)}${o.failureReason ? html` <span class="muted small">${o.failureReason}</span>` : ''}</td><td data-label="Product">${productText(o.product, o.quantity)}</td><td data-label="Recipient">@${o.recipient}</td><td data-label="Amount" class="num">${ton(o.amount)}</td><td data-label="Created" class="when">${time(o.createdAt)}</td>${cells.map((c, i) => html`<td data-label="${extra?.[i]?.head ?? ''}" class="wrap-any">${c}</td>`)}</tr>`;
     }),
   ).then(
     (rows) =>
-      html`<div class="table-wrap"><table class="table" data-testid="orders"><caption class="visually-hidden">${caption}</caption><thead><tr><th scope="col">Order</th><th scope="col">Account</th><th scope="col">Mode</th><th scope="col">Status</th><th scope="col">Product</th><th scope="col">Recipient</th><th scope="col" class="num">Amount</th><th scope="col">Created</th>${(extra ?? []).map((e) => html`<th scope="col">${e.head}</th>`)}</tr></thead><tbody>${rows}</tbody></table></div>`,
+      html`<div class="table-wrap"><table class="table" data-testid="orders"><caption class="visually-hidden">${caption}</caption><thead><tr><th scope="col">Order</th><th scope="col">Account</th><th scope="col">Mode</th><th scope="col">Status</th><th scope="col">Product</th><th scope="col">Recipient</th><th scope="col" class="num">Amount</th><th scope="col">Created</th>${(extra ?? []).map((e) => html`<th scope="col" class="wrap">${e.head}</th>`)}</tr></thead><tbody>${rows}</tbody></table></div>`,
   );
 }
 

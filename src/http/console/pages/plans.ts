@@ -39,7 +39,7 @@ async function plansPage(web: Console, request: Request, status?: Slot): Promise
   const plans = await listPlans(web.ctx.db.kysely);
   const rows = plans.map(
     (p) =>
-      html`<tr><td class="mono">${p.name}</td><td>${p.kind}</td><td class="wrap-any">${p.tiers.map((t) => html`<div>${tierText(tierJson(t))}</div>`)}</td><td class="num">${p.accounts}</td><td class="when">${time(p.createdAt)}</td></tr>`,
+      html`<tr><td data-label="Name" class="mono">${p.name}</td><td data-label="Kind">${p.kind}</td><td data-label="Tiers" class="wrap-any">${p.tiers.map((t) => html`<div>${tierText(tierJson(t))}</div>`)}</td><td data-label="Accounts" class="num">${p.accounts}</td><td data-label="Defined" class="when">${time(p.createdAt)}</td></tr>`,
   );
   const options = [DEFAULT_PLAN, ...plans.map((p) => p.name)].map((name) => html`<option value="${name}">${name}</option>`);
   const admin = session.role === 'admin';
@@ -68,8 +68,12 @@ async function plansPage(web: Console, request: Request, status?: Slot): Promise
 </form></section>`
     : '';
   const body = html`<h1>Price plans</h1>
-<div class="table-wrap"><table class="table"><caption class="visually-hidden">Price plans</caption><thead><tr><th scope="col">Name</th><th scope="col">Kind</th><th scope="col">Tiers</th><th scope="col" class="num">Accounts</th><th scope="col">Defined</th></tr></thead>
-<tbody>${rows.length > 0 ? rows : html`<tr><td colspan="5">No plans: every account pays PRICE_MARKUP_PERCENT.</td></tr>`}</tbody></table></div>
+${
+  rows.length > 0
+    ? html`<div class="table-wrap"><table class="table"><caption class="visually-hidden">Price plans</caption><thead><tr><th scope="col">Name</th><th scope="col">Kind</th><th scope="col">Tiers</th><th scope="col" class="num">Accounts</th><th scope="col">Defined</th></tr></thead>
+<tbody>${rows}</tbody></table></div>`
+    : html`<p class="notice notice-info" role="status">No plans: every account pays PRICE_MARKUP_PERCENT.</p>`
+}
 ${forms}`;
   return consolePage({ session, csrf: web.token(request) }, { title: 'Price plans', section: 'plans', body, notice: status });
 }

@@ -165,9 +165,10 @@
   if (chartRoot && window.uPlot) {
     var U = window.uPlot;
     var d = JSON.parse(chartRoot.dataset.chart);
-    // Amounts come as exact decimal strings; a chart only needs them to draw.
+    // Amounts come as exact decimal strings; a chart only needs them to draw. A page draws only
+    // the series it has (the console's home has no balance series).
     var tons = function (list) {
-      return list.map(Number);
+      return (list || []).map(Number);
     };
     var bar = function (align) {
       return U.paths.bars({ size: [0.45, 24], align: align });

@@ -1,0 +1,82 @@
+import { randomBytes } from 'node:crypto';
+import { expect } from 'vitest';
+import { storePayment } from '../../src/live/live-payments.js';
+import { insertMessage } from '../../src/live/wallet/wallet-store.js';
+import { transitionOrder } from '../../src/orders/transitions.js';
+import type { Harness } from './harness.js';
+import { seedLiveOrder } from './http.js';
+
+/**
+ * What the console's people work on, as the service leaves it: a live order held for review
+ * (its wallet message gone from the chain) and a deposit the watcher could not match.
+ */
+const hex = () => randomBytes(32).toString('hex');
+let heldSeq = 0;
+let depositSeq = 0;
+
+/** A live order as the wallet leaves it when its message's seqno moved but the message is nowhere: processing, its message held. */
+export async function heldOrder(h: Harness, accountId: string, state: 'held' | 'confirmed' = 'held', txHash: string | null = null) {
+  const created = await seedLiveOrder(h, accountId, { idempotencyKey: `held-${process.pid}-${++heldSeq}`, product: 'stars', username: 'held_user', quantity: 50 });
+  const order = created.order;
+  const db = h.service.db.kysely;
+  const now = Date.now();
+  expect(await transitionOrder(db, order, { to: 'processing', nextRunAt: null, now })).toBe(true);
+  const fragmentReqId = `req-${process.pid}-${heldSeq}`;
+  await storePayment(db, {
+    orderId: order.id,
+    fragmentReqId,
+    recipientName: 'Held User',
+    quotedAmount: order.amount - 10_000_000n,
+    destination: 'EQDfragmentdestination',
+    amount: order.amount - 10_000_000n,
+    payload: 'payload',
+    validUntil: now + 600_000,
+    createdAt: now,
+  });
+  const hash = hex();
+  const seqno = 40 + heldSeq;
+  await insertMessage(db, { hash, wallet: 'EQwallet', seqno, validUntil: now + 60_000, boc: 'boc', total: order.amount, now }, [
+    { orderId: order.id, destination: 'EQDfragmentdestination', amount: order.amount - 10_000_000n, bodyHash: hex() },
+  ]);
+  await db.updateTable('wallet_messages').set({ state, tx_hash: txHash }).where('hash', '=', hash).execute();
+  await db
+    .updateTable('wallet_message_orders')
+    .set({ outcome: state === 'held' ? 'held' : 'paid' })
+    .where('message_hash', '=', hash)
+    .execute();
+  return { order, fragmentReqId, seqno };
+}
+
+/** An unmatched TON deposit as the watcher records one; its id and transaction hash. */
+export async function unmatchedDeposit(
+  h: Harness,
+  reason: 'no_comment' | 'memo_invalid' | 'memo_unknown' | 'below_minimum',
+  nanotons: bigint,
+  comment: string | null = null,
+  usdtUnits?: bigint,
+) {
+  const now = Date.now();
+  const id = `dep_console${process.pid}x${++depositSeq}`;
+  const txHash = randomBytes(32).toString('hex');
+  await h.service.db.kysely
+    .insertInto('deposits')
+    .values({
+      id,
+      tx_hash: txHash,
+      lt: now * 1000 + depositSeq,
+      address: 'deposit-wallet',
+      sender: 'EQsender',
+      amount: nanotons,
+      comment,
+      status: 'unmatched',
+      reason,
+      account_id: null,
+      chain_time: now,
+      created_at: now,
+      credited_at: null,
+      credited_by: null,
+      ...(usdtUnits !== undefined && { asset: 'USDT' as const, jetton_amount: String(usdtUnits), jetton_wallet: 'our-usdt-wallet' }),
+    })
+    .execute();
+  return { id, txHash };
+}
