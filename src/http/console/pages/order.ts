@@ -21,6 +21,12 @@ interface WalletMessage {
   valid_until: string;
 }
 
+/** orderDetails gives the CLI's ISO times; the console writes them as the dashboard does. */
+const isoTime = (value: unknown): Html | string => {
+  const ms = typeof value === 'string' ? Date.parse(value) : Number.NaN;
+  return Number.isNaN(ms) ? String(value) : time(ms, true);
+};
+
 const NOTICES: Record<string, Slot> = {
   resolved: notice('success', 'The order was resolved and the action recorded in the audit log.'),
 };
@@ -47,11 +53,11 @@ export function orderPageRoutes(web: Console): void {
     const evidence = upstream
       ? html`<dl class="details">
   <div><dt>Fragment request</dt><dd class="mono" data-testid="fragment-req-id">${String(upstream.fragment_req_id)}</dd></div>
-  <div><dt>Requested</dt><dd>${String(upstream.requested_at)} · ${String(upstream.amount)} TON to <span class="mono wrap-any">${String(upstream.destination)}</span></dd></div>
+  <div><dt>Requested</dt><dd>${isoTime(upstream.requested_at)} · ${String(upstream.amount)} TON to <span class="mono wrap-any">${String(upstream.destination)}</span></dd></div>
   <div><dt>Margin</dt><dd>${String(upstream.margin)} TON (after a ${String(upstream.fee_allowance)} TON fee allowance)</dd></div>
 </dl>
 <div class="table-wrap"><table class="table" data-testid="wallet-messages"><caption>The paying wallet's messages</caption><thead><tr><th scope="col">Seqno</th><th scope="col">State</th><th scope="col">For this order</th><th scope="col">Transaction</th><th scope="col">Signed</th><th scope="col">Valid until</th></tr></thead>
-<tbody>${messages.map((m) => html`<tr><td data-label="Seqno" class="num">${m.seqno}</td><td data-label="State">${m.state}</td><td data-label="For this order">${m.outcome}</td><td data-label="Transaction">${txLink(m.tx_hash)}</td><td data-label="Signed">${m.signed_at}</td><td data-label="Valid until">${m.valid_until}</td></tr>`)}</tbody></table></div>`
+<tbody>${messages.map((m) => html`<tr><td data-label="Seqno" class="num">${m.seqno}</td><td data-label="State">${m.state}</td><td data-label="For this order">${m.outcome}</td><td data-label="Transaction">${txLink(m.tx_hash)}</td><td data-label="Signed" class="when">${isoTime(m.signed_at)}</td><td data-label="Valid until" class="when">${isoTime(m.valid_until)}</td></tr>`)}</tbody></table></div>`
       : html`<p class="muted">No upstream request recorded (a test order, or a live order not yet sent to Fragment).</p>`;
     const timeline = events.map(
       (e) =>
