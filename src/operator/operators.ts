@@ -6,7 +6,7 @@ import { recordAudit } from '../audit/audit.js';
 import type { Db } from '../db/engine.js';
 import type { Database, OperatorRole } from '../db/schema.js';
 import { newId } from '../domain/random.js';
-import { formatTimestamp } from '../domain/time.js';
+import { readableTime } from '../domain/time.js';
 
 /**
  * The operator console's people (docs/operations.md "Operator console"): created by
@@ -98,9 +98,9 @@ export async function checkOperatorLink(db: Kysely<Database>, token: unknown, no
   if (!isSecretFormat(token)) return { ok: false, message: 'This link is not valid. Check that you copied all of it.' };
   const row = await db.selectFrom('operator_links').select(['operator_id', 'expires_at', 'used_at', 'voided_at']).where('token_hash', '=', hashSecret(token)).executeTakeFirst();
   if (!row) return { ok: false, message: 'This link is not valid. Check that you copied all of it.' };
-  if (row.used_at !== null) return { ok: false, message: `This link was already used, on ${formatTimestamp(Number(row.used_at))}. It works once.` };
+  if (row.used_at !== null) return { ok: false, message: `This link was already used, on ${readableTime(Number(row.used_at))}. It works once.` };
   if (row.voided_at !== null) return { ok: false, message: 'A newer link replaced this one.' };
-  if (Number(row.expires_at) <= now) return { ok: false, message: `This link expired on ${formatTimestamp(Number(row.expires_at))}. Ask an administrator for a new one.` };
+  if (Number(row.expires_at) <= now) return { ok: false, message: `This link expired on ${readableTime(Number(row.expires_at))}. Ask an administrator for a new one.` };
   const operator = await operatorById(db, row.operator_id);
   return operator ? { ok: true, operator } : { ok: false, message: 'This link is not valid.' };
 }
