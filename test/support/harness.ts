@@ -36,10 +36,17 @@ export interface TestAccount {
 
 let sequence = 0;
 
-export async function startHarness(env: Record<string, string> = {}): Promise<Harness> {
+/** Where the service's log lines go: `lines` gets every line at `level` (a suite that searches its logs for secrets). */
+export interface HarnessLogs {
+  level: string;
+  lines: string[];
+}
+
+export async function startHarness(env: Record<string, string> = {}, options: { logs?: HarnessLogs } = {}): Promise<Harness> {
   const database = await freshDatabase();
   const { dataDir } = database;
-  const logger = createLogger(process.env.TEST_LOG_LEVEL ?? 'silent');
+  const { logs } = options;
+  const logger = logs ? createLogger(logs.level, { write: (line: string) => void logs.lines.push(line) }) : createLogger(process.env.TEST_LOG_LEVEL ?? 'silent');
   let service: Awaited<ReturnType<typeof startService>>;
   try {
     // With DEPOSIT_ADDRESS the worker runs the deposit watcher: tests never reach the real
