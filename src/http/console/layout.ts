@@ -28,7 +28,7 @@ export function consolePage(view: ConsoleView, options: { title: string; section
 <div class="test-banner console-banner" role="note"><strong>Operator console</strong> <span class="banner-text">Actions here change clients' accounts and are recorded in the audit log with your name.</span></div>
 <header class="topbar">
   <div class="topbar-inner">
-    <a class="brand" href="/" aria-label="Operator console home">${brandMark(DEFAULT_BRAND)}</a>
+    <a class="brand" href="/" aria-label="${DEFAULT_BRAND.name} operator console home">${brandMark(DEFAULT_BRAND)}</a>
     <button type="button" class="button button-secondary button-small menu-toggle" aria-expanded="false" aria-controls="site-menu" hidden>Menu</button>
     <div id="site-menu" class="site-menu">
       <nav class="mainnav" aria-label="Main">

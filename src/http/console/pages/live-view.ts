@@ -43,6 +43,7 @@ export function statusSection(input: { live: LiveStatus; breaker: BreakerState; 
     walletText = html`${wallet.address ? html`<span class="mono wrap-any" data-testid="wallet-address">${wallet.address}</span><br>` : ''}Balance unknown: ${wallet.message}`;
   return html`<section class="section" aria-labelledby="state-heading">
   <h2 id="state-heading">State</h2>
+  <div class="stack">
   <dl class="details card">
     ${row('Live fulfilment', stateText(live, breaker), 'live-state')}
     ${row('Fragment session', session, 'session-state')}
@@ -51,6 +52,7 @@ export function statusSection(input: { live: LiveStatus; breaker: BreakerState; 
   </dl>
   <form method="get" action="/live/check" class="button-row"><button type="submit" class="button button-secondary">Check live trading now</button>
   <span class="hint">Asks Fragment whether the session is logged in and the chain for the wallet's balance, as <code>starport live check</code>.</span></form>
+  </div>
 </section>`;
 }
 
@@ -115,13 +117,13 @@ export function adminForms(csrf: string, breaker: BreakerState): Html {
 export function paymentsSection(payments: RecentPayment[], network: 'mainnet' | 'testnet'): Html {
   const rows = payments.map(
     (p) => html`<tr>
-  <td><a class="mono" href="/orders/${p.orderId}">${p.orderId}</a></td>
-  <td class="num">${ton(p.amount)}</td>
-  <td class="mono wrap-any">${p.destination}</td>
-  <td class="num">${p.seqno}</td>
-  <td>${p.txHash ? html`<a class="mono wrap-any" href="${transactionUrl(p.txHash, network)}" rel="noopener noreferrer" target="_blank">${p.txHash}</a>` : html`<span class="muted">none seen on chain</span>`}</td>
-  <td>${p.messageState}${p.outcome !== 'pending' && p.outcome !== 'paid' ? ` (${p.outcome})` : ''}</td>
-  <td class="when">${time(p.signedAt)}</td>
+  <td data-label="Order"><a class="mono" href="/orders/${p.orderId}">${p.orderId}</a></td>
+  <td data-label="Amount" class="num">${ton(p.amount)}</td>
+  <td data-label="Destination" class="mono wrap-any">${p.destination}</td>
+  <td data-label="Seqno" class="num">${p.seqno}</td>
+  <td data-label="Transaction">${p.txHash ? html`<a class="mono wrap-any" href="${transactionUrl(p.txHash, network)}" rel="noopener noreferrer" target="_blank">${p.txHash}</a>` : html`<span class="muted">none seen on chain</span>`}</td>
+  <td data-label="State">${p.messageState}${p.outcome !== 'pending' && p.outcome !== 'paid' ? ` (${p.outcome})` : ''}</td>
+  <td data-label="Signed" class="when">${time(p.signedAt)}</td>
 </tr>`,
   );
   return html`<section class="section" aria-labelledby="payments-heading">
