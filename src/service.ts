@@ -10,6 +10,7 @@ import { RateLimiter } from './http/api/rate-limit.js';
 import { buildApp } from './http/app.js';
 import { buildConsoleApp } from './http/console/app.js';
 import { walletChainReport } from './live/wallet/report.js';
+import { liveCheckReport } from './operator/live-check.js';
 import { usdtRateFrom } from './deposits/usdt-rate.js';
 import { ServiceMetrics } from './http/metrics.js';
 import { IdempotencyGate } from './orders/idempotency-gate.js';
@@ -122,6 +123,7 @@ export async function startService(config: Config, logger: Logger, role: Role = 
           liveStatus: () => live.status(),
           breaker: () => live.breaker.read(),
           wallet: () => walletChainReport(config),
+          liveCheck: () => liveCheckReport(db, config),
           usdtConversion: async () => ({ rate: await usdtRateFrom(live.tonUsdFeed)(), spreadPercent: config.usdt.spreadPercent }),
           publicUrl: config.publicUrl,
           tonNetwork: config.tonNetwork,

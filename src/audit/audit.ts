@@ -21,6 +21,9 @@ export const AUDIT_ACTIONS = [
   'order.resolve',
   'database.restore',
   'fragment.session_set',
+  // The operator's maintenance pause of live fulfilment (docs/operations.md "Operator console").
+  'live.pause',
+  'live.resume',
   'deposit.assign',
   'deposit.return',
   // The dashboard (source 'dashboard', actor the person's e-mail, details.ip the client's

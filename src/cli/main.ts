@@ -11,7 +11,7 @@ import { auditList, backup, dbCopy, restore, stats } from './commands/operations
 import { orderList, orderResolve, orderShow } from './commands/orders.js';
 import { migrate, serve } from './commands/serve.js';
 import { statement, statementAll, statementRevenue } from './commands/statements.js';
-import { fragmentSessionSet, liveCheck } from './commands/live.js';
+import { fragmentSessionSet, liveCheck, livePause, liveResume } from './commands/live.js';
 import { walletStatus } from './commands/wallet.js';
 import { planAssign, planCreate, planList, planShow } from './commands/plans.js';
 import { operatorCreate, operatorLink } from './commands/operators.js';
@@ -41,6 +41,8 @@ const COMMANDS: Command[] = [
   dbCopy,
   fragmentSessionSet,
   liveCheck,
+  livePause,
+  liveResume,
   depositList,
   depositAssign,
   depositReturn,

@@ -24,6 +24,7 @@ import * as notifications from './migrations/0021-notifications.js';
 import * as selfService from './migrations/0022-self-service.js';
 import * as operatorConsole from './migrations/0023-operator-console.js';
 import * as pricePlans from './migrations/0024-price-plans.js';
+import * as liveOperatorPause from './migrations/0025-live-operator-pause.js';
 
 /** Migrations live in code (no files to locate at run time) and are applied in name order. */
 function provider(engine: Engine): MigrationProvider {
@@ -56,6 +57,7 @@ function provider(engine: Engine): MigrationProvider {
       '0022-self-service': withEngine(selfService),
       '0023-operator-console': withEngine(operatorConsole),
       '0024-price-plans': withEngine(pricePlans),
+      '0025-live-operator-pause': withEngine(liveOperatorPause),
     }),
   };
 }

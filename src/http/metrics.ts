@@ -72,14 +72,26 @@ export class ServiceMetrics {
     };
   }
 
-  /** starport_live_paused: 1 while the (shared) live circuit breaker is open, read at scrape time. */
-  watchLive(status: () => Promise<{ status: string }>): void {
+  /**
+   * starport_live_paused: 1 while live fulfilment is paused, by the (shared) circuit breaker or
+   * the operator; starport_live_paused_by_operator: 1 while the operator's maintenance pause
+   * holds it (an alert on an upstream pause leaves these out). Read at scrape time.
+   */
+  watchLive(status: () => Promise<{ status: string; paused_by?: string }>): void {
     new client.Gauge({
       name: 'starport_live_paused',
-      help: '1 while live fulfilment is paused by the circuit breaker (new live orders answer 503)',
+      help: '1 while live fulfilment is paused, by the circuit breaker or the operator (new live orders answer 503)',
       registers: [this.registry],
       async collect() {
         this.set((await status()).status === 'paused' ? 1 : 0);
+      },
+    });
+    new client.Gauge({
+      name: 'starport_live_paused_by_operator',
+      help: "1 while live fulfilment is paused by the operator's maintenance pause (starport live pause)",
+      registers: [this.registry],
+      async collect() {
+        this.set((await status()).paused_by === 'operator' ? 1 : 0);
       },
     });
   }

@@ -13,14 +13,37 @@ import { liveFulfilmentPaused, liveFulfilmentResumed } from '../notifications/no
  * - half-open: after the cool-down one process wins the probe (`claimProbe`) and checks the
  *   upstream; success closes the breaker, failure starts a new cool-down.
  * "Down" is LIVE_BREAKER_THRESHOLD consecutive transient failures, counted across processes.
+ *
+ * Beside the upstream's state, the same row holds the operator's maintenance pause
+ * (`starport live pause`, the console's Live page; src/operator/live-pause.ts): while it is set
+ * live fulfilment is paused exactly as by an open breaker, and only the operator's resume ends
+ * it: a successful call or probe closes the upstream's half, never this one.
  */
 export interface BreakerState {
+  /** The upstream's state; `paused()` tells whether live fulfilment is paused for either cause. */
   state: 'closed' | 'open';
   reason: string | null;
   message: string | null;
   failures: number;
   openedAt: number | null;
   retryAt: number | null;
+  /** The operator's maintenance pause, or null. */
+  operatorPause: OperatorPause | null;
+}
+
+export interface OperatorPause {
+  reason: string;
+  /** The audit actor who paused (an operator's e-mail, or the CLI's --actor). */
+  by: string;
+  at: number;
+}
+
+/** The reason live fulfilment shows while the operator paused it (/readyz, `live check`, metrics). */
+export const OPERATOR_PAUSE_REASON = 'paused_by_operator';
+
+/** Live fulfilment is paused: the upstream's breaker is open or the operator paused it. */
+export function paused(state: BreakerState): boolean {
+  return state.state === 'open' || state.operatorPause !== null;
 }
 
 export interface BreakerOptions {
@@ -32,7 +55,7 @@ export interface BreakerOptions {
   name?: string;
 }
 
-const CLOSED: BreakerState = { state: 'closed', reason: null, message: null, failures: 0, openedAt: null, retryAt: null };
+const CLOSED: BreakerState = { state: 'closed', reason: null, message: null, failures: 0, openedAt: null, retryAt: null, operatorPause: null };
 
 export class CircuitBreaker {
   readonly name: string;
@@ -48,11 +71,21 @@ export class CircuitBreaker {
     const row = await this.db.selectFrom('live_breaker').selectAll().where('name', '=', this.name).executeTakeFirst();
     if (!row) return CLOSED;
     const optional = (v: bigint | null) => (v === null ? null : Number(v));
-    return { state: row.state, reason: row.reason, message: row.message, failures: Number(row.failures), openedAt: optional(row.opened_at), retryAt: optional(row.retry_at) };
+    const operatorPause = row.paused_reason === null ? null : { reason: row.paused_reason, by: row.paused_by ?? 'unknown', at: Number(row.paused_at ?? 0) };
+    return {
+      state: row.state,
+      reason: row.reason,
+      message: row.message,
+      failures: Number(row.failures),
+      openedAt: optional(row.opened_at),
+      retryAt: optional(row.retry_at),
+      operatorPause,
+    };
   }
 
+  /** Live fulfilment is paused, by the upstream or by the operator. */
   async isOpen(): Promise<boolean> {
-    return (await this.read()).state === 'open';
+    return paused(await this.read());
   }
 
   /** Pauses live fulfilment; alerts only on the change from closed to open. */
@@ -136,11 +169,39 @@ export class CircuitBreaker {
     this.options.logger.error({ breaker: this.name, reason, upstream_message: message }, 'live fulfilment still paused: the probe failed');
   }
 
-  private async ensureRow(now: number): Promise<void> {
-    await this.db
-      .insertInto('live_breaker')
-      .values({ name: this.name, state: 'closed', updated_at: now })
-      .onConflict((oc) => oc.column('name').doNothing())
-      .execute();
+  private ensureRow(now: number): Promise<void> {
+    return ensureBreakerRow(this.db, this.name, now);
   }
+}
+
+async function ensureBreakerRow(db: Kysely<Database>, name: string, now: number): Promise<void> {
+  await db
+    .insertInto('live_breaker')
+    .values({ name, state: 'closed', updated_at: now })
+    .onConflict((oc) => oc.column('name').doNothing())
+    .execute();
+}
+
+/**
+ * Sets (a pause) or clears (null) the operator's pause of the live upstream in the caller's
+ * transaction. `changed` is false when there was nothing to change (a second pause or resume is
+ * neither audited nor announced twice); `previous` is the pause the call replaced or ended.
+ */
+export async function setOperatorPause(
+  tx: Kysely<Database>,
+  pause: OperatorPause | null,
+  now = Date.now(),
+  name = 'fragment',
+): Promise<{ changed: boolean; previous: OperatorPause | null }> {
+  await ensureBreakerRow(tx, name, now);
+  const before = await tx.selectFrom('live_breaker').select(['paused_reason', 'paused_by', 'paused_at']).where('name', '=', name).executeTakeFirstOrThrow();
+  const previous = before.paused_reason === null ? null : { reason: before.paused_reason, by: before.paused_by ?? 'unknown', at: Number(before.paused_at ?? 0) };
+  // Conditional on the state read: of two concurrent pauses (or resumes) one changes it.
+  const updated = await tx
+    .updateTable('live_breaker')
+    .set({ paused_reason: pause?.reason ?? null, paused_by: pause?.by ?? null, paused_at: pause?.at ?? null, updated_at: now })
+    .where('name', '=', name)
+    .where('paused_reason', pause ? 'is' : 'is not', null)
+    .executeTakeFirst();
+  return { changed: updated.numUpdatedRows === 1n, previous };
 }

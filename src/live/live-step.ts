@@ -8,7 +8,7 @@ import type { Database } from '../db/schema.js';
 import type { Order } from '../orders/order.js';
 import { appendEvent } from '../orders/order-store.js';
 import { transitionOrder } from '../orders/transitions.js';
-import type { CircuitBreaker } from './breaker.js';
+import { type CircuitBreaker, paused } from './breaker.js';
 import type { FragmentClient, WalletAccount } from './fragment/client.js';
 import { FragmentError } from './fragment/errors.js';
 import { recordKyc } from './fragment/session-store.js';
@@ -67,11 +67,11 @@ async function requestPayment(options: LiveStepOptions, order: Order, now: numbe
   if (now >= deadline(options, order)) {
     return fail(options, order, 'upstream_unavailable', 'The upstream marketplace stayed unavailable too long; the order was not bought and its amount was released.', now);
   }
-  const paused = await breaker.read();
-  const wallet = paused.state === 'closed' ? await options.wallet() : undefined;
-  if (paused.state === 'open' || !wallet) {
-    // Wait for the breaker's probe (or the wallet), but never past the max wait.
-    const retryAt = Math.max(now + 1000, paused.retryAt ?? now + 30_000);
+  const state = await breaker.read();
+  const wallet = paused(state) ? undefined : await options.wallet();
+  if (!wallet) {
+    // Wait for the breaker's probe, the operator's resume (or the wallet), but never past the max wait.
+    const retryAt = Math.max(now + 1000, state.retryAt ?? now + 30_000);
     await reschedule(db, order, Math.min(retryAt, deadline(options, order)), now);
     return 'processing';
   }

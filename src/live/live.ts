@@ -5,7 +5,7 @@ import { Outage } from '../db/outage.js';
 import { ListPriceSource, FixedRateFeed } from '../providers/pricing/list-price-source.js';
 import type { PriceSource, RateFeed } from '../providers/ports.js';
 import type { OrderStep } from '../workers/fulfilment-worker.js';
-import { CircuitBreaker } from './breaker.js';
+import { CircuitBreaker, OPERATOR_PAUSE_REASON } from './breaker.js';
 import { FragmentClient, type WalletAccount } from './fragment/client.js';
 import type { FragmentError } from './fragment/errors.js';
 import { Pacer } from './fragment/pacer.js';
@@ -26,10 +26,13 @@ import { validateMnemonic, walletAccount } from './wallet-identity.js';
  * the breaker's half-open probe. One per process.
  */
 export interface LiveStatus {
-  /** available: live orders are taken; paused: the breaker is open; not_configured: Fragment session or wallet missing. */
+  /** available: live orders are taken; paused: the breaker is open or the operator paused; not_configured: Fragment session or wallet missing. */
   status: 'available' | 'paused' | 'not_configured';
+  /** Who paused it: the operator (maintenance, until their resume) or the upstream (the breaker, until a probe succeeds). */
+  paused_by?: 'operator' | 'upstream';
   fragment_session: boolean;
   wallet: boolean;
+  /** The breaker's reason, or paused_by_operator (the operator's own words stay in the console and the audit log). */
   reason?: string;
   since?: string;
   retry_at?: string;
@@ -122,9 +125,13 @@ export class Live {
     const kyc = await lastKyc(this.db.kysely);
     const base = { fragment_session: session, wallet, ...(kyc ? { kyc: { state: kyc.state, observed_at: new Date(kyc.at).toISOString() } } : {}) };
     if (!session || !wallet) return { status: 'not_configured', ...base };
+    if (breaker.operatorPause) {
+      return { status: 'paused', paused_by: 'operator', ...base, reason: OPERATOR_PAUSE_REASON, since: new Date(breaker.operatorPause.at).toISOString() };
+    }
     if (breaker.state === 'open') {
       return {
         status: 'paused',
+        paused_by: 'upstream',
         ...base,
         reason: breaker.reason ?? 'unknown',
         ...(breaker.openedAt ? { since: new Date(breaker.openedAt).toISOString() } : {}),

@@ -52,6 +52,38 @@ export async function liveFulfilmentResumed(tx: Kysely<Database>, now: number): 
   );
 }
 
+/** The operator's maintenance pause (src/operator/live-pause.ts): its own incident, apart from the breaker's. */
+export const OPERATOR_PAUSE_INCIDENT = 'live_operator_pause';
+
+/** The operator paused live fulfilment: every operator is told who and why (and reminded while it lasts). */
+export async function liveOperatorPaused(tx: Kysely<Database>, reason: string, by: string, now: number): Promise<void> {
+  await openIncident(
+    tx,
+    OPERATOR_PAUSE_INCIDENT,
+    {
+      title: 'Live fulfilment paused by an operator',
+      message: {
+        subject: 'Live fulfilment paused by an operator',
+        parts: [
+          `${by} paused live fulfilment: ${reason.slice(0, 500)}`,
+          "New live orders answer 503 live_unavailable; queued ones wait up to LIVE_MAX_WAIT_SECONDS, then fail. It stays paused until an operator resumes it (starport live resume, or the console's Live page).",
+        ],
+      },
+    },
+    now,
+  );
+}
+
+/** The operator resumed live fulfilment. */
+export async function liveOperatorResumed(tx: Kysely<Database>, by: string, now: number): Promise<void> {
+  await resolveIncident(
+    tx,
+    OPERATOR_PAUSE_INCIDENT,
+    (lasted) => ({ subject: 'Resolved: live fulfilment resumed by an operator', parts: [`${by} resumed live fulfilment after a pause of ${formatDuration(lasted)}.`] }),
+    now,
+  );
+}
+
 /** The paying wallet's spendable TON is below the warning threshold, or back above it. */
 export async function walletCover(tx: Kysely<Database>, low: boolean, spendable: bigint, now: number): Promise<void> {
   if (low) {

@@ -356,3 +356,67 @@ describe('the circuit breaker is shared through the database', () => {
     }
   });
 });
+
+describe('live pause / live resume', () => {
+  test('pause: every node answers 503 live_unavailable with nothing reserved, no upstream success resumes it; resume: orders flow; audited', async () => {
+    await pollUntil(
+      () => service.live.breaker.read(),
+      (b) => b.state === 'closed',
+      { what: 'the breaker to close' },
+    );
+    const apiNode = await startService(loadConfig({ ...env, PORT: '0' }), createLogger('silent'), 'api');
+    try {
+      const account = await createAccount(service.db, `cli-pause-${Date.now()}@example.com`);
+      await adjustBalance(service.db, { accountId: account.accountId, mode: 'live', amount: parseTon('5'), reason: 'test funding' });
+      const order = (url: string) =>
+        fetch(`${url}/api/v1/orders`, {
+          method: 'POST',
+          headers: { Authorization: `Bearer ${account.liveKey}`, 'Content-Type': 'application/json', 'Idempotency-Key': `p-${Math.random()}` },
+          body: JSON.stringify({ product: 'stars', recipient: '@durov', quantity: 50 }),
+        });
+      const reserved = async () => (await service.db.kysely.selectFrom('orders').select('id').where('account_id', '=', account.accountId).execute()).length;
+
+      const noReason = await cli(['live', 'pause']);
+      expect(noReason.code, describeRun(['live', 'pause'], noReason)).toBe(1);
+      expect(noReason.stderr).toMatch(/--reason/);
+      expect((await service.live.breaker.read()).operatorPause).toBeNull();
+
+      const paused = await cli(['live', 'pause', '--reason', 'node upgrade', '--actor', 'ops', '--json']);
+      expect(paused.code, describeRun(['live', 'pause'], paused)).toBe(0);
+      expect(parseJsonStdout(paused)).toEqual({ paused: true, changed: true });
+      expect((await cli(['live', 'pause', '--reason', 'twice'])).stdout).toMatch(/already paused by an operator; nothing changed/);
+      for (const url of [service.url, apiNode.url]) {
+        const refused = await order(url);
+        expect(refused.status).toBe(503);
+        expect(refused.headers.get('retry-after')).toBe('30');
+        expect(((await refused.json()) as any).error.code).toBe('live_unavailable');
+      }
+      expect(await reserved()).toBe(0);
+
+      // The upstream answers and the breaker's success path runs: the operator's pause holds.
+      await service.live.breaker.recordSuccess();
+      expect((await order(apiNode.url)).status).toBe(503);
+      const check = await cli(['live', 'check', '--json']);
+      expect(check.code).toBe(2);
+      expect(parseJsonStdout(check)).toMatchObject({
+        blockers: expect.arrayContaining(['live fulfilment paused by an operator (node upgrade)']),
+        breaker: { state: 'closed', operator_pause: { reason: 'paused_by_operator', message: 'node upgrade', by: 'ops' } },
+      });
+      expect((await cli(['live', 'check'])).stdout).toMatch(/^paused by operator: ops since \S+ \(node upgrade\); starport live resume ends it$/m);
+
+      const resumed = await cli(['live', 'resume', '--actor', 'ops']);
+      expect(resumed.code, describeRun(['live', 'resume'], resumed)).toBe(0);
+      expect(resumed.stdout).toMatch(/^Live fulfilment resumed\.$/m);
+      expect((await cli(['live', 'resume'])).stdout).toMatch(/was not paused by an operator; nothing changed/);
+      expect((await order(apiNode.url)).status).toBe(201);
+
+      const entries = parseJsonStdout(await cli(['audit', 'list', '--json'])).entries.filter((e: { action: string }) => e.action.startsWith('live.'));
+      expect(entries.map((e: { action: string; actor: string; reason: string | null }) => [e.action, e.actor, e.reason])).toEqual([
+        ['live.resume', 'ops', null],
+        ['live.pause', 'ops', 'node upgrade'],
+      ]);
+    } finally {
+      await apiNode.stop();
+    }
+  });
+});

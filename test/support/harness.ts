@@ -36,15 +36,23 @@ export interface TestAccount {
 
 let sequence = 0;
 
+/** Where the service's log lines go: `lines` gets every line at `level` (a suite that searches its logs for secrets). */
+export interface HarnessLogs {
+  level: string;
+  lines: string[];
+}
+
 /**
  * `databaseUrl` rewrites the fresh PostgreSQL database's URL the service connects with (the
  * fault suites put a TCP proxy between them); the harness's own setup uses the same URL.
+ * `logs` collects the service's log lines.
  */
-export async function startHarness(env: Record<string, string> = {}, options: { databaseUrl?: (url: string) => string } = {}): Promise<Harness> {
+export async function startHarness(env: Record<string, string> = {}, options: { databaseUrl?: (url: string) => string; logs?: HarnessLogs } = {}): Promise<Harness> {
   const database = await freshDatabase();
   if (options.databaseUrl && database.env.DATABASE_URL) database.env.DATABASE_URL = options.databaseUrl(database.env.DATABASE_URL);
   const { dataDir } = database;
-  const logger = createLogger(process.env.TEST_LOG_LEVEL ?? 'silent');
+  const { logs } = options;
+  const logger = logs ? createLogger(logs.level, { write: (line: string) => void logs.lines.push(line) }) : createLogger(process.env.TEST_LOG_LEVEL ?? 'silent');
   let service: Awaited<ReturnType<typeof startService>>;
   try {
     // With DEPOSIT_ADDRESS the worker runs the deposit watcher: tests never reach the real

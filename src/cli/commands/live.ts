@@ -1,16 +1,11 @@
-import { recordAudit } from '../../audit/audit.js';
 import { loadConfig } from '../../config.js';
-import { CircuitBreaker } from '../../live/breaker.js';
-import { FragmentClient } from '../../live/fragment/client.js';
-import { Pacer } from '../../live/fragment/pacer.js';
-import { lastKyc, parseCookieHeader, SessionFormatError, sessionSource, storedFragmentSession, storeFragmentSession } from '../../live/fragment/session-store.js';
-import { formatTon } from '../../domain/money.js';
-import { validateMnemonic } from '../../live/wallet-identity.js';
-import { walletChainReport } from '../../live/wallet/report.js';
-import { createLogger } from '../../logger.js';
+import { SessionFormatError } from '../../live/fragment/session-store.js';
+import { operatorSetFragmentSession } from '../../operator/fragment-session.js';
+import { liveCheckReport } from '../../operator/live-check.js';
+import { operatorPauseLive, operatorResumeLive, PauseError } from '../../operator/live-pause.js';
 import { type Command, UsageError } from '../command.js';
 import { withDatabase } from '../database.js';
-import { ACTOR_HELP, actorOf, actorOption, operatorCommand, time } from '../operator.js';
+import { ACTOR_HELP, actorOf, actorOption, operatorCommand, reasonOf, time } from '../operator.js';
 
 /** Reads all of stdin (the cookie string is piped in, so that it stays out of shell history). */
 async function readStdin(): Promise<string> {
@@ -35,25 +30,15 @@ export const fragmentSessionSet: Command = operatorCommand({
     const actor = actorOf(values);
     const raw = typeof values.cookies === 'string' ? values.cookies : await readStdin();
     if (raw.trim() === '') throw new UsageError('no cookies given (pipe them to stdin or pass --cookies)');
-    let parsed: { header: string; names: string[] };
+    const now = Date.now();
+    let names: string[];
     try {
-      parsed = parseCookieHeader(raw);
+      ({ names } = await withDatabase((db) => operatorSetFragmentSession(db.kysely, { raw, actor }, now)));
     } catch (error) {
       if (error instanceof SessionFormatError) throw new UsageError(error.message);
       throw error;
     }
-    const now = Date.now();
-    await withDatabase((db) =>
-      db.kysely.transaction().execute(async (tx) => {
-        await storeFragmentSession(tx, parsed.header, now);
-        // The audit record names the cookies, never their values.
-        await recordAudit(tx, { actor, action: 'fragment.session_set', details: { cookies: parsed.names }, now });
-      }),
-    );
-    io.result(
-      { stored: true, cookies: parsed.names, updated_at: time(now) },
-      `Fragment session stored (cookies: ${parsed.names.join(', ')}); every process uses it from its next call.`,
-    );
+    io.result({ stored: true, cookies: names, updated_at: time(now) }, `Fragment session stored (cookies: ${names.join(', ')}); every process uses it from its next call.`);
     return 0;
   },
 });
@@ -73,84 +58,66 @@ export const liveCheck: Command = operatorCommand({
   options: {},
   async run(_values, io) {
     const config = loadConfig();
-    const report = await withDatabase(async (db) => {
-      const stored = await storedFragmentSession(db.kysely);
-      const session = sessionSource(db.kysely, config.live.fragment.cookies);
-      const configured = (await session()) !== undefined;
-      const client = new FragmentClient({
-        baseUrl: config.live.fragment.baseUrl,
-        session,
-        pacer: new Pacer(config.live.fragment.maxRps),
-        timeoutMs: config.live.fragment.timeoutMs,
-      });
-      let sessionState: { state: 'valid' | 'invalid' | 'not_configured' | 'error'; message?: string };
-      if (!configured) sessionState = { state: 'not_configured' };
-      else {
-        try {
-          const check = await client.checkSession();
-          sessionState = check.loggedIn && check.hashFound ? { state: 'valid' } : { state: 'invalid', message: 'the Fragment page shows no logged-in session' };
-        } catch (error) {
-          sessionState = { state: 'error', message: (error as Error).message };
-        }
-      }
-      const kyc = await lastKyc(db.kysely);
-      const breaker = await new CircuitBreaker(db.kysely, { cooldownMs: 0, threshold: 1, logger: createLogger('silent') }).read();
-      let mnemonic: 'valid' | 'invalid' | 'not_configured' = 'not_configured';
-      if (config.live.wallet.mnemonic)
-        mnemonic = await validateMnemonic(config.live.wallet.mnemonic).then(
-          () => 'valid' as const,
-          () => 'invalid' as const,
-        );
-      const chain = mnemonic === 'valid' ? await walletChainReport(config) : undefined;
-      const balance = chain?.state === 'ok' ? chain.balance_nanotons : undefined;
-      const blockers = [
-        ...(sessionState.state === 'valid' ? [] : [`Fragment session ${sessionState.state.replace('_', ' ')}`]),
-        ...(kyc?.state === 'required' ? ['KYC verification required on fragment.com'] : []),
-        ...(mnemonic === 'valid' ? [] : [`wallet mnemonic ${mnemonic.replace('_', ' ')}`]),
-        ...(chain?.state === 'error' ? [`wallet balance unknown (${chain.message})`] : []),
-        ...(balance !== undefined && balance < config.live.wallet.minBalance
-          ? [`wallet balance ${formatTon(balance)} TON below WALLET_MIN_BALANCE_TON ${formatTon(config.live.wallet.minBalance)}`]
-          : []),
-        ...(breaker.state === 'open' ? [`live fulfilment paused (${breaker.reason ?? 'unknown'})`] : []),
-      ];
-      const warnings = kyc
-        ? []
-        : [
-            'KYC state unknown: Fragment reports it only when a purchase reaches the payment step, and none has yet; the first live order will tell (it pauses live fulfilment if KYC is required)',
-          ];
-      return {
-        ready: blockers.length === 0,
-        blockers,
-        warnings,
-        fragment: {
-          base_url: config.live.fragment.baseUrl,
-          session: sessionState.state,
-          ...(sessionState.message ? { message: sessionState.message } : {}),
-          source: stored ? 'database' : configured ? 'FRAGMENT_COOKIES' : null,
-          ...(stored ? { session_set_at: time(stored.updatedAt) } : {}),
-        },
-        kyc: kyc ? { state: kyc.state, observed_at: time(kyc.at) } : { state: 'unknown' },
-        wallet: {
-          mnemonic,
-          version: config.live.wallet.version,
-          address: chain && 'address' in chain ? (chain.address ?? null) : null,
-          balance: chain?.state === 'ok' ? chain.balance : null,
-          min_balance: formatTon(config.live.wallet.minBalance),
-          ...(chain?.state === 'ok' ? { seqno: chain.seqno, deployed: chain.deployed } : {}),
-          ...(chain?.state === 'error' ? { balance_note: chain.message } : chain ? {} : { balance_note: 'no usable wallet mnemonic, so no wallet address to look up' }),
-        },
-        breaker: { state: breaker.state, reason: breaker.reason, since: time(breaker.openedAt), retry_at: time(breaker.retryAt) },
-      };
-    });
+    const report = await withDatabase((db) => liveCheckReport(db, config));
     const text = [
       `live trading: ${report.ready ? 'ready' : `NOT ready (${report.blockers.join('; ')})`}`,
       `fragment session: ${report.fragment.session}${report.fragment.message ? ` (${report.fragment.message})` : ''}${report.fragment.source ? `, from ${report.fragment.source}` : ''}${report.fragment.session_set_at ? ` set ${report.fragment.session_set_at}` : ''}`,
       `kyc: ${report.kyc.state}${'observed_at' in report.kyc ? ` (Fragment's last answer, ${report.kyc.observed_at})` : ' (no purchase has reached the payment step yet)'}`,
       `wallet: mnemonic ${report.wallet.mnemonic.replace('_', ' ')}, ${report.wallet.version}${report.wallet.address ? ` ${report.wallet.address}` : ''}; balance ${report.wallet.balance !== null ? `${report.wallet.balance} TON (minimum ${report.wallet.min_balance})` : `unknown: ${report.wallet.balance_note ?? 'not reported'}`}`,
       `circuit breaker: ${report.breaker.state}${report.breaker.state === 'open' ? ` since ${report.breaker.since} (${report.breaker.reason}), next probe ${report.breaker.retry_at}` : ''}`,
+      ...(report.breaker.operator_pause
+        ? [
+            `paused by operator: ${report.breaker.operator_pause.by} since ${report.breaker.operator_pause.since} (${report.breaker.operator_pause.message}); starport live resume ends it`,
+          ]
+        : []),
       ...report.warnings.map((w) => `warning: ${w}`),
     ].join('\n');
     io.result(report, text);
     return report.ready ? 0 : 2;
   },
 });
+
+export const livePause: Command = operatorCommand({
+  path: ['live', 'pause'],
+  summary: 'Pause live fulfilment for maintenance, on every process, until `live resume`',
+  usage:
+    'starport live pause --reason TEXT [--actor NAME] [--json]\n\n' +
+    'New live orders answer 503 live_unavailable (nothing reserved) and queued ones wait, as while the circuit breaker\n' +
+    'is open; they still fail after LIVE_MAX_WAIT_SECONDS. No upstream success or probe ends the pause: only\n' +
+    "`starport live resume` (or the console's Live page). The operators are alerted.\n" +
+    ACTOR_HELP,
+  options: { reason: { type: 'string' }, ...actorOption },
+  async run(values, io) {
+    const actor = actorOf(values);
+    const reason = reasonOf(values);
+    const { changed } = await withDatabase((db) => pauseCall(() => operatorPauseLive(db.kysely, { actor, reason })));
+    io.result(
+      { paused: true, changed },
+      changed ? 'Live fulfilment paused: new live orders answer 503 until `starport live resume`.' : 'Live fulfilment was already paused by an operator; nothing changed.',
+    );
+    return 0;
+  },
+});
+
+export const liveResume: Command = operatorCommand({
+  path: ['live', 'resume'],
+  summary: "End the operator's pause of live fulfilment",
+  usage: `starport live resume [--reason TEXT] [--actor NAME] [--json]\n\nLive orders are taken again (unless the circuit breaker is open). ${ACTOR_HELP}`,
+  options: { reason: { type: 'string' }, ...actorOption },
+  async run(values, io) {
+    const actor = actorOf(values);
+    const reason = values.reason === undefined ? undefined : reasonOf(values);
+    const { changed } = await withDatabase((db) => pauseCall(() => operatorResumeLive(db.kysely, { actor, reason })));
+    io.result({ paused: false, changed }, changed ? 'Live fulfilment resumed.' : 'Live fulfilment was not paused by an operator; nothing changed.');
+    return 0;
+  },
+});
+
+async function pauseCall<T>(call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (error) {
+    if (error instanceof PauseError) throw new UsageError(error.message);
+    throw error;
+  }
+}

@@ -22,6 +22,10 @@ export interface LiveBreakerTable {
   retry_at: NullableInt;
   probe_until: NullableInt;
   updated_at: Int;
+  /** The operator's maintenance pause (0025-live-operator-pause): set and cleared only by the operator. */
+  paused_reason: string | null;
+  paused_by: string | null;
+  paused_at: NullableInt;
 }
 
 /** The payment request Fragment issued for a live order. */

@@ -23,6 +23,7 @@ import { orderRoutes } from './pages/orders.js';
 import { depositRoutes } from './pages/deposits.js';
 import { planRoutes } from './pages/plans.js';
 import { auditRoutes } from './pages/audit.js';
+import { liveRoutes } from './pages/live.js';
 
 /** Console requests failed by an unavailable database: logged once as the outage begins. */
 const consoleOutage = new Outage('operator console');
@@ -160,6 +161,7 @@ export async function buildConsoleApp(options: { ctx: ConsoleContext; logger: Lo
   orderRoutes(web);
   depositRoutes(web);
   planRoutes(web);
+  liveRoutes(web);
   auditRoutes(web);
   return app;
 }

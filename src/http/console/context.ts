@@ -4,6 +4,7 @@ import type { Decimal } from '../../domain/decimal.js';
 import type { BreakerState } from '../../live/breaker.js';
 import type { LiveStatus } from '../../live/live.js';
 import type { walletChainReport } from '../../live/wallet/report.js';
+import type { LiveCheckReport } from '../../operator/live-check.js';
 
 /** What the operator console needs from the composition root (src/service.ts). */
 export interface ConsoleContext {
@@ -14,6 +15,8 @@ export interface ConsoleContext {
   liveStatus: () => Promise<LiveStatus>;
   /** The live circuit breaker, open or closed whatever is configured. */
   breaker: () => Promise<BreakerState>;
+  /** `starport live check`'s report: Fragment asked about the session, KYC, wallet, breaker. */
+  liveCheck: () => Promise<LiveCheckReport>;
   /** The paying wallet's balance and seqno, asked of the chain. */
   wallet: () => ReturnType<typeof walletChainReport>;
   /** A USDT deposit's conversion when an operator assigns it: the rate feed's TON/USD rate now (undefined without a fresh one) and the spread. */

@@ -11,6 +11,7 @@ const NAV: { section: Section; label: string; path: string }[] = [
   { section: 'accounts', label: 'Accounts', path: '/accounts' },
   { section: 'orders', label: 'Orders', path: '/orders' },
   { section: 'deposits', label: 'Deposits', path: '/deposits' },
+  { section: 'live', label: 'Live', path: '/live' },
   { section: 'plans', label: 'Plans', path: '/plans' },
   { section: 'audit', label: 'Audit', path: '/audit' },
 ];

@@ -55,6 +55,12 @@ export async function storedFragmentSession(db: Kysely<Database>): Promise<{ hea
   return row && { header: row.value, updatedAt: Number(row.updated_at) };
 }
 
+/** When the stored session was set, without reading the credential itself (the console shows only this). */
+export async function fragmentSessionSetAt(db: Kysely<Database>): Promise<number | undefined> {
+  const row = await db.selectFrom('live_settings').select('updated_at').where('name', '=', SESSION).executeTakeFirst();
+  return row && Number(row.updated_at);
+}
+
 /**
  * The session to use: the stored one, else FRAGMENT_COOKIES. Read on every call (one
  * primary-key lookup), which is how a session set by another process reaches this one.

@@ -6,9 +6,7 @@ import { type Html, html } from '../../html/html.js';
 import { sendHtml } from '../../html/http.js';
 import type { Console } from '../console.js';
 import { consolePage } from '../layout.js';
-
-/** How long the home page waits for the chain's answer about the paying wallet. */
-const WALLET_WAIT_MS = 3000;
+import { walletWithin } from '../wallet.js';
 
 const figure = (label: string, value: Html | string | number, testId: string, hint?: Html | string) =>
   html`<div class="card stat"><p class="eyebrow">${label}</p><p class="stat-value" data-testid="${testId}">${value}</p>${hint ? html`<p class="muted small">${hint}</p>` : ''}</div>`;
@@ -16,8 +14,8 @@ const figure = (label: string, value: Html | string | number, testId: string, hi
 const seconds = (s: number) => (s < 120 ? `${Math.round(s)} s` : s < 7200 ? `${Math.round(s / 60)} min` : `${Math.round(s / 3600)} h`);
 
 /**
- * Home: what needs a person first (held orders, unmatched deposits, a paused upstream, each
- * with its count and a link), then live fulfilment, the paying wallet and how many orders it
+ * Home: what needs a person first (held orders, unmatched deposits, a paused upstream, live
+ * paused by an operator, each with its count and a link), then live fulfilment, the paying wallet and how many orders it
  * covers, the deposit watcher, the queue, today's orders, the last 30 days (uPlot, as the
  * dashboard's overview) and the webhook backlog. Live mode.
  */
@@ -25,21 +23,25 @@ export function homeRoutes(web: Console): void {
   web.get('/', 'support', async (request, reply) => {
     const session = web.session(request);
     const { ctx } = web;
-    const timeout = new Promise<{ state: 'error'; message: string }>((resolve) => {
-      setTimeout(() => resolve({ state: 'error', message: `the chain did not answer within ${WALLET_WAIT_MS / 1000} s` }), WALLET_WAIT_MS).unref();
-    });
     const [figures, live, breaker, wallet] = await Promise.all([
       homeFigures(ctx.db.kysely, { depositAddress: ctx.depositAddress }),
       ctx.liveStatus(),
       ctx.breaker(),
-      Promise.race([ctx.wallet(), timeout]),
+      walletWithin(ctx),
     ]);
 
     const paused = breaker.state === 'open';
+    const operatorPause = breaker.operatorPause;
     const needs = [
       { count: figures.held, label: 'orders held for review', href: '/orders?held=1', testId: 'needs-held' },
       { count: figures.unmatched, label: 'unmatched deposits', href: '/deposits', testId: 'needs-unmatched' },
       { count: paused ? 1 : 0, label: `live upstream paused${paused ? ` (${breaker.reason})` : ''}`, href: '/live', testId: 'needs-paused' },
+      {
+        count: operatorPause ? 1 : 0,
+        label: `live fulfilment paused by an operator${operatorPause ? ` (${operatorPause.reason})` : ''}`,
+        href: '/live',
+        testId: 'needs-operator-paused',
+      },
     ];
     const waiting = needs.filter((n) => n.count > 0);
     const needsSection = html`<section class="section" aria-labelledby="needs-heading">
@@ -51,11 +53,13 @@ export function homeRoutes(web: Console): void {
   }
 </section>`;
 
-    const liveText = paused
-      ? html`Paused: ${breaker.reason}${breaker.openedAt ? html` since ${time(breaker.openedAt)}` : ''}`
-      : live.status === 'available'
-        ? 'Available'
-        : `Not configured (${[!live.fragment_session && 'Fragment session', !live.wallet && 'wallet'].filter(Boolean).join(' and ')} missing)`;
+    const liveText = operatorPause
+      ? html`Paused by operator: ${operatorPause.reason} (${operatorPause.by} since ${time(operatorPause.at)})`
+      : paused
+        ? html`Paused: ${breaker.reason}${breaker.openedAt ? html` since ${time(breaker.openedAt)}` : ''}`
+        : live.status === 'available'
+          ? 'Available'
+          : `Not configured (${[!live.fragment_session && 'Fragment session', !live.wallet && 'wallet'].filter(Boolean).join(' and ')} missing)`;
     let walletValue: Html | string = 'Not configured';
     let walletHint: Html | string | undefined;
     if (wallet.state === 'ok') {
