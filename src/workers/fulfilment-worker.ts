@@ -100,6 +100,7 @@ export class FulfilmentWorker {
   start(): void {
     if (this.running) return;
     this.running = true;
+    this.stopped = false;
     this.loop = this.run();
   }
 

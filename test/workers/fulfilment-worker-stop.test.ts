@@ -98,4 +98,32 @@ describe(`FulfilmentWorker.stop (${testEngine})`, () => {
     const after = await leases();
     expect(after[running as string]).toBeNull();
   });
+
+  test('a worker started again after stop() takes new orders (the test harness pauses it this way)', async () => {
+    const started: string[] = [];
+    const worker = new FulfilmentWorker({
+      db,
+      logger: pino({ level: 'silent' }),
+      steps: {
+        test: async (order) => {
+          started.push(order.id);
+          return undefined;
+        },
+      },
+    });
+    worker.start();
+    await worker.stop();
+    worker.start();
+    try {
+      const [id] = await createOrders(1);
+      worker.wake();
+      await pollUntil(
+        async () => started,
+        (ids) => ids.includes(id as string),
+        { what: 'the restarted worker to run the new order' },
+      );
+    } finally {
+      await worker.stop();
+    }
+  });
 });
