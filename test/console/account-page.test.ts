@@ -1,8 +1,7 @@
-import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { listAudit } from '../../src/audit/audit.js';
 import { createEndpoint } from '../../src/webhooks/endpoints.js';
-import { signedInOperator, totpCode } from '../support/console.js';
+import { seedDeposit, signedInOperator, totpCode } from '../support/console.js';
 import { type Harness, startHarness } from '../support/harness.js';
 import { balanceOf, expectError, getBalance, seedLiveOrder } from '../support/http.js';
 
@@ -21,33 +20,9 @@ afterAll(async () => {
   await h?.close();
 });
 
-let seq = 0;
 /** A TON deposit credited to the account, as the watcher records one. */
-async function creditedDeposit(accountId: string, nanotons: bigint) {
-  const now = Date.now();
-  const id = `dep_page${process.pid}x${++seq}`;
-  const txHash = randomBytes(32).toString('hex');
-  await h.service.db.kysely
-    .insertInto('deposits')
-    .values({
-      id,
-      tx_hash: txHash,
-      lt: now * 1000 + seq,
-      address: 'deposit-wallet',
-      sender: 'EQsender',
-      amount: nanotons,
-      comment: null,
-      status: 'credited',
-      reason: null,
-      account_id: accountId,
-      chain_time: now,
-      created_at: now,
-      credited_at: now,
-      credited_by: 'watcher',
-    })
-    .execute();
-  return { id, txHash };
-}
+const creditedDeposit = (accountId: string, nanotons: bigint) =>
+  seedDeposit(h, { amount: nanotons, status: 'credited', reason: null, account_id: accountId, credited_at: Date.now(), credited_by: 'watcher' });
 
 /** The rows of the page marked data-testid=`testId`, as markup. */
 const rowsOf = (body: string, testId: string) =>

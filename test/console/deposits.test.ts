@@ -1,9 +1,8 @@
-import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { depositMemo } from '../../src/accounts/deposit-memo.js';
 import { listAudit } from '../../src/audit/audit.js';
 import { verifyLedger } from '../../src/ledger/verify.js';
-import { signedInOperator, totpCode } from '../support/console.js';
+import { seedDeposit, signedInOperator, totpCode } from '../support/console.js';
 import { type Harness, startHarness } from '../support/harness.js';
 import { balanceOf } from '../support/http.js';
 
@@ -21,34 +20,14 @@ afterAll(async () => {
   await h?.close();
 });
 
-let seq = 0;
-/** An unmatched TON deposit as the watcher records one; its id and transaction hash. */
-async function unmatchedDeposit(reason: 'no_comment' | 'memo_invalid' | 'memo_unknown' | 'below_minimum', nanotons: bigint, comment: string | null = null, usdtUnits?: bigint) {
-  const now = Date.now();
-  const id = `dep_console${process.pid}x${++seq}`;
-  const txHash = randomBytes(32).toString('hex');
-  await h.service.db.kysely
-    .insertInto('deposits')
-    .values({
-      id,
-      tx_hash: txHash,
-      lt: now * 1000 + seq,
-      address: 'deposit-wallet',
-      sender: 'EQsender',
-      amount: nanotons,
-      comment,
-      status: 'unmatched',
-      reason,
-      account_id: null,
-      chain_time: now,
-      created_at: now,
-      credited_at: null,
-      credited_by: null,
-      ...(usdtUnits !== undefined && { asset: 'USDT' as const, jetton_amount: String(usdtUnits), jetton_wallet: 'our-usdt-wallet' }),
-    })
-    .execute();
-  return { id, txHash };
-}
+/** An unmatched TON (or USDT) deposit as the watcher records one; its id and transaction hash. */
+const unmatchedDeposit = (reason: 'no_comment' | 'memo_invalid' | 'memo_unknown' | 'below_minimum', nanotons: bigint, comment: string | null = null, usdtUnits?: bigint) =>
+  seedDeposit(h, {
+    amount: nanotons,
+    comment,
+    reason,
+    ...(usdtUnits !== undefined && { asset: 'USDT' as const, jetton_amount: String(usdtUnits), jetton_wallet: 'our-usdt-wallet' }),
+  });
 
 const statusOf = async (id: string) => (await h.service.db.kysely.selectFrom('deposits').select('status').where('id', '=', id).executeTakeFirstOrThrow()).status;
 

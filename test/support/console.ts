@@ -1,6 +1,9 @@
+import { randomBytes } from 'node:crypto';
+import type { Insertable } from 'kysely';
 import { generate } from 'otplib';
 import { expect } from 'vitest';
 import type { OperatorRole } from '../../src/db/schema.js';
+import type { DepositsTable } from '../../src/db/tables/deposits.js';
 import { createOperator } from '../../src/operator/operators.js';
 import type { Harness } from './harness.js';
 import { PASSWORD, WebClient } from './web.js';
@@ -46,4 +49,32 @@ export async function signedInOperator(h: Harness, role: OperatorRole, ip = '127
   const done = await client.post('/enrol', { code: await totpCode(secret), _csrf: enrol.csrf as string });
   expect(done.location).toBe('/');
   return { client, email, operatorId: link.operator.id, secret };
+}
+
+let deposits = 0;
+/** A deposit as the watcher records one: unmatched with no comment unless `row` says otherwise; its id and transaction hash. */
+export async function seedDeposit(h: Harness, row: Partial<Insertable<DepositsTable>> & { amount: bigint }): Promise<{ id: string; txHash: string }> {
+  const now = Date.now();
+  const id = `dep_console${process.pid}x${++deposits}`;
+  const txHash = randomBytes(32).toString('hex');
+  await h.service.db.kysely
+    .insertInto('deposits')
+    .values({
+      id,
+      tx_hash: txHash,
+      lt: now * 1000 + deposits,
+      address: 'deposit-wallet',
+      sender: 'EQsender',
+      comment: null,
+      status: 'unmatched',
+      reason: 'no_comment',
+      account_id: null,
+      chain_time: now,
+      created_at: now,
+      credited_at: null,
+      credited_by: null,
+      ...row,
+    })
+    .execute();
+  return { id, txHash };
 }
