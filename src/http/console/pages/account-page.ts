@@ -1,4 +1,4 @@
-import { findAccount, listKeys } from '../../../accounts/admin.js';
+import { type AccountStatus, findAccount, listKeys } from '../../../accounts/admin.js';
 import { listMembers } from '../../../accounts/team.js';
 import { listAudit } from '../../../audit/audit.js';
 import { listDeposits } from '../../../deposits/store.js';
@@ -65,7 +65,7 @@ ${membersSection(account.id, members, view.csrf)}
 }
 
 /** Credit or debit (the code asked again: it moves money), and disable or enable. */
-function adminForms(accountId: string, status: string, csrf: string): Html {
+function adminForms(accountId: string, status: AccountStatus, csrf: string): Html {
   const next = status === 'active' ? 'disable' : 'enable';
   return html`<section class="section" aria-labelledby="adjust-heading"><h2 id="adjust-heading">Credit or debit</h2>
 <form method="post" action="/accounts/${accountId}/adjust" class="stack card">

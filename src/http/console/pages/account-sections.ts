@@ -66,7 +66,7 @@ export function ordersSection(accountId: string, orders: Order[], hasMore: boole
     (o) =>
       html`<tr data-testid="order"><td data-label="Order"><a class="mono" href="/orders/${o.id}">${o.id}</a></td><td data-label="Mode">${o.mode}</td><td data-label="Status">${statusBadge(o.status)}</td><td data-label="Product">${productText(o.product, o.quantity)}</td><td data-label="Recipient" class="wrap-any">@${o.recipient}</td><td data-label="Amount" class="num">${ton(o.amount)}</td><td data-label="Created" class="when">${time(o.createdAt)}</td></tr>`,
   );
-  const all = html`<p><a href="/orders?q=${accountId}" data-testid="all-orders">${hasMore ? 'All orders of the account' : 'The orders list of this account'}</a> (filters by status, product, mode and dates)</p>`;
+  const all = html`<p>${hasMore ? `More than ${SHOWN}: ` : ''}<a href="/orders?q=${accountId}" data-testid="all-orders">all orders of this account</a>, with the list's filters (status, product, mode, dates).</p>`;
   return section(
     'orders',
     `Orders (newest ${SHOWN})`,
