@@ -237,6 +237,37 @@ export async function listHeldOrders(db: Kysely<Database>, limit: number): Promi
   return rows.map(orderFromRow);
 }
 
+export interface HeldEvidence {
+  /** The Fragment request the order paid for; null when no payment was recorded. */
+  fragmentReqId: string | null;
+  /** The paying wallet's messages for the order, oldest first. */
+  walletMessages: { seqno: number; state: string }[];
+}
+
+/**
+ * The evidence the held queue is decided on, for all its orders in one query (not orderDetails
+ * once per row): each order's Fragment request and paying-wallet messages.
+ */
+export async function heldEvidence(db: Kysely<Database>, orderIds: string[]): Promise<Map<string, HeldEvidence>> {
+  const evidence = new Map<string, HeldEvidence>();
+  if (orderIds.length === 0) return evidence;
+  const rows = await db
+    .selectFrom('wallet_message_orders as l')
+    .innerJoin('wallet_messages as m', 'm.hash', 'l.message_hash')
+    .leftJoin('live_payments as p', 'p.order_id', 'l.order_id')
+    .select(['l.order_id', 'p.fragment_req_id', 'm.seqno', 'm.state'])
+    .where('l.order_id', 'in', orderIds)
+    .orderBy('l.order_id')
+    .orderBy('m.created_at')
+    .execute();
+  for (const row of rows) {
+    const entry = evidence.get(row.order_id) ?? { fragmentReqId: row.fragment_req_id, walletMessages: [] };
+    entry.walletMessages.push({ seqno: Number(row.seqno), state: row.state });
+    evidence.set(row.order_id, entry);
+  }
+  return evidence;
+}
+
 /** The queue: orders waiting for the worker (fulfillment_pending) in `mode`, and when the oldest was created. */
 export async function queueSummary(db: Kysely<Database>, mode: Mode): Promise<{ depth: number; oldestAt: number | null }> {
   const row = await db

@@ -1,8 +1,8 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { signedInOperator, totpCode } from '../support/console.js';
+import { seedDeposit } from '../support/console-data.js';
 import { type Harness, startHarness } from '../support/harness.js';
 import { balanceOf } from '../support/http.js';
 
@@ -31,30 +31,7 @@ afterAll(async () => {
 });
 
 test('no fresh rate: a USDT assign answers 503 with Retry-After and moves nothing; then it converts', async () => {
-  const now = Date.now();
-  const id = `dep_norate${process.pid}x1`;
-  await h.service.db.kysely
-    .insertInto('deposits')
-    .values({
-      id,
-      tx_hash: randomBytes(32).toString('hex'),
-      lt: now * 1000,
-      address: 'deposit-wallet',
-      sender: 'EQsender',
-      amount: 50_000_000n,
-      comment: null,
-      status: 'unmatched',
-      reason: 'no_comment',
-      account_id: null,
-      chain_time: now,
-      created_at: now,
-      credited_at: null,
-      credited_by: null,
-      asset: 'USDT',
-      jetton_amount: '10000000',
-      jetton_wallet: 'our-usdt-wallet',
-    })
-    .execute();
+  const { id } = await seedDeposit(h, { amount: 50_000_000n, asset: 'USDT', jetton_amount: '10000000', jetton_wallet: 'our-usdt-wallet' });
   const account = await h.account({ live: '1' });
   const admin = await signedInOperator(h, 'admin', '10.44.5.7');
   const page = await admin.client.get(`/deposits/${id}`);

@@ -1,5 +1,7 @@
 import { randomBytes } from 'node:crypto';
+import type { Insertable } from 'kysely';
 import { expect } from 'vitest';
+import type { DepositsTable } from '../../src/db/tables/deposits.js';
 import { storePayment } from '../../src/live/live-payments.js';
 import { insertMessage } from '../../src/live/wallet/wallet-store.js';
 import { transitionOrder } from '../../src/orders/transitions.js';
@@ -47,14 +49,8 @@ export async function heldOrder(h: Harness, accountId: string, state: 'held' | '
   return { order, fragmentReqId, seqno };
 }
 
-/** An unmatched TON deposit as the watcher records one; its id and transaction hash. */
-export async function unmatchedDeposit(
-  h: Harness,
-  reason: 'no_comment' | 'memo_invalid' | 'memo_unknown' | 'below_minimum',
-  nanotons: bigint,
-  comment: string | null = null,
-  usdtUnits?: bigint,
-) {
+/** A deposit as the watcher records one: unmatched with no comment unless `row` says otherwise; its id and transaction hash. */
+export async function seedDeposit(h: Harness, row: Partial<Insertable<DepositsTable>> & { amount: bigint }): Promise<{ id: string; txHash: string }> {
   const now = Date.now();
   const id = `dep_console${process.pid}x${++depositSeq}`;
   const txHash = randomBytes(32).toString('hex');
@@ -66,17 +62,31 @@ export async function unmatchedDeposit(
       lt: now * 1000 + depositSeq,
       address: 'deposit-wallet',
       sender: 'EQsender',
-      amount: nanotons,
-      comment,
+      comment: null,
       status: 'unmatched',
-      reason,
+      reason: 'no_comment',
       account_id: null,
       chain_time: now,
       created_at: now,
       credited_at: null,
       credited_by: null,
-      ...(usdtUnits !== undefined && { asset: 'USDT' as const, jetton_amount: String(usdtUnits), jetton_wallet: 'our-usdt-wallet' }),
+      ...row,
     })
     .execute();
   return { id, txHash };
 }
+
+/** An unmatched TON (or USDT) deposit as the watcher records one; its id and transaction hash. */
+export const unmatchedDeposit = (
+  h: Harness,
+  reason: 'no_comment' | 'memo_invalid' | 'memo_unknown' | 'below_minimum',
+  nanotons: bigint,
+  comment: string | null = null,
+  usdtUnits?: bigint,
+) =>
+  seedDeposit(h, {
+    amount: nanotons,
+    comment,
+    reason,
+    ...(usdtUnits !== undefined && { asset: 'USDT' as const, jetton_amount: String(usdtUnits), jetton_wallet: 'our-usdt-wallet' }),
+  });

@@ -7,12 +7,13 @@ import { createLogger } from '../../src/logger.js';
 import { type RunningService, startService } from '../../src/service.js';
 import { type FreshDatabase, freshDatabase } from '../support/database.js';
 import type { Harness } from '../support/harness.js';
-import { newEmail, PASSWORD, WebClient } from '../support/web.js';
+import { signedInOperator, totpCode as operatorCode } from '../support/console.js';
+import { accountIdOf, newEmail, PASSWORD, WebClient } from '../support/web.js';
 
 /**
  * Secrets never reach the logs, even at level debug: passwords, session cookies, CSRF tokens,
  * new API keys (shown once), set-password and team invite link tokens, TOTP secrets and codes,
- * recovery codes.
+ * recovery codes; and a key reissued in the operator console.
  */
 let database: FreshDatabase;
 let service: RunningService;
@@ -26,7 +27,7 @@ beforeAll(async () => {
       done();
     },
   });
-  const config = loadConfig({ PORT: '0', TEST_FULFILMENT_DELAY_MS: '100', ...database.env });
+  const config = loadConfig({ PORT: '0', OPERATOR_PORT: '0', TEST_FULFILMENT_DELAY_MS: '100', ...database.env });
   service = await startService(config, createLogger('debug', sink));
 });
 afterAll(async () => {
@@ -62,6 +63,18 @@ test('no secret appears in the logs', async () => {
   expect(invitePage.status).toBe(200);
   const session = client.session as string;
   await client.logOut();
+  // The console: an admin reissues the account's live key, shown once in the answer.
+  const admin = await signedInOperator(h, 'admin');
+  const accountId = await accountIdOf(h, email);
+  const accountPage = await admin.client.get(`/accounts/${accountId}`);
+  const reissued = await admin.client.post(`/accounts/${accountId}/keys/reissue`, {
+    mode: 'live',
+    reason: 'logs',
+    code: await operatorCode(admin.secret, 1),
+    _csrf: accountPage.csrf as string,
+  });
+  const consoleKey = /data-testid="new-key">([^<]+)</.exec(reissued.body)?.[1] as string;
+  expect(consoleKey).toMatch(/^sk_live_/);
 
   const log = lines.join('');
   expect(log).toContain('dashboard key reissued'); // the logs were captured
@@ -70,6 +83,9 @@ test('no secret appears in the logs', async () => {
     PASSWORD,
     'a new log-safe password',
     key,
+    consoleKey,
+    admin.secret,
+    admin.client.cookies.get('sp_operator') as string,
     link.token,
     confirm.csrf as string,
     client.cookies.get('sp_pre') as string,

@@ -1,9 +1,10 @@
-import { AccountError, createAccount, reissueKey } from '../../accounts/accounts.js';
+import { AccountError, createAccount } from '../../accounts/accounts.js';
 import { issuePasswordLink } from '../../accounts/dashboard-users.js';
 import { formatTimestamp } from '../../domain/time.js';
 import { dashboardOrigin, NO_PUBLIC_URL } from './dashboard.js';
-import { type AccountStatus, type AccountSummary, findAccount, listAccounts, listKeys, orderCounts, recentJournal, revokeKey } from '../../accounts/admin.js';
+import { type AccountStatus, type AccountSummary, findAccount, listAccounts, listKeys, orderCounts, recentJournal } from '../../accounts/admin.js';
 import { listAudit, recordAudit } from '../../audit/audit.js';
+import { operatorReissueKey, operatorRevokeKey } from '../../operator/api-keys.js';
 import { operatorSetStatus } from '../../operator/account-status.js';
 import { type Command, required, UsageError } from '../command.js';
 import { withDatabase } from '../database.js';
@@ -71,9 +72,7 @@ export const keyReissue: Command = {
     const reason = optionalReasonOf(values);
     const actor = actorOf(values);
     const now = Date.now();
-    const key = await withDatabase((db) =>
-      reissueKey(db, accountId, mode, now, (tx, prefix) => recordAudit(tx, { actor, action: 'key.reissue', accountId, mode, reason, details: { new_key_prefix: prefix }, now })),
-    ).catch(rethrowAccountError);
+    const key = await withDatabase((db) => operatorReissueKey(db, { accountId, mode, reason, actor }, now)).catch(rethrowAccountError);
     io.result({ key }, `${mode} key: ${key}\nThe previous ${mode} key is revoked. This key is shown once.`);
     return 0;
   },
@@ -93,9 +92,7 @@ export const keyRevoke: Command = operatorCommand({
     const reason = reasonOf(values);
     const actor = actorOf(values);
     const now = Date.now();
-    const result = await withDatabase((db) =>
-      revokeKey(db, accountId, mode, now, (tx, prefix) => recordAudit(tx, { actor, action: 'key.revoke', accountId, mode, reason, details: { key_prefix: prefix }, now })),
-    );
+    const result = await withDatabase((db) => operatorRevokeKey(db, { accountId, mode, reason, actor }, now));
     const changed = result.revokedPrefix !== null;
     io.result(
       { account_id: accountId, mode, revoked_key_prefix: result.revokedPrefix, changed },

@@ -10,6 +10,7 @@ import { checkOperatorLink, setOperatorPassword } from '../../../operator/operat
 import { qrSvg } from '../../../ton/transfer-link.js';
 import { brandMark, csrfField, document, errorPage, notice } from '../../html/document.js';
 import { html, type Slot } from '../../html/html.js';
+import { signInForm } from '../../html/sign-in.js';
 import { cookieOptions, crossSite, field, redirect, safeNext, sendHtml } from '../../html/http.js';
 import { type Console, OPERATOR_COOKIE, OPERATOR_PRE_COOKIE } from '../console.js';
 
@@ -127,19 +128,7 @@ export function authRoutes(app: FastifyInstance, web: Console): void {
   const loginForm = (token: string, options: { email?: string; next?: string; status?: Slot } = {}) =>
     signedOutPage(
       'Sign in to the console',
-      html`<form method="post" action="/login" class="stack" novalidate>
-  ${csrfField(token)}
-  <input type="hidden" name="next" value="${options.next ?? '/'}">
-  <div class="field">
-    <label for="email">E-mail</label>
-    <input id="email" name="email" type="email" autocomplete="username" required value="${options.email ?? ''}" autofocus>
-  </div>
-  <div class="field">
-    <label for="password">Password</label>
-    <input id="password" name="password" type="password" autocomplete="current-password" required>
-  </div>
-  <button type="submit" class="button button-primary button-block">Sign in</button>
-</form>
+      html`${signInForm({ csrf: token, email: options.email, next: options.next, submit: 'Sign in' })}
 <div class="auth-links"><p>Console access is given by an administrator with <code>starport operator create</code>.</p></div>`,
       options.status,
     );

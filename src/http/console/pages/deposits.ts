@@ -31,8 +31,8 @@ const REASONS: Record<NonNullable<Deposit['reason']>, string> = {
   unknown_jetton: 'a jetton that is not our USDT',
 };
 
-/** TON, or USDT with the TON it was converted to once credited. */
-const amountOf = (d: Deposit): string =>
+/** TON, or USDT with the TON it was converted to once credited (also the account page's deposits). */
+export const amountOf = (d: Deposit): string =>
   d.asset === 'USDT'
     ? `${formatUsdt(d.jettonAmount ?? 0n)} USDT${d.status === 'credited' ? ` (${ton(d.amount)})` : ''}`
     : d.asset === 'jetton'

@@ -1,7 +1,7 @@
 import { isMode } from '../../../domain/api-key.js';
 import { ORDER_STATUSES, type OrderStatus } from '../../../domain/order-status.js';
 import { isProduct, PRODUCTS } from '../../../domain/products.js';
-import { listHeldOrders, orderDetails } from '../../../orders/admin.js';
+import { heldEvidence, listHeldOrders } from '../../../orders/admin.js';
 import { decodeCursor, encodeCursor, listOrders, type OrderListQuery } from '../../../orders/list-orders.js';
 import type { Order } from '../../../orders/order.js';
 import { notice } from '../../html/document.js';
@@ -78,7 +78,7 @@ function ordersTable(orders: Order[], caption: string, extra?: { head: string; c
  * Orders across accounts with the dashboard's filters (status, product, mode, dates, search by
  * order id, external_id or account id) through listOrders, newest first with cursor pages; and
  * the held-for-review queue (?held=1) with the evidence to decide on (Fragment request, wallet
- * message seqno and state, from orderDetails), each linked to its order page (./order.ts).
+ * message seqno and state, read for the whole queue at once), each linked to its order page (./order.ts).
  */
 export function orderRoutes(web: Console): void {
   web.get('/orders', 'support', async (request, reply) => {
@@ -87,10 +87,13 @@ export function orderRoutes(web: Console): void {
     const query = request.query;
     if (field(query, 'held') === '1') {
       const held = await listHeldOrders(web.ctx.db.kysely, HELD_MAX);
-      const evidence = async (o: Order) => {
-        const details = await orderDetails(web.ctx.db.kysely, o.id, { feeAllowance: web.ctx.feeAllowance });
-        const messages = (details?.upstream?.wallet_messages ?? []) as { seqno: number; state: string }[];
-        return html`<span class="mono small">${String(details?.upstream?.fragment_req_id ?? '–')}</span> · ${messages.map((m) => `seqno ${m.seqno} ${m.state}`).join(', ') || 'no wallet message'}`;
+      const found = await heldEvidence(
+        web.ctx.db.kysely,
+        held.map((o) => o.id),
+      );
+      const evidence = (o: Order) => {
+        const e = found.get(o.id);
+        return html`<span class="mono small">${e?.fragmentReqId ?? '–'}</span> · ${e?.walletMessages.map((m) => `seqno ${m.seqno} ${m.state}`).join(', ') || 'no wallet message'}`;
       };
       const body = html`<h1>Orders held for review</h1>
 <p>Live orders whose payment could not be confirmed: the wallet's seqno moved but our message is nowhere. Check the chain and Fragment, then open the order to resolve it as delivered or failed. <a href="/orders">All orders</a></p>

@@ -10,6 +10,7 @@ import { verifySecondFactor } from '../../../accounts/two-factor.js';
 import type { Brand } from '../../../domain/brand.js';
 import { dashboardAudit } from '../audit.js';
 import { html, type Slot } from '../../html/html.js';
+import { emailField, signInForm } from '../../html/sign-in.js';
 import { cookieOptions, crossSite, field, redirect, safeNext, sendHtml, SESSION_COOKIE } from '../../html/http.js';
 import { authPage, csrfField, errorPage, notice } from '../layout.js';
 import { newAccountKeysPage } from './keys.js';
@@ -127,19 +128,7 @@ export function authRoutes(app: FastifyInstance, web: Web): void {
       title: 'Log in',
       heading: `Log in to ${brand.name}`,
       status: options.status,
-      body: html`<form method="post" action="/login" class="stack" novalidate>
-  ${csrfField(token)}
-  <input type="hidden" name="next" value="${options.next ?? '/'}">
-  <div class="field">
-    <label for="email">E-mail</label>
-    <input id="email" name="email" type="email" autocomplete="username" required value="${options.email ?? ''}" autofocus>
-  </div>
-  <div class="field">
-    <label for="password">Password</label>
-    <input id="password" name="password" type="password" autocomplete="current-password" required>
-  </div>
-  <button type="submit" class="button button-primary button-block">Log in</button>
-</form>
+      body: html`${signInForm({ csrf: token, email: options.email, next: options.next, submit: 'Log in' })}
 <div class="auth-links">
   ${ctx.signup === 'open' ? html`<p>New to ${brand.name}? <a href="/signup">Create an account</a></p>` : ''}
   <p><a href="/forgot-password">Forgot your password?</a></p>
@@ -200,10 +189,7 @@ export function authRoutes(app: FastifyInstance, web: Web): void {
       status: options.status,
       body: html`<form method="post" action="/signup" class="stack" novalidate>
   ${csrfField(token)}
-  <div class="field">
-    <label for="email">E-mail</label>
-    <input id="email" name="email" type="email" autocomplete="username" required value="${options.email ?? ''}" autofocus>
-  </div>
+  ${emailField(options.email)}
   <div class="field">
     <label for="password">Password</label>
     <input id="password" name="password" type="password" autocomplete="new-password" required minlength="${PASSWORD_MIN_LENGTH}" aria-describedby="password-hint">
