@@ -120,12 +120,13 @@ async function walletMessagesOf(db: Kysely<Database>, orderId: string): Promise<
   const rows = await db
     .selectFrom('wallet_message_orders as l')
     .innerJoin('wallet_messages as m', 'm.hash', 'l.message_hash')
-    .select(['m.hash', 'm.seqno', 'm.state', 'm.valid_until', 'm.tx_hash', 'm.created_at', 'l.outcome'])
+    .select(['m.hash', 'm.wallet', 'm.seqno', 'm.state', 'm.valid_until', 'm.tx_hash', 'm.created_at', 'l.outcome'])
     .where('l.order_id', '=', orderId)
     .orderBy('m.created_at')
     .execute();
   return rows.map((m) => ({
     hash: m.hash,
+    wallet: m.wallet,
     seqno: Number(m.seqno),
     state: m.state,
     outcome: m.outcome,

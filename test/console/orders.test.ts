@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { Address } from '@ton/core';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { listAudit } from '../../src/audit/audit.js';
 import { verifyLedger } from '../../src/ledger/verify.js';
@@ -78,6 +79,9 @@ test('the held queue shows the evidence; the order page its timeline and the tra
   expect(queue.body).toContain(held.order.id);
   expect(queue.body).toContain(held.fragmentReqId);
   expect(queue.body).toContain(`seqno ${held.seqno} held`);
+  // Nothing on chain to link for a held message: the wallet's page, in the form explorers show.
+  const walletPage = `href="https://tonviewer.com/${Address.parse(held.wallet).toString({ urlSafe: true, bounceable: true })}"`;
+  expect(queue.body).toContain(walletPage);
   expect(queue.body).not.toContain(paid.order.id);
 
   const page = await support.client.get(`/orders/${held.order.id}`);
@@ -88,6 +92,7 @@ test('the held queue shows the evidence; the order page its timeline and the tra
       `<td data-label="Seqno" class="num">${held.seqno}</td><td data-label="State">held</td><td data-label="For this order">held</td><td data-label="Transaction"><span class="muted">none seen on chain`,
     ),
   );
+  expect(page.body).toContain(walletPage);
   expect(page.body).toContain('<td data-label="Event">order.created</td>');
   expect(page.body).toContain('<td data-label="Event">order.processing</td>');
   expect(page.body).toContain('Only an admin can resolve this order.');

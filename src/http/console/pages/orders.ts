@@ -1,3 +1,4 @@
+import { accountUrl } from '../../../deposits/explorer.js';
 import { isMode } from '../../../domain/api-key.js';
 import { ORDER_STATUSES, type OrderStatus } from '../../../domain/order-status.js';
 import { isProduct, PRODUCTS } from '../../../domain/products.js';
@@ -78,7 +79,8 @@ function ordersTable(orders: Order[], caption: string, extra?: { head: string; c
  * Orders across accounts with the dashboard's filters (status, product, mode, dates, search by
  * order id, external_id or account id) through listOrders, newest first with cursor pages; and
  * the held-for-review queue (?held=1) with the evidence to decide on (Fragment request, wallet
- * message seqno and state, from orderDetails), each linked to its order page (./order.ts).
+ * message seqno and state, a held one's wallet on tonviewer, from orderDetails), each linked to
+ * its order page (./order.ts).
  */
 export function orderRoutes(web: Console): void {
   web.get('/orders', 'support', async (request, reply) => {
@@ -89,8 +91,14 @@ export function orderRoutes(web: Console): void {
       const held = await listHeldOrders(web.ctx.db.kysely, HELD_MAX);
       const evidence = async (o: Order) => {
         const details = await orderDetails(web.ctx.db.kysely, o.id, { feeAllowance: web.ctx.feeAllowance });
-        const messages = (details?.upstream?.wallet_messages ?? []) as { seqno: number; state: string }[];
-        return html`<span class="mono small">${String(details?.upstream?.fragment_req_id ?? '–')}</span> · ${messages.map((m) => `seqno ${m.seqno} ${m.state}`).join(', ') || 'no wallet message'}`;
+        const messages = (details?.upstream?.wallet_messages ?? []) as { wallet: string; seqno: number; state: string }[];
+        const message = (m: (typeof messages)[number], i: number) =>
+          html`${i > 0 ? ', ' : ''}seqno ${m.seqno} ${m.state}${
+            m.state === 'held'
+              ? html` (<a href="${accountUrl(m.wallet, web.ctx.tonNetwork)}" rel="noopener noreferrer" target="_blank" data-testid="wallet-explorer">the wallet on tonviewer</a>)`
+              : ''
+          }`;
+        return html`<span class="mono small" data-testid="fragment-req-id">${String(details?.upstream?.fragment_req_id ?? '–')}</span> · ${messages.length ? messages.map(message) : 'no wallet message'}`;
       };
       const body = html`<h1>Orders held for review</h1>
 <p>Live orders whose payment could not be confirmed: the wallet's seqno moved but our message is nowhere. Check the chain and Fragment, then open the order to resolve it as delivered or failed. <a href="/orders">All orders</a></p>
