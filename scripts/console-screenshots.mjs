@@ -20,6 +20,8 @@ import { FixedRateFeed, ListPriceSource } from '../dist/providers/pricing/list-p
 
 const hex = () => randomBytes(32).toString('hex');
 const PASSWORD = 'a long screenshot passphrase';
+/** The paying wallet, stored in raw form as the service stores it (linked on tonviewer). */
+const PAYING_WALLET = `0:${'5a'.repeat(32)}`;
 
 /** A live order bought and paid, its wallet message gone from the chain: held for review. */
 async function heldOrder(service, accountId, username, quantity, seqno) {
@@ -48,7 +50,7 @@ async function heldOrder(service, accountId, username, quantity, seqno) {
       createdAt: now,
     });
     const hash = hex();
-    await insertMessage(db, { hash, wallet: 'EQwallet', seqno, validUntil: now + 60_000, boc: 'boc', total: order.amount, now }, [
+    await insertMessage(db, { hash, wallet: PAYING_WALLET, seqno, validUntil: now + 60_000, boc: 'boc', total: order.amount, now }, [
       { orderId: order.id, destination: 'EQBAjaOyi2wGWlk-EDkSabqqnF-MrrwMadnwqrurKpkla9nE', amount: paid, bodyHash: hex() },
     ]);
     await db.updateTable('wallet_messages').set({ state: 'held' }).where('hash', '=', hash).execute();

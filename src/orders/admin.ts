@@ -120,12 +120,13 @@ async function walletMessagesOf(db: Kysely<Database>, orderId: string): Promise<
   const rows = await db
     .selectFrom('wallet_message_orders as l')
     .innerJoin('wallet_messages as m', 'm.hash', 'l.message_hash')
-    .select(['m.hash', 'm.seqno', 'm.state', 'm.valid_until', 'm.tx_hash', 'm.created_at', 'l.outcome'])
+    .select(['m.hash', 'm.wallet', 'm.seqno', 'm.state', 'm.valid_until', 'm.tx_hash', 'm.created_at', 'l.outcome'])
     .where('l.order_id', '=', orderId)
     .orderBy('m.created_at')
     .execute();
   return rows.map((m) => ({
     hash: m.hash,
+    wallet: m.wallet,
     seqno: Number(m.seqno),
     state: m.state,
     outcome: m.outcome,
@@ -241,7 +242,7 @@ export interface HeldEvidence {
   /** The Fragment request the order paid for; null when no payment was recorded. */
   fragmentReqId: string | null;
   /** The paying wallet's messages for the order, oldest first. */
-  walletMessages: { seqno: number; state: string }[];
+  walletMessages: { wallet: string; seqno: number; state: string }[];
 }
 
 /**
@@ -255,14 +256,14 @@ export async function heldEvidence(db: Kysely<Database>, orderIds: string[]): Pr
     .selectFrom('wallet_message_orders as l')
     .innerJoin('wallet_messages as m', 'm.hash', 'l.message_hash')
     .leftJoin('live_payments as p', 'p.order_id', 'l.order_id')
-    .select(['l.order_id', 'p.fragment_req_id', 'm.seqno', 'm.state'])
+    .select(['l.order_id', 'p.fragment_req_id', 'm.wallet', 'm.seqno', 'm.state'])
     .where('l.order_id', 'in', orderIds)
     .orderBy('l.order_id')
     .orderBy('m.created_at')
     .execute();
   for (const row of rows) {
     const entry = evidence.get(row.order_id) ?? { fragmentReqId: row.fragment_req_id, walletMessages: [] };
-    entry.walletMessages.push({ seqno: Number(row.seqno), state: row.state });
+    entry.walletMessages.push({ wallet: row.wallet, seqno: Number(row.seqno), state: row.state });
     evidence.set(row.order_id, entry);
   }
   return evidence;

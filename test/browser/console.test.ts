@@ -1,21 +1,24 @@
 import { parseTon } from '../../src/domain/money.js';
 import { depositMemo } from '../../src/accounts/deposit-memo.js';
+import { verifyLedger } from '../../src/ledger/verify.js';
 import { createOperator } from '../../src/operator/operators.js';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { axeProblems, fitProblems, HAVE_CHROMIUM, launchChromium } from '../support/browser.js';
 import { operatorEmail, signedInOperator, totpCode } from '../support/console.js';
-import { heldOrder, unmatchedDeposit } from '../support/console-data.js';
+import { unmatchedDeposit } from '../support/console-data.js';
 import { testEngine } from '../support/database.js';
 import { type Harness, startHarness } from '../support/harness.js';
-import { balanceOf } from '../support/http.js';
+import { balanceOf, getOrder } from '../support/http.js';
+import { holdLiveOrder, type LiveFakes, startLiveFakes } from '../support/live-fakes.js';
 import { PASSWORD } from '../support/web.js';
 
 /**
  * The operator console in Debian's Chromium, at 1280 and 390 px: an admin created by
  * `createOperator` sets a password through the link, enrols two-factor, signs in again with
  * password and code, finds an account by its deposit memo and credits it (the code asked again),
- * resolves a live order held for review, assigns an unmatched deposit, and finds each action in
+ * resolves a live order really held for review on the fakes (fake Fragment and toncenter, its
+ * wallet message's seqno spent by another message) from its evidence, assigns an unmatched deposit, and finds each action in
  * the audit log under their e-mail. Every page visited, and every page of the menu as admin and
  * as support, fits the window (test/support/browser.ts MEASURE: no horizontal overflow, tables in
  * their box, labelled cells on phones) and axe-core finds nothing serious or critical on it.
@@ -28,12 +31,14 @@ test.runIf(REQUIRED && !HAVE_CHROMIUM)('Chromium is installed (BROWSER_TESTS=1)'
 });
 
 describe.skipIf(!HAVE_CHROMIUM || testEngine === 'postgres')('the operator console in a browser', { timeout: 240_000 }, () => {
+  let fakes: LiveFakes;
   let h: Harness;
   let consoleUrl: string;
   let browser: Browser;
 
   beforeAll(async () => {
-    h = await startHarness({ OPERATOR_PORT: '0' });
+    fakes = await startLiveFakes();
+    h = await startHarness({ OPERATOR_PORT: '0', ...fakes.env });
     consoleUrl = h.service.console?.url as string;
     browser = await launchChromium();
   }, 60_000);
@@ -41,6 +46,7 @@ describe.skipIf(!HAVE_CHROMIUM || testEngine === 'postgres')('the operator conso
   afterAll(async () => {
     await browser?.close();
     await h?.close();
+    await fakes?.close();
   });
 
   /** A page at `width` whose every load is measured and checked by axe; `problems` collects what fails. */
@@ -141,21 +147,34 @@ describe.skipIf(!HAVE_CHROMIUM || testEngine === 'postgres')('the operator conso
     await check(page, problems);
     expect(parseTon((await balanceOf(h, account.liveKey)).value) - before).toBe(2_500_000_000n);
 
-    // A live order held for review, resolved as failed with a reason: its reserve is released.
-    const held = await heldOrder(h, account.accountId);
+    // A live order held for review on the fakes: the queue shows its evidence, and the admin
+    // resolves it as failed with a reason. The client sees it failed; its reserve is released.
+    const held = await holdLiveOrder(h, fakes, account.liveKey, { recipient: `held_${width}` });
+    const walletPage = `https://tonviewer.com/${fakes.wallet.address.toString({ urlSafe: true, bounceable: true })}`;
     await visit(page, '/orders?held=1', problems);
-    await page.locator(`a[href="/orders/${held.order.id}"]`).first().click();
-    await page.waitForURL(`${consoleUrl}/orders/${held.order.id}`);
+    const queued = page.getByTestId('orders').locator('tbody tr', { has: page.locator(`a[href="/orders/${held.orderId}"]`) });
+    expect(await queued.getByTestId('fragment-req-id').innerText()).toBe(held.fragmentReqId);
+    expect(await queued.innerText()).toContain(`seqno ${held.seqno} held`);
+    expect(await queued.getByTestId('wallet-explorer').getAttribute('href')).toBe(walletPage);
+    await queued.locator(`a[href="/orders/${held.orderId}"]`).click();
+    await page.waitForURL(`${consoleUrl}/orders/${held.orderId}`);
     await check(page, problems);
+    expect(await page.getByTestId('fragment-req-id').innerText()).toBe(held.fragmentReqId);
+    const message = page.getByTestId('wallet-messages').locator('tbody tr');
+    expect(await message.count()).toBe(1);
+    expect(await message.locator('td[data-label="Seqno"]').innerText()).toBe(String(held.seqno));
+    expect(await message.locator('td[data-label="State"]').innerText()).toBe('held');
+    expect(await message.getByTestId('wallet-explorer').getAttribute('href')).toBe(walletPage);
     await page.locator('input[name="outcome"][value="failed"]').check();
-    await page.locator('#reason').fill('checked the chain: never paid');
+    const resolveReason = `checked the chain around seqno ${held.seqno}: never paid`;
+    await page.locator('#reason').fill(resolveReason);
     await page.locator('#code').fill(await stepUpCode(operatorId, secret));
     await page.getByRole('button', { name: 'Resolve the order' }).click();
-    await page.waitForURL(new RegExp(`/orders/${held.order.id}\\?`));
+    await page.waitForURL(new RegExp(`/orders/${held.orderId}\\?`));
     await check(page, problems);
-    const order = await h.service.db.kysely.selectFrom('orders').select('status').where('id', '=', held.order.id).executeTakeFirstOrThrow();
-    expect(order.status).toBe('failed');
+    expect((await getOrder(h, account.liveKey, held.orderId)).body).toMatchObject({ status: 'failed', failure_reason: 'operator_failed' });
     expect((await balanceOf(h, account.liveKey)).reserved).toBe('0');
+    expect(await verifyLedger(h.service.db.kysely)).toEqual([]);
 
     // An unmatched deposit, assigned to the account by its memo (at one width) or e-mail (the other).
     const deposit = await unmatchedDeposit(h, 'memo_unknown', 2_000_000_000n);
@@ -182,6 +201,7 @@ describe.skipIf(!HAVE_CHROMIUM || testEngine === 'postgres')('the operator conso
         action,
       ).toBe(true);
     }
+    expect(rows.some((row) => row.includes(email) && row.includes('order.resolve') && row.includes(resolveReason))).toBe(true);
 
     // Every page of the menu, as this admin.
     await walkMenu(page, problems);

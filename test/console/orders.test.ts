@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { Address } from '@ton/core';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { listAudit } from '../../src/audit/audit.js';
 import { verifyLedger } from '../../src/ledger/verify.js';
@@ -75,6 +76,12 @@ test('the held queue shows the evidence; the order page its timeline and the tra
 
   const queue = await support.client.get('/orders?held=1');
   expect(queue.status).toBe(200);
+  expect(queue.body).toContain(held.order.id);
+  expect(queue.body).toContain(held.fragmentReqId);
+  expect(queue.body).toContain(`seqno ${held.seqno} held`);
+  // Nothing on chain to link for a held message: the wallet's page, in the form explorers show.
+  const walletPage = `href="https://tonviewer.com/${Address.parse(held.wallet).toString({ urlSafe: true, bounceable: true })}"`;
+  expect(queue.body).toContain(walletPage);
   expect(queue.body).not.toContain(paid.order.id);
   // Each row its own order's evidence (read for the whole queue at once).
   const second = await heldOrder(h, account.accountId);
@@ -94,6 +101,7 @@ test('the held queue shows the evidence; the order page its timeline and the tra
   );
   // Times read as the dashboard writes them; ISO only in the datetime attributes.
   expect(page.body.replace(/datetime="[^"]*"/g, '')).not.toMatch(/\d{4}-\d\d-\d\dT\d\d:\d\d/);
+  expect(page.body).toContain(walletPage);
   expect(page.body).toContain('<td data-label="Event">order.created</td>');
   expect(page.body).toContain('<td data-label="Event">order.processing</td>');
   expect(page.body).toContain('Only an admin can resolve this order.');

@@ -6,15 +6,14 @@ import { payloadCell, type SigningWallet } from '../../src/live/wallet/signing-w
 import { listMails } from '../../src/notifications/outbox.js';
 import { transfer } from '../support/ton/chain.js';
 import { verifyLedger } from '../../src/ledger/verify.js';
-import { FAKE_SESSION, FakeFragment } from '../support/fragment/fake-fragment.js';
+import { FAKE_SESSION, type FakeFragment } from '../support/fragment/fake-fragment.js';
 import { testEngine } from '../support/database.js';
 import { type Harness, startHarness } from '../support/harness.js';
 import { balanceOf, expectOk, getOrder, pollUntil, postOrder, waitForStatus } from '../support/http.js';
-import { FakeToncenter } from '../support/ton/fake-toncenter.js';
+import type { FakeToncenter } from '../support/ton/fake-toncenter.js';
 import { chainPayments, commentText, fundedWallet } from './wallet-support.js';
-import { Cell, internal, SendMode, toNano } from '@ton/core';
-import { mnemonicToPrivateKey } from '@ton/crypto';
-import { WalletContractV5R1 } from '@ton/ton';
+import { Cell, toNano } from '@ton/core';
+import { holdLiveOrder, type LiveFakes, startLiveFakes, walletMessagesOf } from '../support/live-fakes.js';
 
 /**
  * The paying wallet through the real service: live orders bought on the fake
@@ -23,6 +22,7 @@ import { WalletContractV5R1 } from '@ton/ton';
  */
 vi.setConfig({ testTimeout: 60_000, hookTimeout: 30_000 });
 
+let fakes: LiveFakes;
 let fragment: FakeFragment;
 let ton: FakeToncenter;
 let h: Harness;
@@ -35,26 +35,13 @@ const OPS = 'ops-wallet@example.com';
 const opsMails = async (kysely: Harness['service']['db']['kysely'], subject: RegExp) => (await listMails(kysely, { limit: 100, to: OPS })).filter((m) => subject.test(m.subject));
 
 beforeAll(async () => {
-  [fragment, ton] = await Promise.all([FakeFragment.start({ anyoneExists: true }), FakeToncenter.start()]);
-  mnemonic = (await mnemonicNew()).join(' ');
-  wallet = await fundedWallet(ton, mnemonic);
-  h = await startHarness({
-    FRAGMENT_BASE_URL: fragment.url,
-    FRAGMENT_COOKIES: FAKE_SESSION,
-    FRAGMENT_MAX_RPS: '1000',
-    WALLET_MNEMONIC: mnemonic,
-    TON_API_URL: ton.url,
-    WALLET_POLL_MS: '100',
-    WALLET_REBROADCAST_SECONDS: '1',
-    WALLET_MESSAGE_TTL_SECONDS: '5',
-    WALLET_CONFIRM_MARGIN_SECONDS: '1',
-    LIVE_BREAKER_COOLDOWN_SECONDS: '1',
-    OPERATOR_EMAILS: OPS,
-  });
+  fakes = await startLiveFakes();
+  ({ fragment, ton, mnemonic, wallet } = fakes);
+  h = await startHarness({ ...fakes.env, OPERATOR_EMAILS: OPS });
 });
 afterAll(async () => {
   await h?.close();
-  await Promise.all([fragment?.close(), ton?.close()]);
+  await fakes?.close();
 });
 beforeEach(() => {
   ton.clearFaults();
@@ -66,14 +53,7 @@ beforeEach(() => {
 
 const db = () => h.service.db.kysely;
 const payments = () => chainPayments(ton, fragment, wallet.address, seen);
-const messagesOf = (orderId: string) =>
-  db()
-    .selectFrom('wallet_message_orders as l')
-    .innerJoin('wallet_messages as m', 'm.hash', 'l.message_hash')
-    .select(['m.hash', 'm.seqno', 'm.state', 'l.outcome'])
-    .where('l.order_id', '=', orderId)
-    .orderBy('m.created_at')
-    .execute();
+const messagesOf = (orderId: string) => walletMessagesOf(db(), orderId);
 
 /** How many of the account's orders are delivered (the throughput tests' progress). */
 async function deliveredCount(kysely: typeof h.service.db.kysely, accountId: string): Promise<number> {
@@ -177,43 +157,29 @@ describe('paying live orders from the wallet', () => {
 
   test('the seqno moved but our message is nowhere: held for review, never paid again', async () => {
     const a = await h.account({ live: '10' });
-    ton.fault({ kind: 'ok_false' }, { api: 'sendBoc', times: 10_000 });
-    const res = await postOrder(h, a.liveKey, { product: 'stars', recipient: 'held_user', quantity: 80 });
-    const [signed] = await pollUntil(
-      () => messagesOf(res.body.id),
-      (m) => m.length === 1,
-      { what: 'the signed message' },
-    );
     // While the message may still land, the operator cannot fail (or deliver) the order by mistake.
-    const attempt = () =>
-      resolveOrder(db(), { orderId: res.body.id, outcome: 'failed', now: Date.now() }).then(
+    const attempt = (orderId: string) =>
+      resolveOrder(db(), { orderId, outcome: 'failed', now: Date.now() }).then(
         () => 'resolved',
         (e: Error) => e.message,
       );
-    expect(await pollUntil(attempt, (m) => !/being worked on/.test(m), { what: 'a resolve attempt outside a step' })).toMatch(/being paid by wallet message seqno \d+/);
+    const whileInFlight = async (orderId: string) => {
+      expect(
+        await pollUntil(
+          () => attempt(orderId),
+          (m) => !/being worked on/.test(m),
+          { what: 'a resolve attempt outside a step' },
+        ),
+      ).toMatch(/being paid by wallet message seqno \d+/);
+    };
     // Someone else spends that seqno with the same key (another tool using the wallet).
-    const keys = await mnemonicToPrivateKey(mnemonic.split(' '));
-    const contract = ton.blockchain.openContract(WalletContractV5R1.create({ workchain: 0, publicKey: keys.publicKey }));
-    ton.record(
-      await contract.sendTransfer({
-        seqno: Number(signed?.seqno),
-        secretKey: keys.secretKey,
-        messages: [internal({ to: contract.address, value: toNano('0.01'), bounce: false })],
-        sendMode: SendMode.PAY_GAS_SEPARATELY,
-      }),
-    );
-    await pollUntil(
-      () => messagesOf(res.body.id),
-      (m) => m[0]?.state === 'held',
-      { what: 'the message to be held', timeoutMs: 20_000 },
-    );
-    ton.clearFaults();
-    const order = (await getOrder(h, a.liveKey, res.body.id)).body;
+    const held = await holdLiveOrder(h, fakes, a.liveKey, { recipient: 'held_user', quantity: 80, whileInFlight });
+    const order = (await getOrder(h, a.liveKey, held.orderId)).body;
     expect(order.status).toBe('processing');
-    const row = await db().selectFrom('orders').select('next_run_at').where('id', '=', res.body.id).executeTakeFirstOrThrow();
+    const row = await db().selectFrom('orders').select('next_run_at').where('id', '=', held.orderId).executeTakeFirstOrThrow();
     expect(row.next_run_at).toBeNull();
     payments();
-    expect(fragment.paymentsByRef.get((await invoiceOf(res.body.id))?.ref ?? '') ?? 0).toBe(0);
+    expect(fragment.paymentsByRef.get((await invoiceOf(held.orderId))?.ref ?? '') ?? 0).toBe(0);
     const metrics = (await h.inject({ method: 'GET', url: '/metrics' })).body;
     expect(metrics).toMatch(/^starport_wallet_payments_held_total 1$/m);
     // The operator is told, naming the order.
@@ -222,12 +188,12 @@ describe('paying live orders from the wallet', () => {
       (list) => list.length > 0,
       { what: 'the held-order alert' },
     );
-    expect(alert?.body_text).toContain(res.body.id);
+    expect(alert?.body_text).toContain(held.orderId);
     const { orderDetails } = await import('../../src/orders/admin.js');
-    const details = await orderDetails(db(), res.body.id, { feeAllowance: 10_000_000n });
-    expect(details?.upstream?.wallet_messages).toEqual([expect.objectContaining({ state: 'held', outcome: 'held', seqno: Number(signed?.seqno), tx_hash: null })]);
+    const details = await orderDetails(db(), held.orderId, { feeAllowance: 10_000_000n });
+    expect(details?.upstream?.wallet_messages).toEqual([expect.objectContaining({ state: 'held', outcome: 'held', seqno: held.seqno, tx_hash: null })]);
     // Held orders are what resolve is for: the operator checked the chain (nothing paid).
-    const resolved = await resolveOrder(db(), { orderId: res.body.id, outcome: 'failed', now: Date.now() });
+    const resolved = await resolveOrder(db(), { orderId: held.orderId, outcome: 'failed', now: Date.now() });
     expect(resolved).toMatchObject({ changed: true, order: { status: 'failed', failureReason: 'operator_failed' } });
     expect(await balanceOf(h, a.liveKey)).toMatchObject({ value: '10', reserved: '0' });
     expect(await verifyLedger(db())).toEqual([]);

@@ -13,6 +13,8 @@ import { seedLiveOrder } from './http.js';
  * (its wallet message gone from the chain) and a deposit the watcher could not match.
  */
 const hex = () => randomBytes(32).toString('hex');
+/** The paying wallet, stored in raw form as the service stores it (linked on tonviewer). */
+const PAYING_WALLET = `0:${'5a'.repeat(32)}`;
 let heldSeq = 0;
 let depositSeq = 0;
 
@@ -37,7 +39,7 @@ export async function heldOrder(h: Harness, accountId: string, state: 'held' | '
   });
   const hash = hex();
   const seqno = 40 + heldSeq;
-  await insertMessage(db, { hash, wallet: 'EQwallet', seqno, validUntil: now + 60_000, boc: 'boc', total: order.amount, now }, [
+  await insertMessage(db, { hash, wallet: PAYING_WALLET, seqno, validUntil: now + 60_000, boc: 'boc', total: order.amount, now }, [
     { orderId: order.id, destination: 'EQDfragmentdestination', amount: order.amount - 10_000_000n, bodyHash: hex() },
   ]);
   await db.updateTable('wallet_messages').set({ state, tx_hash: txHash }).where('hash', '=', hash).execute();
@@ -46,7 +48,7 @@ export async function heldOrder(h: Harness, accountId: string, state: 'held' | '
     .set({ outcome: state === 'held' ? 'held' : 'paid' })
     .where('message_hash', '=', hash)
     .execute();
-  return { order, fragmentReqId, seqno };
+  return { order, fragmentReqId, seqno, wallet: PAYING_WALLET };
 }
 
 /** A deposit as the watcher records one: unmatched with no comment unless `row` says otherwise; its id and transaction hash. */

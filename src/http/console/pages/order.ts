@@ -1,4 +1,4 @@
-import { transactionUrl } from '../../../deposits/explorer.js';
+import { accountUrl, transactionUrl } from '../../../deposits/explorer.js';
 import { operatorResolve } from '../../../operator/order-resolve.js';
 import { verifyOperatorCode } from '../../../operator/operator-two-factor.js';
 import { orderDetails, type Outcome, ResolveError } from '../../../orders/admin.js';
@@ -13,6 +13,7 @@ type Request = Parameters<Parameters<Console['get']>[2]>[0];
 
 interface WalletMessage {
   hash: string;
+  wallet: string;
   seqno: number;
   state: string;
   outcome: string;
@@ -34,7 +35,7 @@ const NOTICES: Record<string, Slot> = {
 /**
  * One order across accounts, with what `starport order show` prints (orderDetails): the
  * Fragment request, the paying wallet's messages (seqno, state, the transaction with an explorer
- * link), the timeline of events, the journal and the worker; and, for an admin, the resolution
+ * link, or for a held one the wallet's page to check around its seqno), the timeline of events, the journal and the worker; and, for an admin, the resolution
  * of an order held for review as delivered or failed, with a reason and the two-factor code asked
  * again, through `starport order resolve`'s own operation (src/operator/order-resolve.ts).
  */
@@ -46,10 +47,13 @@ export function orderPageRoutes(web: Console): void {
     if (!details) return { code: 404, page: consolePage(view, { title: 'No such order', section: 'orders', body: html`<h1>No such order</h1><p class="mono">${id}</p>` }) };
     const { order, events, journal, worker, upstream } = details;
     const messages = (upstream?.wallet_messages ?? []) as WalletMessage[];
-    const txLink = (hash: string | null) =>
-      hash
-        ? html`<a class="mono wrap-any" href="${transactionUrl(hash, web.ctx.tonNetwork)}" rel="noopener noreferrer" target="_blank">${hash}</a>`
-        : html`<span class="muted">none seen on chain</span>`;
+    // A held message has no transaction of its own: the evidence is the wallet's history around its seqno.
+    const txLink = (m: WalletMessage) =>
+      m.tx_hash
+        ? html`<a class="mono wrap-any" href="${transactionUrl(m.tx_hash, web.ctx.tonNetwork)}" rel="noopener noreferrer" target="_blank">${m.tx_hash}</a>`
+        : m.state === 'held'
+          ? html`<span class="muted">none seen on chain</span>: <a href="${accountUrl(m.wallet, web.ctx.tonNetwork)}" rel="noopener noreferrer" target="_blank" data-testid="wallet-explorer">the wallet around seqno ${m.seqno}</a>`
+          : html`<span class="muted">none seen on chain</span>`;
     const evidence = upstream
       ? html`<dl class="details">
   <div><dt>Fragment request</dt><dd class="mono" data-testid="fragment-req-id">${String(upstream.fragment_req_id)}</dd></div>
@@ -57,7 +61,7 @@ export function orderPageRoutes(web: Console): void {
   <div><dt>Margin</dt><dd>${String(upstream.margin)} TON (after a ${String(upstream.fee_allowance)} TON fee allowance)</dd></div>
 </dl>
 <div class="table-wrap"><table class="table" data-testid="wallet-messages"><caption>The paying wallet's messages</caption><thead><tr><th scope="col">Seqno</th><th scope="col">State</th><th scope="col">For this order</th><th scope="col">Transaction</th><th scope="col">Signed</th><th scope="col">Valid until</th></tr></thead>
-<tbody>${messages.map((m) => html`<tr><td data-label="Seqno" class="num">${m.seqno}</td><td data-label="State">${m.state}</td><td data-label="For this order">${m.outcome}</td><td data-label="Transaction">${txLink(m.tx_hash)}</td><td data-label="Signed" class="when">${isoTime(m.signed_at)}</td><td data-label="Valid until" class="when">${isoTime(m.valid_until)}</td></tr>`)}</tbody></table></div>`
+<tbody>${messages.map((m) => html`<tr><td data-label="Seqno" class="num">${m.seqno}</td><td data-label="State">${m.state}</td><td data-label="For this order">${m.outcome}</td><td data-label="Transaction">${txLink(m)}</td><td data-label="Signed" class="when">${isoTime(m.signed_at)}</td><td data-label="Valid until" class="when">${isoTime(m.valid_until)}</td></tr>`)}</tbody></table></div>`
       : html`<p class="muted">No upstream request recorded (a test order, or a live order not yet sent to Fragment).</p>`;
     const timeline = events.map(
       (e) =>

@@ -1,3 +1,4 @@
+import { accountUrl } from '../../../deposits/explorer.js';
 import { isMode } from '../../../domain/api-key.js';
 import { ORDER_STATUSES, type OrderStatus } from '../../../domain/order-status.js';
 import { isProduct, PRODUCTS } from '../../../domain/products.js';
@@ -78,7 +79,8 @@ function ordersTable(orders: Order[], caption: string, extra?: { head: string; c
  * Orders across accounts with the dashboard's filters (status, product, mode, dates, search by
  * order id, external_id or account id) through listOrders, newest first with cursor pages; and
  * the held-for-review queue (?held=1) with the evidence to decide on (Fragment request, wallet
- * message seqno and state, read for the whole queue at once), each linked to its order page (./order.ts).
+ * message seqno and state, a held one's wallet on tonviewer; read for the whole queue at once),
+ * each linked to its order page (./order.ts).
  */
 export function orderRoutes(web: Console): void {
   web.get('/orders', 'support', async (request, reply) => {
@@ -93,7 +95,14 @@ export function orderRoutes(web: Console): void {
       );
       const evidence = (o: Order) => {
         const e = found.get(o.id);
-        return html`<span class="mono small">${e?.fragmentReqId ?? '–'}</span> · ${e?.walletMessages.map((m) => `seqno ${m.seqno} ${m.state}`).join(', ') || 'no wallet message'}`;
+        const messages = e?.walletMessages ?? [];
+        const message = (m: (typeof messages)[number], i: number) =>
+          html`${i > 0 ? ', ' : ''}seqno ${m.seqno} ${m.state}${
+            m.state === 'held'
+              ? html` (<a href="${accountUrl(m.wallet, web.ctx.tonNetwork)}" rel="noopener noreferrer" target="_blank" data-testid="wallet-explorer">the wallet on tonviewer</a>)`
+              : ''
+          }`;
+        return html`<span class="mono small" data-testid="fragment-req-id">${e?.fragmentReqId ?? '–'}</span> · ${messages.length ? messages.map(message) : 'no wallet message'}`;
       };
       const body = html`<h1>Orders held for review</h1>
 <p>Live orders whose payment could not be confirmed: the wallet's seqno moved but our message is nowhere. Check the chain and Fragment, then open the order to resolve it as delivered or failed. <a href="/orders">All orders</a></p>
