@@ -62,13 +62,6 @@ const outage = new Outage('API');
 export const UNAVAILABLE_RETRY_AFTER_S = 1;
 
 /**
- * Seconds a client is asked to wait before retrying a 503 live_unavailable: live fulfilment
- * paused (the breaker's probe runs every LIVE_BREAKER_COOLDOWN_SECONDS, 60 by default; an
- * operator's maintenance pause) or not configured. Nothing was reserved, so a retry is safe.
- */
-export const LIVE_RETRY_AFTER_S = 30;
-
-/**
  * The database cannot do the work right now (Engine.isUnavailable: a full or read-only disk,
  * an unreachable server). Nothing half-done was kept, so the same request, with the same
  * Idempotency-Key, may be sent again (docs/api.md "Errors").
@@ -90,7 +83,6 @@ export function replyUnavailable(request: FastifyRequest, reply: FastifyReply, e
 export async function handleError(error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply, engine?: Pick<Engine, 'isUnavailable'>) {
   const apiError = engine?.isUnavailable(error) ? unavailableError() : toApiError(error, request);
   if (apiError.code === 'service_unavailable') replyUnavailable(request, reply, error);
-  else if (apiError.code === 'live_unavailable') reply.header('Retry-After', String(LIVE_RETRY_AFTER_S));
   else if (apiError.code === 'internal_error') request.log.error({ err: error }, 'unhandled error');
   else if (apiError.status >= 500) request.log.warn({ code: apiError.code }, apiError.message);
   return reply.code(apiError.status).send(errorBody(apiError, request.id));

@@ -176,8 +176,7 @@ test('pause: live orders 503 with nothing reserved, queued ones wait, a successf
   expect(shown.body).toContain('action="/live/resume"');
   expect((await admin.client.post('/live/pause', { reason: 'again', _csrf: page.csrf as string })).location).toBe('/live?notice=already_paused');
 
-  const refused = await expectRejected(h, () => postOrder(h, a.liveKey, { product: 'stars', recipient: 'durov', quantity: 50 }), 503, 'live_unavailable');
-  expect(refused.headers['retry-after']).toBe('30');
+  await expectRejected(h, () => postOrder(h, a.liveKey, { product: 'stars', recipient: 'durov', quantity: 50 }), 503, 'live_unavailable');
   expect(await balanceOf(h, a.liveKey)).toMatchObject({ value: '20', reserved: '0' });
   const ready = (await h.inject({ method: 'GET', url: '/readyz' })).json();
   expect(ready.live).toMatchObject({ status: 'paused', paused_by: 'operator', reason: 'paused_by_operator' });

@@ -1507,7 +1507,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     /**
-                     * @description With `service_unavailable` and `live_unavailable`: seconds to wait before retrying.
+                     * @description With `service_unavailable`: seconds to wait before retrying.
                      * @example 1
                      */
                     "Retry-After"?: string;
@@ -1756,7 +1756,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     /**
-                     * @description With `service_unavailable` and `live_unavailable`: seconds to wait before retrying.
+                     * @description With `service_unavailable`: seconds to wait before retrying.
                      * @example 1
                      */
                     "Retry-After"?: string;
@@ -1933,7 +1933,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     /**
-                     * @description With `service_unavailable` and `live_unavailable`: seconds to wait before retrying.
+                     * @description With `service_unavailable`: seconds to wait before retrying.
                      * @example 1
                      */
                     "Retry-After"?: string;
@@ -2133,7 +2133,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     /**
-                     * @description With `service_unavailable` and `live_unavailable`: seconds to wait before retrying.
+                     * @description With `service_unavailable`: seconds to wait before retrying.
                      * @example 1
                      */
                     "Retry-After"?: string;
@@ -2297,7 +2297,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     /**
-                     * @description With `service_unavailable` and `live_unavailable`: seconds to wait before retrying.
+                     * @description With `service_unavailable`: seconds to wait before retrying.
                      * @example 1
                      */
                     "Retry-After"?: string;
@@ -2450,7 +2450,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     /**
-                     * @description With `service_unavailable` and `live_unavailable`: seconds to wait before retrying.
+                     * @description With `service_unavailable`: seconds to wait before retrying.
                      * @example 1
                      */
                     "Retry-After"?: string;
@@ -2603,7 +2603,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     /**
-                     * @description With `service_unavailable` and `live_unavailable`: seconds to wait before retrying.
+                     * @description With `service_unavailable`: seconds to wait before retrying.
                      * @example 1
                      */
                     "Retry-After"?: string;
@@ -2766,7 +2766,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     /**
-                     * @description With `service_unavailable` and `live_unavailable`: seconds to wait before retrying.
+                     * @description With `service_unavailable`: seconds to wait before retrying.
                      * @example 1
                      */
                     "Retry-After"?: string;
@@ -2946,7 +2946,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     /**
-                     * @description With `service_unavailable` and `live_unavailable`: seconds to wait before retrying.
+                     * @description With `service_unavailable`: seconds to wait before retrying.
                      * @example 1
                      */
                     "Retry-After"?: string;
@@ -3107,7 +3107,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     /**
-                     * @description With `service_unavailable` and `live_unavailable`: seconds to wait before retrying.
+                     * @description With `service_unavailable`: seconds to wait before retrying.
                      * @example 1
                      */
                     "Retry-After"?: string;
@@ -3260,7 +3260,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     /**
-                     * @description With `service_unavailable` and `live_unavailable`: seconds to wait before retrying.
+                     * @description With `service_unavailable`: seconds to wait before retrying.
                      * @example 1
                      */
                     "Retry-After"?: string;
@@ -3413,7 +3413,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     /**
-                     * @description With `service_unavailable` and `live_unavailable`: seconds to wait before retrying.
+                     * @description With `service_unavailable`: seconds to wait before retrying.
                      * @example 1
                      */
                     "Retry-After"?: string;
@@ -3634,7 +3634,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     /**
-                     * @description With `service_unavailable` and `live_unavailable`: seconds to wait before retrying.
+                     * @description With `service_unavailable`: seconds to wait before retrying.
                      * @example 1
                      */
                     "Retry-After"?: string;
@@ -3832,7 +3832,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     /**
-                     * @description With `service_unavailable` and `live_unavailable`: seconds to wait before retrying.
+                     * @description With `service_unavailable`: seconds to wait before retrying.
                      * @example 1
                      */
                     "Retry-After"?: string;
@@ -4056,7 +4056,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     /**
-                     * @description With `service_unavailable` and `live_unavailable`: seconds to wait before retrying.
+                     * @description With `service_unavailable`: seconds to wait before retrying.
                      * @example 1
                      */
                     "Retry-After"?: string;
@@ -4256,7 +4256,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     /**
-                     * @description With `service_unavailable` and `live_unavailable`: seconds to wait before retrying.
+                     * @description With `service_unavailable`: seconds to wait before retrying.
                      * @example 1
                      */
                     "Retry-After"?: string;

@@ -242,13 +242,9 @@ function responseHeaders(status: number, extra: readonly HeaderName[] = []): Rec
   if (status === 429) names.push('Retry-After');
   names.push(...extra);
   const headers: Record<string, unknown> = Object.fromEntries(names.map((name) => [name, headerRef(name)]));
-  // A 503 carries Retry-After when it is service_unavailable or live_unavailable (price_unavailable does not).
+  // A 503 carries Retry-After when it is service_unavailable (the other 503 codes do not).
   if (status === 503)
-    headers['Retry-After'] = {
-      ...COMPONENT_HEADERS['Retry-After'],
-      description: 'With `service_unavailable` and `live_unavailable`: seconds to wait before retrying.',
-      required: false,
-    };
+    headers['Retry-After'] = { ...COMPONENT_HEADERS['Retry-After'], description: 'With `service_unavailable`: seconds to wait before retrying.', required: false };
   return headers;
 }
 
