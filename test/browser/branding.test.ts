@@ -1,5 +1,5 @@
-import fs from 'node:fs';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { CHROMIUM, HAVE_CHROMIUM, launchChromium } from '../support/browser.js';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { BRAND, type BrandFixtures, brandEnv, brandFixtures } from '../support/brand.js';
 import { testEngine } from '../support/database.js';
@@ -14,8 +14,6 @@ import { startSmtpServer, type TestSmtpServer } from '../support/smtp-server.js'
  * accent is the computed colour. Like test/browser/dashboard.test.ts: Debian's Chromium, skipped
  * without it unless BROWSER_TESTS=1, on SQLite only (test/web/branding.test.ts runs both engines).
  */
-const CHROMIUM = '/usr/bin/chromium';
-const HAVE_CHROMIUM = fs.existsSync(CHROMIUM);
 const REQUIRED = process.env.BROWSER_TESTS === '1';
 
 test.runIf(REQUIRED && !HAVE_CHROMIUM)('Chromium is installed (BROWSER_TESTS=1)', () => {
@@ -58,11 +56,7 @@ describe.skipIf(!HAVE_CHROMIUM || testEngine === 'postgres')('a branded dashboar
     smtp = await startSmtpServer();
     h = await startHarness(brandEnv(smtp));
     fixtures = await brandFixtures(h, smtp);
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    browser = await launchChromium();
   }, 120_000);
 
   afterAll(async () => {

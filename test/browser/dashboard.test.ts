@@ -1,7 +1,8 @@
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { CHROMIUM, HAVE_CHROMIUM, launchChromium } from '../support/browser.js';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { PROJECT_ROOT } from '../support/cli.js';
 import { testEngine } from '../support/database.js';
@@ -20,8 +21,6 @@ import { type Harness, startHarness } from '../support/harness.js';
  * Without Chromium the suite is skipped with a loud warning — unless BROWSER_TESTS=1 (CI, set
  * by .ci/run), where a missing browser is a failure.
  */
-const CHROMIUM = '/usr/bin/chromium';
-const HAVE_CHROMIUM = fs.existsSync(CHROMIUM);
 const REQUIRED = process.env.BROWSER_TESTS === '1';
 if (!HAVE_CHROMIUM) {
   const bar = '!'.repeat(88);
@@ -55,11 +54,7 @@ describe.skipIf(!HAVE_CHROMIUM || testEngine === 'postgres')('the dashboard in C
     fs.mkdirSync(ARTIFACTS, { recursive: true });
     // Slow enough fulfilment that the order page is seen before delivery and follows it there.
     h = await startHarness({ DEPOSIT_ADDRESS: RAW_ADDRESS, TEST_FULFILMENT_DELAY_MS: '5000' });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    browser = await launchChromium();
     context = await browser.newContext({ viewport: { width: 1280, height: 860 }, deviceScaleFactor: 1, locale: 'en-US' });
     await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: h.url });
     page = await context.newPage();

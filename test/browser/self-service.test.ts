@@ -2,7 +2,8 @@ import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { generate, generateSecret } from 'otplib';
-import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { CHROMIUM, HAVE_CHROMIUM, launchChromium } from '../support/browser.js';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createAccount } from '../../src/accounts/accounts.js';
 import { issuePasswordLink } from '../../src/accounts/dashboard-users.js';
@@ -20,8 +21,6 @@ import { type ReceivedMail, startSmtpServer, type TestSmtpServer } from '../supp
  * for the two-factor code; an invite e-mailed and accepted in a second browser context; a
  * revoked invite's link refuses. axe-core on each new page must find nothing serious.
  */
-const CHROMIUM = '/usr/bin/chromium';
-const HAVE_CHROMIUM = fs.existsSync(CHROMIUM);
 const ARTIFACTS = path.join(PROJECT_ROOT, 'test-artifacts', 'browser-self-service', testEngine);
 const AXE_SOURCE = HAVE_CHROMIUM ? fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8') : '';
 const PASSWORD = 'a long browser passphrase';
@@ -43,11 +42,7 @@ describe.skipIf(!HAVE_CHROMIUM || testEngine === 'postgres')('self-service sign-
     fs.mkdirSync(ARTIFACTS, { recursive: true });
     smtp = await startSmtpServer();
     h = await startHarness({ SMTP_URL: smtp.url, MAIL_FROM: 'Starport <noreply@example.com>', SIGNUP_VERIFY: 'required' });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    browser = await launchChromium();
   }, 120_000);
   afterAll(async () => {
     await browser?.close();

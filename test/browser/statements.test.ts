@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { type Browser, chromium } from 'playwright-core';
+import type { Browser } from 'playwright-core';
+import { CHROMIUM, HAVE_CHROMIUM, launchChromium } from '../support/browser.js';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { PROJECT_ROOT } from '../support/cli.js';
 import { testEngine } from '../support/database.js';
@@ -13,8 +14,6 @@ import { accountIdOf, signedUp } from '../support/web.js';
  * kind of line fits 390 and 1280 px, the print button prints, and printed (print media, A4) the
  * page is the statement alone: no header, menu or buttons, one A4 page as a PDF.
  */
-const CHROMIUM = '/usr/bin/chromium';
-const HAVE_CHROMIUM = fs.existsSync(CHROMIUM);
 const ARTIFACTS = path.join(PROJECT_ROOT, 'test-artifacts', 'browser-statements', testEngine);
 
 test.runIf(process.env.BROWSER_TESTS === '1' && !HAVE_CHROMIUM)('Chromium is installed (BROWSER_TESTS=1)', () => {
@@ -48,11 +47,7 @@ describe.skipIf(!HAVE_CHROMIUM || testEngine === 'postgres')('statements in Chro
     session = signed.client.session as string;
     // The signed-up account gets a year of activity, from January 2025.
     await seedYear(h.service.db, { accountId: await accountIdOf(h, signed.email) });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    browser = await launchChromium();
   }, 120_000);
   afterAll(async () => {
     await browser?.close();

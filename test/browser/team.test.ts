@@ -2,7 +2,8 @@ import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { generate } from 'otplib';
-import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { HAVE_CHROMIUM, launchChromium } from '../support/browser.js';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { PROJECT_ROOT } from '../support/cli.js';
 import { testEngine } from '../support/database.js';
@@ -17,8 +18,6 @@ import { type Harness, startHarness } from '../support/harness.js';
  * whose session cookie then no longer works; the activity log names each actor. axe-core on
  * every new page must find nothing serious.
  */
-const CHROMIUM = '/usr/bin/chromium';
-const HAVE_CHROMIUM = fs.existsSync(CHROMIUM);
 const ARTIFACTS = path.join(PROJECT_ROOT, 'test-artifacts', 'browser-team', testEngine);
 const AXE_SOURCE = HAVE_CHROMIUM ? fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8') : '';
 const PASSWORD = 'a long browser passphrase';
@@ -33,11 +32,7 @@ describe.skipIf(!HAVE_CHROMIUM || testEngine === 'postgres')('teams and two-fact
     fs.rmSync(ARTIFACTS, { recursive: true, force: true });
     fs.mkdirSync(ARTIFACTS, { recursive: true });
     h = await startHarness();
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    browser = await launchChromium();
   }, 120_000);
   afterAll(async () => {
     await browser?.close();

@@ -1,4 +1,3 @@
-import { mnemonicNew } from '@ton/crypto';
 import { afterAll, beforeAll, beforeEach, expect, test, vi } from 'vitest';
 import { listAudit } from '../../src/audit/audit.js';
 import { storedFragmentSession } from '../../src/live/fragment/session-store.js';
@@ -8,11 +7,10 @@ import { createOrder } from '../../src/orders/create-order.js';
 import { IdempotencyGate } from '../../src/orders/idempotency-gate.js';
 import { findOrderById } from '../../src/orders/order-store.js';
 import { signedInOperator } from '../support/console.js';
-import { FAKE_SESSION, FakeFragment } from '../support/fragment/fake-fragment.js';
+import { FAKE_SESSION, type FakeFragment } from '../support/fragment/fake-fragment.js';
 import { type Harness, type HarnessLogs, startHarness } from '../support/harness.js';
 import { balanceOf, expectOk, expectRejected, pollUntil, postOrder, validate, waitForStatus } from '../support/http.js';
-import { FakeToncenter } from '../support/ton/fake-toncenter.js';
-import { fundedWallet } from '../live/wallet-support.js';
+import { type LiveFakes, startLiveFakes } from '../support/live-fakes.js';
 
 /**
  * The console's Live page against the fake Fragment and a paying wallet on the fake chain: an
@@ -27,34 +25,19 @@ const RENEWED = 'stel_ssid=console-ssid; stel_dt=-180; stel_token=console-secret
 const SECRETS = ['console-secret-token-4711', 'console-ton-secret-0815', 'console-ssid'];
 const OPS = 'ops-console-live@example.com';
 
+let fakes: LiveFakes;
 let fragment: FakeFragment;
-let ton: FakeToncenter;
 let h: Harness;
 const logs: HarnessLogs = { level: 'trace', lines: [] };
 
 beforeAll(async () => {
-  [fragment, ton] = await Promise.all([FakeFragment.start({ anyoneExists: true }), FakeToncenter.start()]);
-  const mnemonic = (await mnemonicNew()).join(' ');
-  await fundedWallet(ton, mnemonic);
-  h = await startHarness(
-    {
-      OPERATOR_PORT: '0',
-      FRAGMENT_BASE_URL: fragment.url,
-      FRAGMENT_COOKIES: FAKE_SESSION,
-      FRAGMENT_MAX_RPS: '1000',
-      WALLET_MNEMONIC: mnemonic,
-      TON_API_URL: ton.url,
-      WALLET_POLL_MS: '100',
-      WALLET_CONFIRM_MARGIN_SECONDS: '1',
-      LIVE_BREAKER_COOLDOWN_SECONDS: '1',
-      OPERATOR_EMAILS: OPS,
-    },
-    { logs },
-  );
+  fakes = await startLiveFakes();
+  ({ fragment } = fakes);
+  h = await startHarness({ ...fakes.env, OPERATOR_PORT: '0', OPERATOR_EMAILS: OPS }, { logs });
 });
 afterAll(async () => {
   await h?.close();
-  await Promise.all([fragment?.close(), ton?.close()]);
+  await fakes?.close();
 });
 beforeEach(async () => {
   // Every test starts logged in with the configured session and nothing paused.

@@ -126,10 +126,15 @@ export function paymentsSection(payments: RecentPayment[], network: 'mainnet' | 
   <td data-label="Signed" class="when">${time(p.signedAt)}</td>
 </tr>`,
   );
+  // No payment yet: a sentence, not an empty table (a phone shows rows as labelled cards).
+  const list =
+    rows.length === 0
+      ? html`<p class="muted" data-testid="no-payments">The paying wallet has sent no payment yet.</p>`
+      : html`<div class="table-wrap"><table class="table" data-testid="payments"><caption class="visually-hidden">The paying wallet's last ${payments.length} payments, newest first</caption>
+  <thead><tr><th scope="col">Order</th><th scope="col" class="num">Amount</th><th scope="col">Destination</th><th scope="col" class="num">Seqno</th><th scope="col">Transaction</th><th scope="col">State</th><th scope="col">Signed</th></tr></thead>
+  <tbody>${rows}</tbody></table></div>`;
   return html`<section class="section" aria-labelledby="payments-heading">
   <h2 id="payments-heading">Recent payments</h2>
-  <div class="table-wrap"><table class="table" data-testid="payments"><caption class="visually-hidden">The paying wallet's last ${payments.length} payments, newest first</caption>
-  <thead><tr><th scope="col">Order</th><th scope="col" class="num">Amount</th><th scope="col">Destination</th><th scope="col" class="num">Seqno</th><th scope="col">Transaction</th><th scope="col">State</th><th scope="col">Signed</th></tr></thead>
-  <tbody>${rows.length > 0 ? rows : html`<tr><td colspan="7" data-testid="no-payments">The paying wallet has sent no payment yet.</td></tr>`}</tbody></table></div>
+  ${list}
 </section>`;
 }
