@@ -145,5 +145,7 @@ export async function consoleScreenshots({ browser, service, shotTo }) {
   await shot('console-deposits');
   await page.goto(`${base}/audit`);
   await shot('console-audit');
+  await page.goto(`${base}/live`);
+  await shot('console-live');
   await context.close();
 }
