@@ -310,23 +310,37 @@ describe('order show / order resolve of a live order held with its payment reque
   });
 });
 
+/**
+ * With the breaker closed: a second, API-only node on the same database, and an account with
+ * 5 live TON whose key orders 50 stars through either node (`order(url)`). Stop the node after.
+ */
+async function secondNode(label: string) {
+  await pollUntil(
+    () => service.live.breaker.read(),
+    (b) => b.state === 'closed',
+    { what: 'the breaker to close' },
+  );
+  const apiNode = await startService(loadConfig({ ...env, PORT: '0' }), createLogger('silent'), 'api');
+  try {
+    const account = await createAccount(service.db, `cli-${label}-${Date.now()}@example.com`);
+    await adjustBalance(service.db, { accountId: account.accountId, mode: 'live', amount: parseTon('5'), reason: 'test funding' });
+    const order = (url: string) =>
+      fetch(`${url}/api/v1/orders`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${account.liveKey}`, 'Content-Type': 'application/json', 'Idempotency-Key': `${label}-${Math.random()}` },
+        body: JSON.stringify({ product: 'stars', recipient: '@durov', quantity: 50 }),
+      });
+    return { apiNode, account, order };
+  } catch (error) {
+    await apiNode.stop();
+    throw error;
+  }
+}
+
 describe('the circuit breaker is shared through the database', () => {
   test('paused by one node, every API node answers 503 live_unavailable with nothing reserved; the probe resumes all', async () => {
-    await pollUntil(
-      () => service.live.breaker.read(),
-      (b) => b.state === 'closed',
-      { what: 'the breaker to close' },
-    );
-    const apiNode = await startService(loadConfig({ ...env, PORT: '0' }), createLogger('silent'), 'api');
+    const { apiNode, account, order } = await secondNode('breaker');
     try {
-      const account = await createAccount(service.db, `cli-breaker-${Date.now()}@example.com`);
-      await adjustBalance(service.db, { accountId: account.accountId, mode: 'live', amount: parseTon('5'), reason: 'test funding' });
-      const order = (url: string) =>
-        fetch(`${url}/api/v1/orders`, {
-          method: 'POST',
-          headers: { Authorization: `Bearer ${account.liveKey}`, 'Content-Type': 'application/json', 'Idempotency-Key': `k-${Math.random()}` },
-          body: JSON.stringify({ product: 'stars', recipient: '@durov', quantity: 50 }),
-        });
       fake.kyc = false;
       expect((await order(apiNode.url)).status).toBe(201);
       // The worker of the first node meets need_verify and pauses live fulfilment for everyone.
@@ -359,21 +373,8 @@ describe('the circuit breaker is shared through the database', () => {
 
 describe('live pause / live resume', () => {
   test('pause: every node answers 503 live_unavailable with nothing reserved, no upstream success resumes it; resume: orders flow; audited', async () => {
-    await pollUntil(
-      () => service.live.breaker.read(),
-      (b) => b.state === 'closed',
-      { what: 'the breaker to close' },
-    );
-    const apiNode = await startService(loadConfig({ ...env, PORT: '0' }), createLogger('silent'), 'api');
+    const { apiNode, account, order } = await secondNode('pause');
     try {
-      const account = await createAccount(service.db, `cli-pause-${Date.now()}@example.com`);
-      await adjustBalance(service.db, { accountId: account.accountId, mode: 'live', amount: parseTon('5'), reason: 'test funding' });
-      const order = (url: string) =>
-        fetch(`${url}/api/v1/orders`, {
-          method: 'POST',
-          headers: { Authorization: `Bearer ${account.liveKey}`, 'Content-Type': 'application/json', 'Idempotency-Key': `p-${Math.random()}` },
-          body: JSON.stringify({ product: 'stars', recipient: '@durov', quantity: 50 }),
-        });
       const reserved = async () => (await service.db.kysely.selectFrom('orders').select('id').where('account_id', '=', account.accountId).execute()).length;
 
       const noReason = await cli(['live', 'pause']);
