@@ -50,13 +50,9 @@ export interface PricedAccount {
   planName?: string | null;
 }
 
-async function planOf(db: Kysely<Database>, ref: PricedAccount): Promise<StoredPlan | undefined> {
-  if (ref.planName === undefined) return planOfAccount(db, ref.accountId);
-  return ref.planName === null ? undefined : findPlan(db, ref.planName);
-}
-
 export async function accountPricing(db: Kysely<Database>, ref: PricedAccount, now: number, options: { volume?: boolean } = {}): Promise<AccountPricing> {
-  const plan = await planOf(db, ref);
+  // Known to have no plan (the common case): nothing to read, so nothing to wait for either.
+  const plan = ref.planName === null ? undefined : await (ref.planName === undefined ? planOfAccount(db, ref.accountId) : findPlan(db, ref.planName));
   // Without a plan, or with one tier, the price does not depend on volume: it is read only when asked for.
   const volumeNanotons = options.volume || (plan && plan.tiers.length > 1) ? await deliveredVolume(db, ref, now) : 0n;
   if (!plan) return { plan, volumeNanotons, tier: 0, rule: undefined };
