@@ -5,7 +5,7 @@ import type { Db } from '../db/engine.js';
 import { coalescedRead, preparedQuery } from '../db/prepared.js';
 import type { Database } from '../db/schema.js';
 import { openBalances } from '../ledger/ledger.js';
-import { type Authentication, authenticationOf, KEY_VERDICT_COLUMNS } from './key-verdict.js';
+import { type Authentication, authenticationOf, KEY_VERDICT_COLUMNS, keyVerdictSource } from './key-verdict.js';
 import { ensurePerson } from './people.js';
 import { apiKeyChanged } from '../notifications/notices.js';
 
@@ -64,8 +64,8 @@ async function insertKey(tx: Kysely<Database>, accountId: string, mode: Mode, no
  * PostgreSQL every request looks its key up. On SQLite `authenticate` answers active keys from
  * a per-process cache, but an entry only counts while Db.keysVersion is what it was when the
  * entry was made, and this commit changes it everywhere: `PRAGMA data_version` moves in every
- * other connection (another process, the CLI), and this connection's own writes to api_keys
- * and accounts are counted by TEMP triggers (src/db/sqlite.ts). The next request therefore
+ * other connection (another process, the CLI), and this connection's own writes to api_keys,
+ * accounts and account_plans are counted by TEMP triggers (src/db/sqlite.ts). The next request therefore
  * reads the key again and finds it revoked. `within` runs inside the same transaction (the
  * operator's audit record), with the new key's display prefix.
  */
@@ -91,11 +91,7 @@ export async function reissueKey(
 }
 
 /** Resolves a bearer key. The layout and checksum are checked before any database lookup. */
-const selectKeys = (db: Kysely<Database>) =>
-  db
-    .selectFrom('api_keys as k')
-    .innerJoin('accounts as a', 'a.id', 'k.account_id')
-    .select(['k.key_hash', ...KEY_VERDICT_COLUMNS]);
+const selectKeys = (db: Kysely<Database>) => keyVerdictSource(db).select(['k.key_hash', ...KEY_VERDICT_COLUMNS]);
 const selectKeyByHash = coalescedRead(
   preparedQuery((db, keyHash: string) => selectKeys(db).where('k.key_hash', '=', keyHash)),
   preparedQuery((db, keyHashes: string[]) => selectKeys(db).where('k.key_hash', '=', sql<string>`any(${keyHashes})`)),
@@ -135,8 +131,9 @@ async function lookUpKey(db: Db, keyHash: string): Promise<Authentication> {
 
 /**
  * Active keys already looked up, by key hash, each valid only while Db.keysVersion still
- * gives the stamp it was read under: any change to any key or account, by any process,
- * empties it in effect, so a reissue revokes the old key for the very next request.
+ * gives the stamp it was read under: any change to any key, account or account's plan, by any
+ * process, empties it in effect, so a reissue revokes the old key, and a plan assignment
+ * prices, from the very next request.
  */
 const KEY_CACHE_SIZE = 10_000;
 type KeyCache = Map<string, { stamp: string; result: Authentication }>;

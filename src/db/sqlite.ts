@@ -266,7 +266,8 @@ export function sqliteDialect(target: BetterSqlite3.Database | SqliteConnection)
 /**
  * Db.keysVersion on SQLite: `PRAGMA data_version` changes when another connection (the CLI,
  * another process) commits, and TEMP triggers, which fire for this connection's own writes
- * only, count its changes to keys and accounts in memory (a trigger of a write that is then
+ * only, count its changes to keys, accounts and accounts' plans (the verdict carries the plan's
+ * name: src/accounts/key-verdict.ts) in memory (a trigger of a write that is then
  * rolled back still counts: that only costs a cache miss). Called once the schema exists.
  */
 export function sqliteKeysVersion(db: BetterSqlite3.Database, snapshot: ReadSnapshot): () => string {
@@ -282,6 +283,9 @@ export function sqliteKeysVersion(db: BetterSqlite3.Database, snapshot: ReadSnap
     create temp trigger starport_keys_deleted after delete on main.api_keys ${count};
     create temp trigger starport_accounts_updated after update on main.accounts ${count};
     create temp trigger starport_accounts_deleted after delete on main.accounts ${count};
+    create temp trigger starport_account_plans_inserted after insert on main.account_plans ${count};
+    create temp trigger starport_account_plans_updated after update on main.account_plans ${count};
+    create temp trigger starport_account_plans_deleted after delete on main.account_plans ${count};
   `);
   const dataVersion = db.prepare('pragma data_version').pluck();
   // Within one read snapshot no other connection's commit can show, so data_version is read

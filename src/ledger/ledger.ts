@@ -1,6 +1,6 @@
 import { type Kysely, sql } from 'kysely';
 import type { Mode } from '../domain/api-key.js';
-import { type Authentication, authenticationOf, KEY_VERDICT_COLUMNS } from '../accounts/key-verdict.js';
+import { type Authentication, authenticationOf, KEY_VERDICT_COLUMNS, keyVerdictSource } from '../accounts/key-verdict.js';
 import { utcDay } from '../domain/time.js';
 import { addToBalanceDay, addToBalanceDayFromMoved } from './balance-days.js';
 import { entryId, entryIdSql, newEntryIdHead } from './entry-id.js';
@@ -289,9 +289,7 @@ const selectBalanceOfKey = coalescedRead(
   (row) => row.key_hash,
 );
 function balanceOfKey(db: Kysely<Database>) {
-  return db
-    .selectFrom('api_keys as k')
-    .innerJoin('accounts as a', 'a.id', 'k.account_id')
+  return keyVerdictSource(db)
     .leftJoin('balances as b', (join) => join.onRef('b.account_id', '=', 'k.account_id').onRef('b.mode', '=', 'k.mode'))
     .select(['k.key_hash', ...KEY_VERDICT_COLUMNS, 'b.available', 'b.reserved']);
 }

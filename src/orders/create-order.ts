@@ -27,6 +27,8 @@ export interface CreateOrderInput {
   externalId: string | null;
   /** GET /quote's id: the order is charged the quoted amount. */
   quoteId?: string | null;
+  /** The account's plan when the caller knows it (the API key's verdict; null: none): else looked up to price. */
+  planName?: string | null;
 }
 
 export interface CreateOrderDeps {

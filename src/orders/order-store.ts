@@ -123,9 +123,11 @@ const keysWithOrders = (db: Kysely<Database>, keyHashes: string[], orderIds: str
     .with(
       (cte) => cte('keys').materialized(),
       (db) =>
+        // As keyVerdictSource (key-verdict.ts), which takes no query creator with CTEs.
         db
           .selectFrom('api_keys as k')
           .innerJoin('accounts as a', 'a.id', 'k.account_id')
+          .leftJoin('account_plans as ap', 'ap.account_id', 'k.account_id')
           .where('k.key_hash', '=', sql<string>`any(${keyHashes})`)
           .select(['k.key_hash', ...KEY_VERDICT_COLUMNS]),
     )

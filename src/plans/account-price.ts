@@ -8,7 +8,7 @@ import type { Database } from '../db/schema.js';
 import { orderDays } from '../orders/order-days.js';
 import { freshPrice } from '../orders/fresh-price.js';
 import type { PriceSource } from '../providers/ports.js';
-import { planOfAccount, type StoredPlan } from './plan-store.js';
+import { findPlan, planOfAccount, type StoredPlan } from './plan-store.js';
 
 /**
  * The price of an account (docs/operations.md "Price plans"): its plan's tier for its delivered
@@ -39,8 +39,20 @@ async function deliveredVolume(db: Kysely<Database>, ref: { accountId: string; m
   return days.reduce((sum, day) => sum + day.deliveredAmount, 0n);
 }
 
-export async function accountPricing(db: Kysely<Database>, ref: { accountId: string; mode: Mode }, now: number, options: { volume?: boolean } = {}): Promise<AccountPricing> {
-  const plan = await planOfAccount(db, ref.accountId);
+/**
+ * Whose price: the account and mode, and, when the caller knows it already, the account's plan
+ * name (an API request's key verdict carries it: src/accounts/key-verdict.ts; null: no plan).
+ * Without it the plan is looked up (the dashboard, the CLI).
+ */
+export interface PricedAccount {
+  accountId: string;
+  mode: Mode;
+  planName?: string | null;
+}
+
+export async function accountPricing(db: Kysely<Database>, ref: PricedAccount, now: number, options: { volume?: boolean } = {}): Promise<AccountPricing> {
+  // Known to have no plan (the common case): nothing to read, so nothing to wait for either.
+  const plan = ref.planName === null ? undefined : await (ref.planName === undefined ? planOfAccount(db, ref.accountId) : findPlan(db, ref.planName));
   // Without a plan, or with one tier, the price does not depend on volume: it is read only when asked for.
   const volumeNanotons = options.volume || (plan && plan.tiers.length > 1) ? await deliveredVolume(db, ref, now) : 0n;
   if (!plan) return { plan, volumeNanotons, tier: 0, rule: undefined };
@@ -49,13 +61,7 @@ export async function accountPricing(db: Kysely<Database>, ref: { accountId: str
 }
 
 /** What (product, quantity) costs this account now, or 503 price_unavailable (freshPrice). */
-export async function accountPrice(
-  deps: { db: Kysely<Database>; prices: PriceSource },
-  ref: { accountId: string; mode: Mode },
-  product: Product,
-  quantity: number,
-  now = Date.now(),
-): Promise<bigint> {
+export async function accountPrice(deps: { db: Kysely<Database>; prices: PriceSource }, ref: PricedAccount, product: Product, quantity: number, now = Date.now()): Promise<bigint> {
   const { rule } = await accountPricing(deps.db, ref, now);
   return freshPrice(deps.prices, product, quantity, ref.mode, rule);
 }

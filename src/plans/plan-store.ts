@@ -60,8 +60,10 @@ export async function definePlan(
   return { ...plan, createdAt: audit.now, createdBy: audit.actor };
 }
 
+const selectPlan = preparedQuery((db, name: string) => db.selectFrom('price_plans').selectAll().where('name', '=', name));
+
 export async function findPlan(db: Kysely<Database>, name: string): Promise<StoredPlan | undefined> {
-  const row = await db.selectFrom('price_plans').selectAll().where('name', '=', name).executeTakeFirst();
+  const [row] = await selectPlan(db, name);
   return row && planFromRow(row);
 }
 

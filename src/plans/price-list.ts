@@ -1,10 +1,9 @@
 import type { Kysely } from 'kysely';
-import type { Mode } from '../domain/api-key.js';
 import { PREMIUM_MONTHS, type Product, quantityRule, STARS_MAX, STARS_MIN } from '../domain/products.js';
 import type { Database } from '../db/schema.js';
 import { freshPrice } from '../orders/fresh-price.js';
 import type { PriceSource } from '../providers/ports.js';
-import { accountPricing } from './account-price.js';
+import { accountPricing, type PricedAccount } from './account-price.js';
 
 /**
  * GET /prices (docs/api.md "GET /prices"): what the account pays now in a mode, per product,
@@ -33,7 +32,7 @@ interface PriceListing {
   nextTier: { from: bigint; needs: bigint } | null;
 }
 
-export async function priceListing(deps: { db: Kysely<Database>; prices: PriceSource }, ref: { accountId: string; mode: Mode }, now = Date.now()): Promise<PriceListing> {
+export async function priceListing(deps: { db: Kysely<Database>; prices: PriceSource }, ref: PricedAccount, now = Date.now()): Promise<PriceListing> {
   const pricing = await accountPricing(deps.db, ref, now, { volume: true });
   const price = (product: Product, quantity: number) => freshPrice(deps.prices, product, quantity, ref.mode, pricing.rule);
   const lines: PriceLine[] = [{ product: 'stars', quantityRule: quantityRule('stars'), minQuantity: STARS_MIN, maxQuantity: STARS_MAX, unitPrice: await price('stars', 1) }];

@@ -17,6 +17,8 @@ export interface Harness {
   service: RunningService;
   url: string;
   dataDir: string;
+  /** The database's environment (DATA_DIR, plus DATABASE_URL on PostgreSQL): a CLI on it is another process on the same data. */
+  databaseEnv: Record<string, string>;
   inject: RunningService['app']['inject'];
   /** A new account; `funds` (TON) credited to its test and live balances. */
   account(options?: { test?: string; live?: string }): Promise<TestAccount>;
@@ -69,6 +71,7 @@ export async function startHarness(env: Record<string, string> = {}, options: { 
     service,
     url: service.url,
     dataDir,
+    databaseEnv: database.env,
     // Every response a suite receives through inject is checked against the served OpenAPI
     // document (openapi.ts): the document cannot drift from what the service answers.
     inject: conformingInject(service.app),

@@ -12,6 +12,8 @@ export interface Caller {
   keyId: string;
   /** No owner of the account has verified an e-mail address yet (docs/api.md "Authentication"). */
   unverified: boolean;
+  /** The account's price plan, null on the global markup: read with the key (src/accounts/key-verdict.ts). */
+  planName: string | null;
 }
 
 /**
@@ -61,5 +63,5 @@ export function prefetched<T>(request: FastifyRequest): Promise<T> | undefined {
 
 function callerOf(result: Authentication): Caller {
   if (!result.ok) throw new ApiError(result.code);
-  return { accountId: result.accountId, mode: result.mode, keyId: result.keyId, unverified: result.unverified };
+  return { accountId: result.accountId, mode: result.mode, keyId: result.keyId, unverified: result.unverified, planName: result.planName };
 }

@@ -118,11 +118,12 @@ export function createOrder(app: FastifyInstance, ctx: ApiContext): void {
       },
     },
     async (request, reply) => {
-      const { accountId, mode } = request.caller;
+      const { accountId, mode, planName } = request.caller;
       const body = request.body;
       const result = await placeOrder(ctx.orders, {
         accountId,
         mode,
+        planName,
         idempotencyKey: request.idempotencyKey,
         product: body.product,
         username: parseUsername(body.recipient) as string,

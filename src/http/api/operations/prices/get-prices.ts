@@ -92,8 +92,8 @@ const GET_PRICES: OperationDoc = {
 
 export function getPrices(app: FastifyInstance, ctx: ApiContext): void {
   app.withTypeProvider<TypeBoxTypeProvider>().get('/prices', { config: { openapi: GET_PRICES } }, async (request): Promise<Answer> => {
-    const { accountId, mode } = request.caller;
-    const listing = await priceListing({ db: ctx.db.kysely, prices: ctx.prices }, { accountId, mode });
+    const { accountId, mode, planName } = request.caller;
+    const listing = await priceListing({ db: ctx.db.kysely, prices: ctx.prices }, { accountId, mode, planName });
     return {
       ok: true,
       mode,

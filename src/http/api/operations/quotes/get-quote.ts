@@ -70,9 +70,10 @@ export function getQuote(app: FastifyInstance, ctx: ApiContext): void {
     const { product } = request.query;
     const quantity = Number(request.query.quantity);
     if (!isValidQuantity(product, quantity)) throw malformedField('quantity');
-    const { accountId, mode } = request.caller;
+    const { accountId, mode, planName } = request.caller;
     // The account's price (its plan's, else PRICE_MARKUP_PERCENT): docs/operations.md "Price plans".
-    const amount = await accountPrice({ db: ctx.db.kysely, prices: ctx.prices }, { accountId, mode }, product, quantity);
+    // The plan's name came with the key's verdict: no lookup of the account's plan here.
+    const amount = await accountPrice({ db: ctx.db.kysely, prices: ctx.prices }, { accountId, mode, planName }, product, quantity);
     // The id is the signed quote (quotes.ts): POST /orders with it is charged this amount.
     const quote = issueQuote(await quoteKey(ctx.db), { accountId, mode, product, quantity, amount, now: Date.now(), ttlSeconds: ctx.quoteTtlSeconds });
     return {
