@@ -278,12 +278,23 @@ export class QueuedAnnouncer {
       this.lastSent = now;
       return this.send();
     }
-    this.trailing ??= new Promise((resolve) => setTimeout(resolve, Math.max(0, this.lastSent + this.windowMs - now))).then(() => {
+    this.trailing ??= sleepUntil(this.lastSent + this.windowMs).then(() => {
       this.trailing = undefined;
       this.lastSent = performance.now();
       return this.send();
     });
     return this.trailing;
+  }
+}
+
+/**
+ * Resolves once performance.now() has reached `deadline`. A timer alone may fire early by up to
+ * the length of the event-loop turn that set it: libuv counts from the loop's cached time (seen
+ * at 1.1 ms early in a 50 ms window on a busy CI run).
+ */
+async function sleepUntil(deadline: number): Promise<void> {
+  for (let left = deadline - performance.now(); left > 0; left = deadline - performance.now()) {
+    await new Promise((resolve) => setTimeout(resolve, Math.ceil(left)));
   }
 }
 
