@@ -50,7 +50,8 @@ async function connect(options: DatabaseOptions): Promise<Omit<Db, 'close'> & { 
   const { databaseUrl } = options;
   if (databaseUrl) {
     await waitForPostgres(databaseUrl, { timeoutMs: options.connectTimeoutMs ?? CONNECT_TIMEOUT_DEFAULTS_S.cli * 1000, onWaiting: options.onWaiting });
-    const { CONNECTION_TIMEOUT_MS, fixedPlanPool, listenQueued, postgresDialect, postgresEngine, postgresPool, queuedAnnouncer, runNamed } = await import('./postgres.js');
+    const { CONNECTION_TIMEOUT_MS, fixedPlanPool, postgresDialect, postgresEngine, postgresPool, runNamed } = await import('./postgres.js');
+    const { listenQueued, queuedAnnouncer } = await import('./postgres-notify.js');
     // Shared by both pools; the query timeout is switched on after migrating.
     // A new connection within 5 s (less with a shorter query timeout); a request queues for a
     // pooled one at most that plus the query timeout (postgres.ts PostgresLimits).

@@ -4,7 +4,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, test, vi } from 'vite
 import { createAccount } from '../../src/accounts/accounts.js';
 import type { Db } from '../../src/db/engine.js';
 import { openDatabase } from '../../src/db/open.js';
-import { listenQueued } from '../../src/db/postgres.js';
+import { listenQueued } from '../../src/db/postgres-notify.js';
 import { parseTon } from '../../src/domain/money.js';
 import { adjustBalance } from '../../src/ledger/adjust.js';
 import { verifyLedger } from '../../src/ledger/verify.js';

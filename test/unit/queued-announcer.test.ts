@@ -1,5 +1,5 @@
 import { expect, test } from 'vitest';
-import { QueuedAnnouncer } from '../../src/db/postgres.js';
+import { QueuedAnnouncer } from '../../src/db/postgres-notify.js';
 
 /** NOTIFY for queued work at most once per window, each announcement followed by one. */
 test('the first announcement sends at once; a burst within the window shares one more, sent when the window ends', async () => {
