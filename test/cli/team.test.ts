@@ -13,14 +13,7 @@ let cli: ReturnType<typeof cliFor>;
 
 beforeAll(async () => {
   h = await startHarness();
-  let env: Record<string, string> = {};
-  if (process.env.TEST_ENGINE === 'postgres') {
-    const row = await h.service.db.kysely.selectNoFrom((eb) => eb.fn<string>('current_database', []).as('name')).executeTakeFirstOrThrow();
-    const url = new URL(process.env.TEST_DATABASE_URL as string);
-    url.pathname = `/${row.name}`;
-    env = { DATABASE_URL: url.toString() };
-  }
-  cli = cliFor({ DATA_DIR: h.dataDir, PUBLIC_URL: h.url, STARPORT_ACTOR: 'ops-alice', ...env });
+  cli = cliFor({ ...h.databaseEnv, PUBLIC_URL: h.url, STARPORT_ACTOR: 'ops-alice' });
 });
 afterAll(async () => {
   await h?.close();
