@@ -76,35 +76,24 @@ ${paymentsSection(payments, ctx.tonNetwork)}`;
     return redirect(reply, '/live/check?notice=session_set');
   });
 
-  web.post('/live/pause', 'admin', async (request, reply) => {
-    const session = web.session(request);
-    try {
-      const { changed } = await operatorPauseLive(web.ctx.db.kysely, {
-        actor: session.email,
-        reason: field(request.body, 'reason'),
-        console: { operatorId: session.operatorId, ip: request.ip },
-      });
-      return redirect(reply, `/live?notice=${changed ? 'paused' : 'already_paused'}`);
-    } catch (error) {
-      if (error instanceof PauseError) return sendHtml(reply, await livePage(request, { status: notice('error', `${capitalized(error.message)}. Nothing was changed.`) }), 400);
-      throw error;
-    }
-  });
-
-  web.post('/live/resume', 'admin', async (request, reply) => {
-    const session = web.session(request);
-    try {
-      const { changed } = await operatorResumeLive(web.ctx.db.kysely, {
-        actor: session.email,
-        reason: field(request.body, 'reason'),
-        console: { operatorId: session.operatorId, ip: request.ip },
-      });
-      return redirect(reply, `/live?notice=${changed ? 'resumed' : 'not_paused'}`);
-    } catch (error) {
-      if (error instanceof PauseError) return sendHtml(reply, await livePage(request, { status: notice('error', `${capitalized(error.message)}. Nothing was changed.`) }), 400);
-      throw error;
-    }
-  });
+  // Pause and resume: one form each, the same operation shape (src/operator/live-pause.ts).
+  const switchRoute = (path: string, operate: typeof operatorPauseLive, notices: { changed: string; unchanged: string }) =>
+    web.post(path, 'admin', async (request, reply) => {
+      const session = web.session(request);
+      try {
+        const { changed } = await operate(web.ctx.db.kysely, {
+          actor: session.email,
+          reason: field(request.body, 'reason'),
+          console: { operatorId: session.operatorId, ip: request.ip },
+        });
+        return redirect(reply, `/live?notice=${changed ? notices.changed : notices.unchanged}`);
+      } catch (error) {
+        if (error instanceof PauseError) return sendHtml(reply, await livePage(request, { status: notice('error', `${capitalized(error.message)}. Nothing was changed.`) }), 400);
+        throw error;
+      }
+    });
+  switchRoute('/live/pause', operatorPauseLive, { changed: 'paused', unchanged: 'already_paused' });
+  switchRoute('/live/resume', operatorResumeLive, { changed: 'resumed', unchanged: 'not_paused' });
 }
 
 const capitalized = (text: string) => text.charAt(0).toUpperCase() + text.slice(1);
